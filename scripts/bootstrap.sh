@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Create (or reuse) the project's virtual environment in .venv and install panes with everything it needs:
+# pyspark 4.3 from PyPI (runs on the machine's Java 17), numpy/pyarrow/pandas, and the test tools.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+    "$PYTHON" -m venv .venv
+fi
+stamp=.venv/.panes-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    .venv/bin/python -m pip install --quiet --upgrade pip
+    .venv/bin/python -m pip install --quiet -e ".[spark,dev]"
+    touch "$stamp"
+fi

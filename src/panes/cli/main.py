@@ -1,0 +1,23 @@
+"""The ``panes`` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="panes", description="Flink's DataStream windows on Spark.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    demo = commands.add_parser("demo", help="run the demonstration pipeline")
+    demo.add_argument("--events", type=int, default=2000, help="number of generated events (default 2000)")
+    args = parser.parse_args(argv)
+    if args.command == "demo":
+        from panes.cli.demo import run_demo
+
+        return run_demo(events=args.events)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

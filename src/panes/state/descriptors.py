@@ -1,0 +1,91 @@
+"""State descriptors: the name and kind of a piece of keyed state (Flink's ``*StateDescriptor``).
+
+Two descriptors with the same name refer to the same state; registering one name with two kinds raises
+``ValueError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from panes.functions.base import (
+    AggregateFunction,
+    ReduceFunction,
+    as_aggregate_function,
+    as_reduce_function,
+)
+
+
+def _check_name(name: str) -> None:
+    if not isinstance(name, str) or not name:
+        raise ValueError("a state descriptor needs a non-empty string name")
+
+
+@dataclass(frozen=True)
+class StateDescriptor:
+    """Base of all state descriptors. ``name`` identifies the state within an operator."""
+
+    name: str
+    type_info: Any = field(default=None, compare=False)
+
+    kind = "state"
+
+    def __post_init__(self) -> None:
+        _check_name(self.name)
+
+
+@dataclass(frozen=True)
+class ValueStateDescriptor(StateDescriptor):
+    """A single value per key and namespace; ``value()`` is ``None`` until set."""
+
+    kind = "value"
+
+
+@dataclass(frozen=True)
+class ListStateDescriptor(StateDescriptor):
+    """A list of values per key and namespace; mergeable (lists concatenate, target first)."""
+
+    kind = "list"
+
+
+@dataclass(frozen=True)
+class MapStateDescriptor(StateDescriptor):
+    """A map per key and namespace."""
+
+    kind = "map"
+
+
+@dataclass(frozen=True, init=False)
+class ReducingStateDescriptor(StateDescriptor):
+    """One value per key and namespace, combined on ``add`` with ``reduce_function``; mergeable."""
+
+    reduce_function: ReduceFunction[Any] = field(default=None, compare=False)  # type: ignore[arg-type]
+
+    kind = "reducing"
+
+    def __init__(
+        self, name: str, reduce_function: ReduceFunction[Any] | Callable[[Any, Any], Any], type_info: Any = None
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "type_info", type_info)
+        object.__setattr__(self, "reduce_function", as_reduce_function(reduce_function))
+        _check_name(name)
+
+
+@dataclass(frozen=True, init=False)
+class AggregatingStateDescriptor(StateDescriptor):
+    """An accumulator per key and namespace, fed by ``agg_function``; ``get()`` is its result; mergeable."""
+
+    agg_function: AggregateFunction[Any, Any, Any] = field(default=None, compare=False)  # type: ignore[arg-type]
+
+    kind = "aggregating"
+
+    def __init__(
+        self, name: str, agg_function: AggregateFunction[Any, Any, Any], type_info: Any = None
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "type_info", type_info)
+        object.__setattr__(self, "agg_function", as_aggregate_function(agg_function))
+        _check_name(name)

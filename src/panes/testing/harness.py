@@ -1,0 +1,158 @@
+"""Operator test harnesses: drive one operator with elements, watermarks and processing time.
+
+Like Flink's ``OneInputStreamOperatorTestHarness``: the output queue keeps records *and* watermarks in
+emission order (a watermark appears after the results of the timers it fired), side outputs are kept per
+tag, processing time only moves when the test says so, and ``snapshot()``/``restore()`` carry all operator
+state (keyed state, timers, the current watermark) to a fresh harness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from panes.elements import StreamRecord, Watermark, WatermarkStatus
+from panes.functions.base import AggregateFunction, ReduceFunction
+from panes.operators.base import CollectingOutput, OneInputStreamOperator
+from panes.tags import OutputTag
+from panes.time import Duration
+from panes.timers.clock import ManualProcessingTimeService
+from panes.windowing.assigners.base import WindowAssigner
+from panes.windowing.evictors import Evictor
+from panes.windowing.internal_functions import WindowFunctionSpec, aggregate_spec, process_spec, reduce_spec
+from panes.windowing.operator import EvictingWindowOperator, WindowOperator
+from panes.windowing.triggers.base import Trigger
+
+
+class OneInputOperatorHarness:
+    """Hosts ``operator`` in process with a manual processing-time clock starting at ``processing_time``."""
+
+    def __init__(self, operator: OneInputStreamOperator, processing_time: int = 0) -> None:
+        self.operator = operator
+        self.clock = ManualProcessingTimeService(processing_time)
+        self._output = CollectingOutput()
+        operator.setup(self._output, self.clock)
+        self._opened = False
+
+    def open(self) -> None:
+        """Open the operator (done automatically by the first element, watermark or time change)."""
+        if not self._opened:
+            self.operator.open()
+            self._opened = True
+
+    def process_element(self, value: Any, timestamp: int | None = None) -> None:
+        """Feed one element; ``value`` may be a ``StreamRecord`` (then ``timestamp`` is ignored)."""
+        self.open()
+        record = value if isinstance(value, StreamRecord) else StreamRecord(value, timestamp)
+        self.operator.set_key_context_element(record)
+        self.operator.process_element(record)
+
+    def process_watermark(self, watermark: int | Watermark) -> None:
+        self.open()
+        mark = watermark if isinstance(watermark, Watermark) else Watermark(watermark)
+        self.operator.process_watermark(mark)
+
+    def set_processing_time(self, now: int) -> None:
+        """Move processing time to ``now`` and fire every processing-time timer at or before it."""
+        self.open()
+        self.clock.set_current_time(now)
+        self.operator.advance_processing_time(now)
+
+    def get_output(self) -> list[StreamRecord[Any] | Watermark | WatermarkStatus]:
+        """Records and watermarks in emission order (a copy)."""
+        return list(self._output.elements)
+
+    def extract_output_values(self) -> list[Any]:
+        """The values of the output records, in order (watermarks left out)."""
+        return [e.value for e in self._output.elements if isinstance(e, StreamRecord)]
+
+    def extract_output_records(self) -> list[StreamRecord[Any]]:
+        return [e for e in self._output.elements if isinstance(e, StreamRecord)]
+
+    def get_side_output(self, tag: OutputTag[Any]) -> list[StreamRecord[Any]]:
+        return list(self._output.side.get(tag, []))
+
+    def clear_output(self) -> None:
+        self._output.elements.clear()
+        self._output.side.clear()
+
+    def snapshot(self) -> bytes:
+        """The operator's whole state as bytes."""
+        self.open()
+        return self.operator.snapshot_state()
+
+    def restore(self, snapshot: bytes) -> None:
+        """Restore a :meth:`snapshot` into this (not yet used) harness."""
+        if self._opened:
+            raise RuntimeError("restore() must come before the harness is used (it opens on first use)")
+        self.operator.restore_state(snapshot)
+        self.open()
+
+    def close(self) -> None:
+        if self._opened:
+            self.operator.close()
+
+
+def window_function_spec(
+    function: Any = None, *, reduce: Any = None, aggregate: Any = None
+) -> WindowFunctionSpec:
+    """The window state and function for the ways Flink's ``WindowedStream`` can be evaluated.
+
+    - ``aggregate=agg`` (or ``function`` an ``AggregateFunction``): incremental aggregate, then ``function``;
+    - ``reduce=fn`` (or ``function`` a ``ReduceFunction``): incremental reduce, then ``function``;
+    - otherwise ``function`` (a ``ProcessWindowFunction``, ``WindowFunction`` or callable
+      ``(key, context, elements)``) sees every element.
+    """
+    if isinstance(function, WindowFunctionSpec):
+        return function
+    if isinstance(function, AggregateFunction):
+        return aggregate_spec(function)
+    if isinstance(function, ReduceFunction):
+        return reduce_spec(function)
+    if aggregate is not None and reduce is not None:
+        raise ValueError("pass either reduce= or aggregate=, not both")
+    if aggregate is not None:
+        return aggregate_spec(aggregate, function)
+    if reduce is not None:
+        return reduce_spec(reduce, function)
+    if function is None:
+        raise ValueError("a window needs a function: function=, reduce= or aggregate=")
+    return process_spec(function)
+
+
+class WindowOperatorHarness(OneInputOperatorHarness):
+    """A harness around a :class:`WindowOperator` (or, with ``evictor``, an ``EvictingWindowOperator``)."""
+
+    def __init__(
+        self,
+        assigner: WindowAssigner[Any, Any],
+        function: Any = None,
+        *,
+        key_selector: Callable[[Any], Any],
+        reduce: ReduceFunction[Any] | Callable[[Any, Any], Any] | None = None,
+        aggregate: AggregateFunction[Any, Any, Any] | None = None,
+        trigger: Trigger[Any, Any] | None = None,
+        evictor: Evictor[Any, Any] | None = None,
+        allowed_lateness: Duration = 0,
+        late_data_tag: OutputTag[Any] | None = None,
+        processing_time: int = 0,
+    ) -> None:
+        spec = window_function_spec(function, reduce=reduce, aggregate=aggregate)
+        operator: WindowOperator
+        if evictor is not None:
+            operator = EvictingWindowOperator(
+                assigner, spec, key_selector, evictor, trigger, allowed_lateness, late_data_tag
+            )
+        else:
+            operator = WindowOperator(assigner, spec, key_selector, trigger, allowed_lateness, late_data_tag)
+        super().__init__(operator, processing_time)
+
+    @property
+    def window_operator(self) -> WindowOperator:
+        operator = self.operator
+        assert isinstance(operator, WindowOperator)
+        return operator
+
+    @property
+    def num_late_records_dropped(self) -> int:
+        return self.window_operator.num_late_records_dropped

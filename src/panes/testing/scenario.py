@@ -1,0 +1,227 @@
+"""Scenario files: a window configuration, a sequence of events and watermarks, and the expected panes.
+
+The format is the one of ``shared/conformance-examples`` (whose expected output real Apache Flink
+produced); every host of the window operator (the harness here, the local and the Spark runners) replays
+the same files and must produce the same panes. See that folder's README for the format. Elements are
+``(key, value, ts, seq)`` tuples, ``seq`` being the element's index in ``events``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from panes.elements import StreamRecord
+from panes.tags import OutputTag
+from panes.time import LONG_MAX, LONG_MIN
+from panes.windowing.assigners.base import WindowAssigner
+from panes.windowing.assigners.global_windows import GlobalWindows
+from panes.windowing.assigners.session import EventTimeSessionWindows
+from panes.windowing.assigners.sliding import SlidingEventTimeWindows
+from panes.windowing.assigners.tumbling import TumblingEventTimeWindows
+from panes.windowing.count_windows import count_window_parts
+from panes.windowing.evictors import CountEvictor, Evictor, TimeEvictor
+from panes.windowing.functions import ProcessWindowFunction, WindowContext
+from panes.windowing.triggers.base import Trigger
+from panes.windowing.triggers.continuous import ContinuousEventTimeTrigger
+from panes.windowing.triggers.count import CountTrigger
+from panes.windowing.triggers.event_time import EventTimeTrigger
+from panes.windowing.triggers.purging import PurgingTrigger
+from panes.windowing.windows import TimeWindow
+
+LATE: OutputTag[Any] = OutputTag("late-data")
+
+Element = tuple[Any, Any, int, int]
+
+
+def build_trigger(spec: dict[str, Any] | None) -> Trigger[Any, Any] | None:
+    if spec is None:
+        return None
+    kind = spec["type"]
+    if kind == "count":
+        return CountTrigger.of(spec["count"])
+    if kind == "purging":
+        inner = build_trigger(spec["inner"])
+        assert inner is not None
+        return PurgingTrigger.of(inner)
+    if kind == "continuous_event_time":
+        return ContinuousEventTimeTrigger.of(spec["interval_ms"])
+    if kind == "event_time":
+        return EventTimeTrigger()
+    raise ValueError(f"unknown trigger type in scenario: {kind!r}")
+
+
+def build_evictor(spec: dict[str, Any] | None) -> Evictor[Any, Any] | None:
+    if spec is None:
+        return None
+    if spec["type"] == "count":
+        return CountEvictor.of(spec["max_count"], spec.get("do_evict_after", False))
+    if spec["type"] == "time":
+        return TimeEvictor.of(spec["window_ms"], spec.get("do_evict_after", False))
+    raise ValueError(f"unknown evictor type in scenario: {spec['type']!r}")
+
+
+@dataclass(frozen=True)
+class WindowSetup:
+    """Assigner, trigger (``None`` = the assigner's default), evictor and lateness of a scenario."""
+
+    assigner: WindowAssigner[Any, Any]
+    trigger: Trigger[Any, Any] | None
+    evictor: Evictor[Any, Any] | None
+    allowed_lateness: int
+    late_data_tag: OutputTag[Any] | None
+
+
+@dataclass
+class Scenario:
+    name: str
+    description: str
+    config: dict[str, Any]
+    events: list[dict[str, Any]]
+    expected: dict[str, Any] | None = field(default=None)
+
+    @staticmethod
+    def load(path: str | Path) -> Scenario:
+        """Read ``NN_name.scenario.json`` and, when present beside it, ``NN_name.flink.json``."""
+        path = Path(path)
+        data = json.loads(path.read_text())
+        name = path.name.removesuffix(".scenario.json")
+        expected_path = path.with_name(f"{name}.flink.json")
+        expected = json.loads(expected_path.read_text()) if expected_path.exists() else None
+        return Scenario(name, data.get("description", ""), data["config"], data["events"], expected)
+
+    @staticmethod
+    def load_all(folder: str | Path) -> list[Scenario]:
+        return [Scenario.load(p) for p in sorted(Path(folder).glob("*.scenario.json"))]
+
+    def window_setup(self) -> WindowSetup:
+        config = self.config
+        assigner_spec = config["assigner"]
+        kind = assigner_spec["type"]
+        trigger = build_trigger(config.get("trigger"))
+        evictor = build_evictor(config.get("evictor"))
+        assigner: WindowAssigner[Any, Any]
+        if kind == "tumbling_event_time":
+            assigner = TumblingEventTimeWindows.of(assigner_spec["size_ms"], assigner_spec.get("offset_ms", 0))
+        elif kind == "sliding_event_time":
+            assigner = SlidingEventTimeWindows.of(
+                assigner_spec["size_ms"], assigner_spec["slide_ms"], assigner_spec.get("offset_ms", 0)
+            )
+        elif kind == "event_time_session":
+            assigner = EventTimeSessionWindows.with_gap(assigner_spec["gap_ms"])
+        elif kind == "global":
+            assigner = GlobalWindows.create()
+        elif kind in ("count_tumbling", "count_sliding"):
+            assigner, count_trigger, count_evictor = count_window_parts(
+                assigner_spec["size"], assigner_spec.get("slide")
+            )
+            trigger = trigger or count_trigger
+            evictor = evictor or count_evictor
+        else:
+            raise ValueError(f"unknown assigner type in scenario: {kind!r}")
+        late = LATE if config.get("late_side_output") else None
+        return WindowSetup(assigner, trigger, evictor, int(config.get("allowed_lateness_ms", 0)), late)
+
+    def watermark_kind(self) -> str:
+        return str(self.config["watermark"]["type"])
+
+    def steps(self) -> Iterator[tuple[str, Any]]:
+        """The input as Flink saw it: ``("element", (key, value, ts, seq))`` and ``("watermark", W)`` steps.
+
+        Bounded out-of-orderness and monotonous generators emit ``max_ts - max_ooo - 1`` after each element;
+        punctuated scenarios emit their ``{"watermark": W}`` entries. Watermarks that do not increase are
+        dropped. The final ``LONG_MAX`` watermark is *not* included (see :meth:`final_watermark`).
+        """
+        spec = self.config["watermark"]
+        kind = spec["type"]
+        delay = spec.get("max_ooo_ms", 0) if kind == "bounded_out_of_orderness" else 0
+        current = LONG_MIN
+        max_ts = LONG_MIN
+        for seq, event in enumerate(self.events):
+            if "watermark" in event:
+                if kind == "punctuated" and event["watermark"] > current:
+                    current = event["watermark"]
+                    yield ("watermark", current)
+                continue
+            element: Element = (event["key"], event["value"], event["ts"], seq)
+            yield ("element", element)
+            if kind in ("bounded_out_of_orderness", "monotonous"):
+                max_ts = max(max_ts, event["ts"])
+                candidate = max_ts - delay - 1
+                if candidate > current:
+                    current = candidate
+                    yield ("watermark", current)
+
+    final_watermark = LONG_MAX
+
+
+class PaneFunction(ProcessWindowFunction[Element, dict[str, Any], Any, Any]):
+    """Emits each pane whole, as the conformance examples record it."""
+
+    def process(self, key: Any, context: WindowContext[Any], elements: Iterable[Element]) -> Iterator[dict[str, Any]]:
+        items = list(elements)
+        window = context.window()
+        values = [e[1] for e in items]
+        is_time = isinstance(window, TimeWindow)
+        yield {
+            "key": key,
+            "window_start": window.start if is_time else None,
+            "window_end": window.end if is_time else None,
+            "values": sorted(values),
+            "values_in_order": values,
+            "count": len(items),
+            "sum": sum(values),
+            "watermark": context.current_watermark(),
+            "end_of_input": context.current_watermark() == LONG_MAX,
+            "seqs": sorted(e[3] for e in items),
+            "seqs_in_order": [e[3] for e in items],
+            "ts_in_order": [e[2] for e in items],
+        }
+
+
+def key_of(element: Element) -> Any:
+    return element[0]
+
+
+def collect_result(
+    emitted: Iterable[tuple[str, Any]],
+) -> dict[str, list[dict[str, Any]]]:
+    """Number panes and late elements in emission order (``emit_seq``, ``fire_index``), as the examples do.
+
+    ``emitted`` is ``("main", pane dict)`` and ``("late", StreamRecord of an element)`` in emission order.
+    """
+    main: list[dict[str, Any]] = []
+    late: list[dict[str, Any]] = []
+    fires: dict[tuple[Any, Any, Any], int] = {}
+    for emit_seq, (kind, item) in enumerate(emitted):
+        if kind == "main":
+            pane = dict(item)
+            window_id = (pane["key"], pane["window_start"], pane["window_end"])
+            pane["fire_index"] = fires.get(window_id, 0)
+            fires[window_id] = pane["fire_index"] + 1
+            pane["emit_seq"] = emit_seq
+            main.append(pane)
+        else:
+            record: StreamRecord[Element] = item
+            key, value, ts, seq = record.value
+            late.append({"key": key, "value": value, "ts": ts, "seq": seq, "emit_seq": emit_seq})
+    return {"main": main, "late": late}
+
+
+PANE_FIELDS = (
+    "key", "window_start", "window_end", "values", "values_in_order", "count", "sum", "fire_index",
+    "watermark", "end_of_input", "seqs", "seqs_in_order", "ts_in_order", "emit_seq",
+)
+
+
+def comparable(result: dict[str, Any], fields: Iterable[str] = PANE_FIELDS) -> dict[str, list[dict[str, Any]]]:
+    """The fields both sides record, panes sorted by (key, window, fire_index), late elements by ``seq``."""
+    wanted = list(fields)
+    main = [{f: pane.get(f) for f in wanted} for pane in result["main"]]
+    main.sort(key=lambda p: (str(p["key"]), p["window_start"] or 0, p["window_end"] or 0, p["fire_index"]))
+    late_fields = [f for f in ("key", "value", "ts", "seq", "emit_seq") if f in wanted or f != "emit_seq"]
+    late = sorted(({f: e.get(f) for f in late_fields} for e in result["late"]), key=lambda e: e["seq"])
+    return {"main": main, "late": late}

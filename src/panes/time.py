@@ -1,0 +1,89 @@
+"""Time at the API edge, converted once into ``int`` epoch milliseconds.
+
+Inside panes every instant and every duration is an ``int`` of milliseconds, as Flink's ``long`` and
+Spark's ``...InMs``. Users may pass ``datetime.timedelta`` for durations and timezone-aware
+``datetime.datetime`` for instants; both go through :func:`to_millis`, which uses integer arithmetic only
+(no floats, so no rounding surprises) and rounds towards negative infinity like ``java.time``.
+"""
+
+from __future__ import annotations
+
+import numbers
+from datetime import datetime, timedelta, timezone
+
+LONG_MIN: int = -(2**63)
+"""Flink's ``Long.MIN_VALUE``: the watermark before any watermark, and the "no timestamp" marker."""
+
+LONG_MAX: int = 2**63 - 1
+"""Flink's ``Long.MAX_VALUE``: the final watermark of a bounded input and ``GlobalWindow.max_timestamp()``."""
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+Duration = timedelta | int
+"""A duration: ``timedelta`` or ``int`` milliseconds."""
+
+Instant = datetime | int
+"""An instant: timezone-aware ``datetime`` or ``int`` epoch milliseconds."""
+
+
+def _timedelta_ms(value: timedelta) -> int:
+    micros = (value.days * 86_400 + value.seconds) * 1_000_000 + value.microseconds
+    return micros // 1_000
+
+
+def to_millis(value: timedelta | datetime | int, *, name: str = "value") -> int:
+    """Convert a duration or an instant to ``int`` milliseconds.
+
+    Accepts ``int`` (any integral type except ``bool``, already milliseconds), ``timedelta`` (a duration)
+    and timezone-aware ``datetime`` (an instant, as epoch milliseconds). Sub-millisecond parts are
+    floored. The result must fit Java's ``long`` ``[LONG_MIN, LONG_MAX]``.
+
+    Raises ``TypeError`` for ``bool``, floats, naive datetimes and any other type, naming ``name`` so the
+    caller knows which argument to change, and ``ValueError`` when the value is outside the long range.
+    """
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be an int of milliseconds, a timedelta or a datetime, not bool")
+    if isinstance(value, numbers.Integral):
+        millis = int(value)
+    elif isinstance(value, timedelta):
+        millis = _timedelta_ms(value)
+    elif isinstance(value, datetime):
+        if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
+            raise TypeError(
+                f"{name} is a naive datetime; pass a timezone-aware datetime "
+                "(for example datetime(..., tzinfo=timezone.utc)) or int epoch milliseconds"
+            )
+        millis = _timedelta_ms(value - _EPOCH)
+    else:
+        raise TypeError(
+            f"{name} must be an int of milliseconds, a timedelta or a datetime, "
+            f"not {type(value).__name__} ({value!r})"
+        )
+    if not LONG_MIN <= millis <= LONG_MAX:
+        raise ValueError(f"{name} = {millis} ms is outside Java's long range [{LONG_MIN}, {LONG_MAX}]")
+    return millis
+
+
+def duration_ms(value: Duration, *, name: str = "duration") -> int:
+    """A duration (``timedelta`` or ``int`` ms) as ``int`` milliseconds; a ``datetime`` is refused."""
+    if isinstance(value, datetime):
+        raise TypeError(f"{name} is a duration: pass a timedelta or int milliseconds, not a datetime")
+    return to_millis(value, name=name)
+
+
+def timestamp_ms(value: Instant, *, name: str = "timestamp") -> int:
+    """An instant (aware ``datetime`` or ``int`` epoch ms) as ``int`` milliseconds; a ``timedelta`` is refused."""
+    if isinstance(value, timedelta):
+        raise TypeError(f"{name} is an instant: pass a datetime or int epoch milliseconds, not a timedelta")
+    return to_millis(value, name=name)
+
+
+def java_add(a: int, b: int) -> int:
+    """``a + b`` with Java ``long`` overflow (two's complement wrap-around), where Flink relies on it."""
+    return ((a + b + 2**63) % 2**64) - 2**63
+
+
+def java_rem(a: int, b: int) -> int:
+    """Java's ``a % b`` for longs: the remainder takes the sign of the dividend (Python's takes the divisor's)."""
+    r = abs(a) % abs(b)
+    return -r if a < 0 else r

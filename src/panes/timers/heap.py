@@ -1,0 +1,156 @@
+"""Flink's timer queue: a binary min-heap on the timer timestamp, 1-based, with de-duplication.
+
+Timers with equal timestamps leave the queue in the order this exact heap yields them (Flink's
+``HeapPriorityQueue``/``HeapPriorityQueueSet`` algorithms: sift-up on insert; on removal the last element
+moves into the hole and is sifted down, then up). Reproducing the algorithm, not just "a heap", makes
+the firing order of same-time timers across keys equal to Flink's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+
+class InternalTimer:
+    """A timer for ``key`` in ``namespace`` at ``timestamp``. Equal when all three are equal."""
+
+    __slots__ = ("_index", "key", "namespace", "timestamp")
+
+    def __init__(self, timestamp: int, key: Any, namespace: Any) -> None:
+        self.timestamp = timestamp
+        self.key = key
+        self.namespace = namespace
+        self._index = 0
+
+    def identity(self) -> tuple[int, Any, Any]:
+        return (self.timestamp, self.key, self.namespace)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, InternalTimer) and self.identity() == other.identity()
+
+    def __hash__(self) -> int:
+        return hash(self.identity())
+
+    def __repr__(self) -> str:
+        return f"InternalTimer(timestamp={self.timestamp}, key={self.key!r}, namespace={self.namespace!r})"
+
+
+class TimerHeap:
+    """A set of timers ordered by timestamp; ``add`` of an existing (timestamp, key, namespace) is a no-op."""
+
+    def __init__(self) -> None:
+        self._queue: list[InternalTimer | None] = [None]
+        self._size = 0
+        self._members: dict[tuple[int, Any, Any], InternalTimer] = {}
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Iterator[InternalTimer]:
+        """The timers in heap-array order (not sorted)."""
+        for index in range(1, self._size + 1):
+            timer = self._queue[index]
+            assert timer is not None
+            yield timer
+
+    def __contains__(self, identity: tuple[int, Any, Any]) -> bool:
+        return identity in self._members
+
+    def peek(self) -> InternalTimer | None:
+        return self._queue[1] if self._size else None
+
+    def add(self, timestamp: int, key: Any, namespace: Any) -> bool:
+        """Add a timer; returns ``True`` when it was not there before."""
+        identity = (timestamp, key, namespace)
+        if identity in self._members:
+            return False
+        timer = InternalTimer(timestamp, key, namespace)
+        self._members[identity] = timer
+        self._size += 1
+        if self._size >= len(self._queue):
+            self._queue.append(None)
+        self._move(timer, self._size)
+        self._sift_up(self._size)
+        return True
+
+    def remove(self, timestamp: int, key: Any, namespace: Any) -> bool:
+        """Remove a timer if present; returns whether it was there."""
+        timer = self._members.pop((timestamp, key, namespace), None)
+        if timer is None:
+            return False
+        self._remove_at(timer._index)
+        return True
+
+    def poll(self) -> InternalTimer | None:
+        if not self._size:
+            return None
+        head = self._queue[1]
+        assert head is not None
+        del self._members[head.identity()]
+        self._remove_at(1)
+        return head
+
+    # -- Flink's heap algorithm ------------------------------------------------------------------------
+
+    def _move(self, timer: InternalTimer, index: int) -> None:
+        self._queue[index] = timer
+        timer._index = index
+
+    def _remove_at(self, index: int) -> None:
+        queue = self._queue
+        last_index = self._size
+        if index != last_index:
+            last = queue[last_index]
+            assert last is not None
+            self._move(last, index)
+            self._sift_down(index)
+            if queue[index] is last:
+                self._sift_up(index)
+        queue[last_index] = None
+        self._size -= 1
+
+    def _sift_up(self, index: int) -> None:
+        queue = self._queue
+        current = queue[index]
+        assert current is not None
+        parent_index = index >> 1
+        while parent_index > 0:
+            parent = queue[parent_index]
+            assert parent is not None
+            if not current.timestamp < parent.timestamp:
+                break
+            self._move(parent, index)
+            index = parent_index
+            parent_index >>= 1
+        self._move(current, index)
+
+    def _sift_down(self, index: int) -> None:
+        queue = self._queue
+        size = self._size
+        current = queue[index]
+        assert current is not None
+
+        def smaller_child(first: int) -> int:
+            second = first + 1
+            if second <= size and queue[second].timestamp < queue[first].timestamp:  # type: ignore[union-attr]
+                return second
+            return first
+
+        child = smaller_child(index << 1)
+        while child <= size and queue[child].timestamp < current.timestamp:  # type: ignore[union-attr]
+            self._move(queue[child], index)  # type: ignore[arg-type]
+            index = child
+            child = smaller_child(index << 1)
+        self._move(current, index)
+
+    # -- snapshots ---------------------------------------------------------------------------------------
+
+    def snapshot(self) -> list[tuple[int, Any, Any]]:
+        """The timers in heap-array order; :meth:`restore` rebuilds the identical heap from it."""
+        return [timer.identity() for timer in self]
+
+    def restore(self, timers: list[tuple[int, Any, Any]]) -> None:
+        self.__init__()  # type: ignore[misc]
+        for timestamp, key, namespace in timers:
+            self.add(timestamp, key, namespace)

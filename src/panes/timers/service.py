@@ -1,0 +1,102 @@
+"""The internal timer service of a keyed operator (Flink's ``InternalTimerServiceImpl``).
+
+Timers are scoped to a key and a namespace and de-duplicated per ``(timestamp, key, namespace)``.
+Event-time timers fire when a watermark ``W`` arrives, for every timer with ``timestamp <= W``; timers
+registered while firing with ``timestamp <= W`` fire in the same pass. Processing-time timers fire when
+processing time reaches them. Before a timer fires the key context is set to its key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from panes.time import LONG_MIN
+from panes.timers.clock import ProcessingTimeService
+from panes.timers.heap import InternalTimer, TimerHeap
+
+
+class Triggerable(Protocol):
+    def on_event_time(self, timer: InternalTimer) -> None: ...
+
+    def on_processing_time(self, timer: InternalTimer) -> None: ...
+
+
+class InternalTimerService:
+    """Event-time and processing-time timers of one operator, for whatever key is current.
+
+    ``current_watermark`` starts at ``LONG_MIN`` (Flink's "no watermark yet").
+    """
+
+    def __init__(
+        self,
+        get_current_key: Callable[[], Any],
+        set_current_key: Callable[[Any], None],
+        triggerable: Triggerable,
+        processing_time_service: ProcessingTimeService,
+    ) -> None:
+        self._get_key = get_current_key
+        self._set_key = set_current_key
+        self._triggerable = triggerable
+        self._clock = processing_time_service
+        self.event_time_timers = TimerHeap()
+        self.processing_time_timers = TimerHeap()
+        self.current_watermark: int = LONG_MIN
+
+    def current_processing_time(self) -> int:
+        return self._clock.get_current_processing_time()
+
+    def register_event_time_timer(self, namespace: Any, time: int) -> None:
+        self.event_time_timers.add(time, self._get_key(), namespace)
+
+    def delete_event_time_timer(self, namespace: Any, time: int) -> None:
+        self.event_time_timers.remove(time, self._get_key(), namespace)
+
+    def register_processing_time_timer(self, namespace: Any, time: int) -> None:
+        self.processing_time_timers.add(time, self._get_key(), namespace)
+
+    def delete_processing_time_timer(self, namespace: Any, time: int) -> None:
+        self.processing_time_timers.remove(time, self._get_key(), namespace)
+
+    def advance_watermark(self, time: int) -> None:
+        """Set the watermark to ``time`` and fire every event-time timer at or before it, in queue order."""
+        self.current_watermark = time
+        queue = self.event_time_timers
+        while True:
+            head = queue.peek()
+            if head is None or head.timestamp > time:
+                return
+            queue.poll()
+            self._set_key(head.key)
+            self._triggerable.on_event_time(head)
+
+    def advance_processing_time(self, time: int) -> None:
+        """Fire every processing-time timer at or before ``time``, in queue order."""
+        queue = self.processing_time_timers
+        while True:
+            head = queue.peek()
+            if head is None or head.timestamp > time:
+                return
+            queue.poll()
+            self._set_key(head.key)
+            self._triggerable.on_processing_time(head)
+
+    def next_event_time_timer(self) -> int | None:
+        head = self.event_time_timers.peek()
+        return None if head is None else head.timestamp
+
+    def next_processing_time_timer(self) -> int | None:
+        head = self.processing_time_timers.peek()
+        return None if head is None else head.timestamp
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "event": self.event_time_timers.snapshot(),
+            "processing": self.processing_time_timers.snapshot(),
+            "watermark": self.current_watermark,
+        }
+
+    def restore(self, data: dict[str, Any]) -> None:
+        self.event_time_timers.restore(data["event"])
+        self.processing_time_timers.restore(data["processing"])
+        self.current_watermark = data["watermark"]

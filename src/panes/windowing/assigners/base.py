@@ -1,0 +1,71 @@
+"""The ``WindowAssigner`` ABC: which windows an element belongs to, and their default trigger."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Collection, Iterable
+from typing import Any, Generic, Protocol, TypeVar
+
+from panes.time import LONG_MIN
+from panes.windowing.triggers.base import Trigger
+
+T = TypeVar("T")
+W = TypeVar("W")
+
+MISSING_TIMESTAMP_MESSAGE = (
+    "Record has no timestamp (Flink: Long.MIN_VALUE timestamp = no timestamp marker). "
+    "Is the time characteristic set to 'ProcessingTime', or did you forget to call "
+    "'DataStream.assign_timestamps_and_watermarks(...)'?"
+)
+
+
+class MissingTimestampError(ValueError):
+    """An element without a timestamp reached an event-time window assigner."""
+
+    def __init__(self) -> None:
+        super().__init__(MISSING_TIMESTAMP_MESSAGE)
+
+
+def require_timestamp(timestamp: int | None) -> int:
+    """``timestamp`` if the element has one; raises :class:`MissingTimestampError` for ``None``/``LONG_MIN``."""
+    if timestamp is None or timestamp == LONG_MIN:
+        raise MissingTimestampError()
+    return timestamp
+
+
+class WindowAssignerContext(Protocol):
+    def get_current_processing_time(self) -> int: ...
+
+
+class WindowAssigner(ABC, Generic[T, W]):
+    """Assigns each element to zero or more windows.
+
+    ``assign_windows`` receives the element, its timestamp (``LONG_MIN`` when it has none) and a context
+    with the current processing time. ``is_event_time()`` decides whether lateness and cleanup follow the
+    watermark.
+    """
+
+    @abstractmethod
+    def assign_windows(self, element: T, timestamp: int, context: WindowAssignerContext) -> Collection[W]: ...
+
+    @abstractmethod
+    def get_default_trigger(self) -> Trigger[Any, Any]: ...
+
+    @abstractmethod
+    def is_event_time(self) -> bool: ...
+
+    def is_merging(self) -> bool:
+        return isinstance(self, MergingWindowAssigner)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+MergeCallback = Callable[[Collection[Any], Any], None]
+
+
+class MergingWindowAssigner(WindowAssigner[T, W]):
+    """An assigner whose windows can merge (sessions). ``merge_windows`` calls ``callback(merged, result)``."""
+
+    @abstractmethod
+    def merge_windows(self, windows: Iterable[W], callback: MergeCallback) -> None: ...

@@ -1,0 +1,88 @@
+"""Bookkeeping for merging (session) windows: which in-flight window keeps its state in which state window.
+
+When windows merge, their contents are not moved: one of the merged windows' *state window* becomes the
+state window of the merge result and the others' state is merged into it. The mapping from in-flight
+window to state window is kept per key; the order of iteration over it follows Java's ``HashMap`` so that
+the merge target, and hence element order in a merged pane, is Flink's (see ``java_hash``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable
+from typing import Any
+
+from panes.windowing.assigners.base import MergingWindowAssigner
+from panes.windowing.java_hash import JavaHashMap, JavaHashSet
+
+MergeFunction = Callable[[Any, Collection[Any], Any, list[Any]], None]
+"""``merge(merge_result, merged_windows, state_window_result, merged_state_windows)``"""
+
+
+class MergingWindowSet:
+    """The in-flight windows of one key, each mapped to the window that holds its state.
+
+    Built from the stored ``(window, state_window)`` pairs; :meth:`persist` returns the pairs to store
+    back, or ``None`` when nothing changed.
+    """
+
+    def __init__(self, assigner: MergingWindowAssigner[Any, Any], stored: Iterable[tuple[Any, Any]]) -> None:
+        self._assigner = assigner
+        self.mapping: JavaHashMap[Any, Any] = JavaHashMap(stored)
+        self._initial = self.mapping.to_dict()
+
+    def get_state_window(self, window: Any) -> Any:
+        """The state window of in-flight ``window``, or ``None`` when it is not in flight."""
+        return self.mapping.get(window)
+
+    def retire_window(self, window: Any) -> None:
+        """Forget ``window``; raises ``RuntimeError`` when it is not in flight."""
+        if self.mapping.remove(window) is None:
+            raise RuntimeError(f"Window {window!r} is not in in-flight window set.")
+
+    def add_window(self, new_window: Any, merge_function: MergeFunction) -> Any:
+        """Add ``new_window``, merging as the assigner decides; returns the window it ended up in.
+
+        ``merge_function`` is called for every merge that involves a pre-existing window, before the
+        mapping is used again, with the merged windows (``new_window`` excluded) and the state windows to
+        merge into the result's state window.
+        """
+        windows = [*self.mapping.keys(), new_window]
+        merge_results: JavaHashMap[Any, JavaHashSet[Any]] = JavaHashMap()
+
+        def collect(to_be_merged: Collection[Any], merge_result: Any) -> None:
+            group = to_be_merged if isinstance(to_be_merged, JavaHashSet) else JavaHashSet(to_be_merged)
+            merge_results.put(merge_result, group)
+
+        self._assigner.merge_windows(windows, collect)
+
+        result_window = new_window
+        merged_new_window = False
+        for merge_result, merged_windows in merge_results.items():
+            if merged_windows.remove(new_window):
+                merged_new_window = True
+                result_window = merge_result
+            # the first merged window's state window becomes the state window of the result
+            merged_state_window = self.mapping.get(next(iter(merged_windows)))
+            merged_state_windows: list[Any] = []
+            for merged_window in merged_windows:
+                state_window = self.mapping.remove(merged_window)
+                if state_window is not None:
+                    merged_state_windows.append(state_window)
+            self.mapping.put(merge_result, merged_state_window)
+            if merged_state_window in merged_state_windows:
+                merged_state_windows.remove(merged_state_window)
+            # merging only the new window into one pre-existing, unchanged window needs no state merge
+            if not (merge_result in merged_windows and len(merged_windows) == 1):
+                merge_function(
+                    merge_result, list(merged_windows), self.mapping.get(merge_result), merged_state_windows
+                )
+
+        if len(merge_results) == 0 or (result_window == new_window and not merged_new_window):
+            self.mapping.put(result_window, result_window)
+        return result_window
+
+    def persist(self) -> list[tuple[Any, Any]] | None:
+        """The pairs to store, in iteration order, or ``None`` when the mapping is unchanged."""
+        if self.mapping.to_dict() == self._initial:
+            return None
+        return self.mapping.items()

@@ -1,0 +1,434 @@
+"""The window operator: Flink's ``WindowOperator`` and ``EvictingWindowOperator``, written once for every runner.
+
+It is the only place that decides what fires, what is late and what is cleaned up:
+
+- Each element is assigned to windows. A window is *late* when ``cleanup_time(window) <= watermark``, where
+  ``cleanup_time = max_timestamp + allowed_lateness`` (``LONG_MAX`` on overflow) for event-time assigners
+  and ``max_timestamp`` otherwise; late windows are skipped. An element skipped by all its windows is a
+  late element when its ``timestamp + allowed_lateness <= watermark``: it goes to the late-data side output
+  when one is set, else it is counted in ``num_late_records_dropped``.
+- The element is added to the window's state and the trigger decides: FIRE evaluates the pane (results carry
+  ``window.max_timestamp()``), PURGE clears its contents. A cleanup timer at ``cleanup_time`` is registered
+  (none when it is ``LONG_MAX``); when it fires, all state of the window, trigger state included, is dropped.
+- Merging assigners (sessions) merge windows through :class:`MergingWindowSet`, merging trigger state
+  (``Trigger.on_merge``) and contents, and deleting the merged windows' cleanup timers.
+- With an evictor, the pane keeps every element with its timestamp and the evictor runs before and/or after
+  the function at each firing.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Collection
+from typing import Any
+
+from panes.elements import StreamRecord
+from panes.errors import UnsupportedOperationError
+from panes.operators.base import KeySelector, OneInputStreamOperator, TimestampedCollector
+from panes.state.api import KeyedStateStore
+from panes.state.backend import VOID_NAMESPACE
+from panes.state.descriptors import ListStateDescriptor, StateDescriptor
+from panes.state.store import MergingWindowStateStore, NamespacedStateStore
+from panes.tags import OutputTag
+from panes.time import LONG_MAX, LONG_MIN, Duration, duration_ms, java_add
+from panes.timers.heap import InternalTimer
+from panes.timers.service import InternalTimerService
+from panes.windowing.assigners.base import MergingWindowAssigner, WindowAssigner
+from panes.windowing.evictors import Evictor, TimestampedValue
+from panes.windowing.functions import WindowContext
+from panes.windowing.internal_functions import WindowFunctionSpec
+from panes.windowing.merging_window_set import MergingWindowSet
+from panes.windowing.triggers.base import OnMergeContext, Trigger, TriggerResult
+
+WINDOW_TIMERS = "window-timers"
+MERGING_WINDOW_SET = ListStateDescriptor("merging-window-set")
+
+
+def validate_window_configuration(
+    assigner: WindowAssigner[Any, Any], trigger: Trigger[Any, Any], allowed_lateness: Duration
+) -> int:
+    """Flink's construction-time checks; returns the allowed lateness in ms.
+
+    Raises ``ValueError`` for a negative lateness and ``UnsupportedOperationError`` for a merging assigner
+    with a trigger that cannot merge.
+    """
+    if not isinstance(assigner, WindowAssigner):
+        raise TypeError(f"expected a WindowAssigner, got {type(assigner).__name__}")
+    if not isinstance(trigger, Trigger):
+        raise TypeError(f"expected a Trigger, got {type(trigger).__name__}")
+    lateness = duration_ms(allowed_lateness, name="allowed_lateness")
+    if lateness < 0:
+        raise ValueError(f"The allowed lateness cannot be negative (got {lateness} ms).")
+    if isinstance(assigner, MergingWindowAssigner) and not trigger.can_merge():
+        raise UnsupportedOperationError(
+            "A merging window assigner cannot be used with a trigger that does not support merging "
+            f"({trigger!r}); pick a trigger whose can_merge() is True."
+        )
+    return lateness
+
+
+class _TriggerContext(OnMergeContext):
+    """The trigger's view of the operator, re-pointed at a (key, window) before each call."""
+
+    __slots__ = ("_backend", "_timers", "key", "merged_windows", "window")
+
+    def __init__(self, operator: WindowOperator) -> None:
+        self._timers: InternalTimerService = operator.timer_service
+        self._backend = operator.backend
+        self.key: Any = None
+        self.window: Any = None
+        self.merged_windows: Collection[Any] | None = None
+
+    def get_current_processing_time(self) -> int:
+        return self._timers.current_processing_time()
+
+    def get_current_watermark(self) -> int:
+        return self._timers.current_watermark
+
+    def register_processing_time_timer(self, time: int) -> None:
+        self._timers.register_processing_time_timer(self.window, time)
+
+    def register_event_time_timer(self, time: int) -> None:
+        self._timers.register_event_time_timer(self.window, time)
+
+    def delete_processing_time_timer(self, time: int) -> None:
+        self._timers.delete_processing_time_timer(self.window, time)
+
+    def delete_event_time_timer(self, time: int) -> None:
+        self._timers.delete_event_time_timer(self.window, time)
+
+    def get_partitioned_state(self, state_descriptor: StateDescriptor) -> Any:
+        return self._backend.get_partitioned_state(self.window, state_descriptor)
+
+    def merge_partitioned_state(self, state_descriptor: StateDescriptor) -> None:
+        if self.merged_windows:
+            self._backend.merge_namespaces(state_descriptor, self.window, self.merged_windows)
+
+
+class _ProcessContext(WindowContext[Any]):
+    """What window functions and evictors see: the window, time, state and side outputs."""
+
+    __slots__ = ("_global", "_operator", "_window")
+
+    def __init__(self, operator: WindowOperator) -> None:
+        self._operator = operator
+        self._window: Any = None
+        self._global = NamespacedStateStore(operator.backend, VOID_NAMESPACE)
+
+    def window(self) -> Any:
+        return self._window
+
+    def current_processing_time(self) -> int:
+        return self._operator.timer_service.current_processing_time()
+
+    def current_watermark(self) -> int:
+        return self._operator.timer_service.current_watermark
+
+    # the evictor context of Flink has the same two clocks under trigger-style names
+    def get_current_processing_time(self) -> int:
+        return self.current_processing_time()
+
+    def get_current_watermark(self) -> int:
+        return self.current_watermark()
+
+    def window_state(self) -> KeyedStateStore:
+        if self._operator.is_merging:
+            return MergingWindowStateStore()
+        return NamespacedStateStore(self._operator.backend, self._window)
+
+    def global_state(self) -> KeyedStateStore:
+        return self._global
+
+    def output(self, output_tag: OutputTag[Any], value: Any) -> None:
+        if output_tag is None:
+            raise ValueError("OutputTag must not be None.")
+        self._operator.output.collect_side(output_tag, StreamRecord(value, self._window.max_timestamp()))
+
+
+class WindowOperator(OneInputStreamOperator):
+    """Flink's keyed window operator (see the module docstring for the rules it applies).
+
+    ``spec`` is the window state and function (``process_spec``/``reduce_spec``/``aggregate_spec``);
+    ``key_selector`` maps an element to its key (``window_all`` uses a constant key).
+    """
+
+    def __init__(
+        self,
+        assigner: WindowAssigner[Any, Any],
+        spec: WindowFunctionSpec,
+        key_selector: KeySelector,
+        trigger: Trigger[Any, Any] | None = None,
+        allowed_lateness: Duration = 0,
+        late_data_tag: OutputTag[Any] | None = None,
+    ) -> None:
+        super().__init__(key_selector)
+        trigger = trigger if trigger is not None else assigner.get_default_trigger()
+        self.allowed_lateness = validate_window_configuration(assigner, trigger, allowed_lateness)
+        if late_data_tag is not None and not isinstance(late_data_tag, OutputTag):
+            raise TypeError(f"late_data_tag must be an OutputTag, got {type(late_data_tag).__name__}")
+        self.assigner = copy.copy(assigner)  # each operator instance keeps its own stagger offset
+        self.trigger = trigger
+        self.spec = spec
+        self.late_data_tag = late_data_tag
+        self.is_event_time = assigner.is_event_time()
+        self.is_merging = isinstance(assigner, MergingWindowAssigner)
+        self.num_late_records_dropped = 0
+
+    # -- lifecycle ---------------------------------------------------------------------------------------
+
+    def open(self) -> None:
+        self.timer_service = self.get_internal_timer_service(WINDOW_TIMERS, self)
+        self.collector = TimestampedCollector(self.output)
+        self.trigger_context = _TriggerContext(self)
+        self.process_context = _ProcessContext(self)
+        self.window_state = self.backend.get_partitioned_state(None, self._contents_descriptor())
+        self._merging_set_state = self.backend.get_partitioned_state(VOID_NAMESPACE, MERGING_WINDOW_SET)
+        self._read_contents = (
+            self.window_state.get_internal
+            if isinstance(self._contents_descriptor(), ListStateDescriptor)
+            else self.window_state.get
+        )
+        for function in self.spec.function.open_functions():
+            function.open(None)
+
+    def close(self) -> None:
+        for function in self.spec.function.open_functions():
+            function.close()
+
+    def snapshot_extra(self) -> Any:
+        return {"stagger_offset": getattr(self.assigner, "stagger_offset", None), "late": self.num_late_records_dropped}
+
+    def restore_extra(self, data: Any) -> None:
+        if data is None:
+            return
+        if data.get("stagger_offset") is not None:
+            self.assigner.stagger_offset = data["stagger_offset"]  # type: ignore[attr-defined]
+        self.num_late_records_dropped = data.get("late", 0)
+
+    def _contents_descriptor(self) -> StateDescriptor:
+        return self.spec.state_descriptor
+
+    # -- elements ------------------------------------------------------------------------------------------
+
+    def get_current_processing_time(self) -> int:
+        """The assigner context: processing time for processing-time assigners and stagger."""
+        return self.timer_service.current_processing_time()
+
+    def _state_value(self, record: StreamRecord[Any]) -> Any:
+        """What the window state stores for ``record``: its value (its timestamp too when evicting)."""
+        return record.value
+
+    def process_element(self, record: StreamRecord[Any]) -> None:
+        value = record.value
+        timestamp = LONG_MIN if record.timestamp is None else record.timestamp
+        windows = self.assigner.assign_windows(value, timestamp, self)
+        key = self.backend.current_key
+        ctx = self.trigger_context
+        state = self.window_state
+        skipped = True
+
+        if self.is_merging:
+            merging = self._merging_window_set()
+            for window in windows:
+                actual = merging.add_window(window, self._merge_function(key))
+                if self._is_window_late(actual):
+                    merging.retire_window(actual)
+                    continue
+                skipped = False
+                state_window = merging.get_state_window(actual)
+                if state_window is None:
+                    raise RuntimeError(f"Window {window!r} is not in in-flight window set.")
+                state.set_current_namespace(state_window)
+                state.add(self._state_value(record))
+                ctx.key = key
+                ctx.window = actual
+                self._on_trigger_result(self.trigger.on_element(value, timestamp, actual, ctx), actual)
+                self._register_cleanup_timer(actual)
+            self._persist(merging)
+        else:
+            for window in windows:
+                if self._is_window_late(window):
+                    continue
+                skipped = False
+                state.set_current_namespace(window)
+                state.add(self._state_value(record))
+                ctx.key = key
+                ctx.window = window
+                self._on_trigger_result(self.trigger.on_element(value, timestamp, window, ctx), window)
+                self._register_cleanup_timer(window)
+
+        if skipped and self._is_element_late(timestamp):
+            if self.late_data_tag is not None:
+                self.output.collect_side(self.late_data_tag, record)
+            else:
+                self.num_late_records_dropped += 1
+
+    def _on_trigger_result(self, result: TriggerResult, window: Any) -> None:
+        """Fire and/or purge the pane in the current namespace of the window state."""
+        if result.is_fire():
+            contents = self._read_contents()
+            if contents is not None:
+                self._emit_window_contents(window, contents)
+        if result.is_purge():
+            self.window_state.clear()
+
+    def _merge_function(self, key: Any) -> Any:
+        def merge(
+            merge_result: Any, merged_windows: list[Any], state_window_result: Any, merged_state_windows: list[Any]
+        ) -> None:
+            timers = self.timer_service
+            if self.is_event_time:
+                if java_add(merge_result.max_timestamp(), self.allowed_lateness) <= timers.current_watermark:
+                    raise UnsupportedOperationError(
+                        "The end timestamp of an event-time window cannot become earlier than the current "
+                        f"watermark by merging. Current watermark: {timers.current_watermark} window: {merge_result!r}"
+                    )
+            else:
+                now = timers.current_processing_time()
+                if merge_result.max_timestamp() <= now:
+                    raise UnsupportedOperationError(
+                        "The end timestamp of a processing-time window cannot become earlier than the current "
+                        f"processing time by merging. Current processing time: {now} window: {merge_result!r}"
+                    )
+            ctx = self.trigger_context
+            ctx.key = key
+            ctx.window = merge_result
+            ctx.merged_windows = merged_windows
+            self.trigger.on_merge(merge_result, ctx)
+            ctx.merged_windows = None
+            for merged in merged_windows:
+                ctx.window = merged
+                self.trigger.clear(merged, ctx)
+                self._delete_cleanup_timer(merged)
+            self.backend.merge_namespaces(self._contents_descriptor(), state_window_result, merged_state_windows)
+
+        return merge
+
+    # -- timers ----------------------------------------------------------------------------------------------
+
+    def on_event_time(self, timer: InternalTimer) -> None:
+        self._on_timer(timer, event_time=True)
+
+    def on_processing_time(self, timer: InternalTimer) -> None:
+        self._on_timer(timer, event_time=False)
+
+    def _on_timer(self, timer: InternalTimer, event_time: bool) -> None:
+        ctx = self.trigger_context
+        ctx.key = timer.key
+        ctx.window = window = timer.namespace
+        state = self.window_state
+        merging: MergingWindowSet | None = None
+        if self.is_merging:
+            merging = self._merging_window_set()
+            state_window = merging.get_state_window(window)
+            if state_window is None:
+                # a timer of a window that no longer exists (a trigger that did not clean up): nothing to do
+                return
+            state.set_current_namespace(state_window)
+        else:
+            state.set_current_namespace(window)
+
+        if event_time:
+            result = self.trigger.on_event_time(timer.timestamp, window, ctx)
+        else:
+            result = self.trigger.on_processing_time(timer.timestamp, window, ctx)
+        self._on_trigger_result(result, window)
+
+        if event_time == self.is_event_time and timer.timestamp == self._cleanup_time(window):
+            self._clear_all_state(window, merging)
+        if merging is not None:
+            self._persist(merging)
+
+    def _clear_all_state(self, window: Any, merging: MergingWindowSet | None) -> None:
+        self.window_state.clear()
+        self.trigger.clear(window, self.trigger_context)
+        self.process_context._window = window
+        self.spec.function.clear(self.process_context)
+        if merging is not None:
+            merging.retire_window(window)
+            self._persist(merging)
+
+    def _cleanup_time(self, window: Any) -> int:
+        if self.is_event_time:
+            cleanup = window.max_timestamp() + self.allowed_lateness
+            return cleanup if cleanup <= LONG_MAX else LONG_MAX
+        return int(window.max_timestamp())
+
+    def _register_cleanup_timer(self, window: Any) -> None:
+        cleanup = self._cleanup_time(window)
+        if cleanup == LONG_MAX:
+            return  # no cleanup timer at the end of time
+        if self.is_event_time:
+            self.timer_service.register_event_time_timer(window, cleanup)
+        else:
+            self.timer_service.register_processing_time_timer(window, cleanup)
+
+    def _delete_cleanup_timer(self, window: Any) -> None:
+        cleanup = self._cleanup_time(window)
+        if cleanup == LONG_MAX:
+            return
+        if self.is_event_time:
+            self.timer_service.delete_event_time_timer(window, cleanup)
+        else:
+            self.timer_service.delete_processing_time_timer(window, cleanup)
+
+    def _is_window_late(self, window: Any) -> bool:
+        return self.is_event_time and self._cleanup_time(window) <= self.timer_service.current_watermark
+
+    def _is_element_late(self, timestamp: int) -> bool:
+        return self.is_event_time and java_add(timestamp, self.allowed_lateness) <= self.timer_service.current_watermark
+
+    # -- merging window set ------------------------------------------------------------------------------------
+
+    def _merging_window_set(self) -> MergingWindowSet:
+        stored = self._merging_set_state.get_internal() or ()
+        return MergingWindowSet(self.assigner, stored)  # type: ignore[arg-type]
+
+    def _persist(self, merging: MergingWindowSet) -> None:
+        pairs = merging.persist()
+        if pairs is not None:
+            self._merging_set_state.update(pairs)
+            merging._initial = merging.mapping.to_dict()
+
+    # -- emission -------------------------------------------------------------------------------------------------
+
+    def _emit_window_contents(self, window: Any, contents: Any) -> None:
+        self.collector.timestamp = window.max_timestamp()
+        context = self.process_context
+        context._window = window
+        self.collector.collect_all(self.spec.function.process(self.trigger_context.key, context, contents))
+
+
+class EvictingWindowOperator(WindowOperator):
+    """The window operator with an evictor: panes keep every element with its timestamp; at each firing the
+    evictor runs before the function, the function sees the remaining values, the evictor runs after, and
+    what is left is the pane's new contents."""
+
+    def __init__(
+        self,
+        assigner: WindowAssigner[Any, Any],
+        spec: WindowFunctionSpec,
+        key_selector: KeySelector,
+        evictor: Evictor[Any, Any],
+        trigger: Trigger[Any, Any] | None = None,
+        allowed_lateness: Duration = 0,
+        late_data_tag: OutputTag[Any] | None = None,
+    ) -> None:
+        if not isinstance(evictor, Evictor):
+            raise TypeError(f"expected an Evictor, got {type(evictor).__name__}")
+        super().__init__(assigner, spec.for_evictor(), key_selector, trigger, allowed_lateness, late_data_tag)
+        self.evictor = evictor
+
+    def _state_value(self, record: StreamRecord[Any]) -> Any:
+        return (record.value, record.timestamp)
+
+    def _emit_window_contents(self, window: Any, contents: Any) -> None:
+        self.collector.timestamp = window.max_timestamp()
+        context = self.process_context
+        context._window = window
+        elements = [TimestampedValue(value, timestamp) for value, timestamp in contents]
+        self.evictor.evict_before(elements, len(elements), window, context)
+        values = [element.value for element in elements]
+        self.collector.collect_all(self.spec.function.process(self.trigger_context.key, context, values))
+        self.evictor.evict_after(elements, len(elements), window, context)
+        self.window_state.update([(element.value, element.timestamp) for element in elements])

@@ -1,0 +1,137 @@
+"""Windows: ``TimeWindow`` = ``[start, end)`` and the single ``GlobalWindow``.
+
+``max_timestamp()`` is the largest timestamp that still belongs to a window: ``end - 1`` for a time window,
+``LONG_MAX`` for the global window. Results of a window carry it as their timestamp.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from panes.time import LONG_MAX
+from panes.windowing.java_hash import JavaHashSet
+
+_MASK64 = (1 << 64) - 1
+
+
+def long_to_int_with_bit_mixing(value: int) -> int:
+    """Flink's ``MathUtils.longToIntWithBitMixing``: a 64-bit mix folded to a signed 32-bit int."""
+    x = value & _MASK64
+    x = ((x ^ (x >> 33)) * 0xFF51AFD7ED558CCD) & _MASK64
+    x = ((x ^ (x >> 33)) * 0xC4CEB9FE1A85EC53) & _MASK64
+    x = x ^ (x >> 33)
+    x &= 0xFFFFFFFF
+    return x - (1 << 32) if x >= (1 << 31) else x
+
+
+class Window(ABC):
+    """A finite (or, for ``GlobalWindow``, unbounded) group of elements."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def max_timestamp(self) -> int:
+        """The largest timestamp that belongs to this window."""
+
+    @abstractmethod
+    def java_hash_code(self) -> int:
+        """The ``hashCode()`` Flink's Java class has, so that hash-ordered iteration matches Flink."""
+
+
+@dataclass(frozen=True, slots=True)
+class TimeWindow(Window):
+    """The interval ``[start, end)`` of epoch milliseconds."""
+
+    start: int
+    end: int
+
+    def max_timestamp(self) -> int:
+        return self.end - 1
+
+    def java_hash_code(self) -> int:
+        return long_to_int_with_bit_mixing(self.start + self.end)
+
+    def intersects(self, other: TimeWindow) -> bool:
+        """True when the windows overlap or touch (``self.start <= other.end and self.end >= other.start``)."""
+        return self.start <= other.end and self.end >= other.start
+
+    def cover(self, other: TimeWindow) -> TimeWindow:
+        """The smallest window containing both."""
+        return TimeWindow(min(self.start, other.start), max(self.end, other.end))
+
+    def __repr__(self) -> str:
+        return f"TimeWindow(start={self.start}, end={self.end})"
+
+    @staticmethod
+    def get_window_start_with_offset(timestamp: int, offset: int, window_size: int) -> int:
+        """The start of the window of size ``window_size`` (> 0), shifted by ``offset``, containing ``timestamp``.
+
+        Correct for negative timestamps: the result is the largest ``start <= timestamp`` with
+        ``start ≡ offset (mod window_size)``.
+        """
+        return timestamp - (timestamp - offset) % window_size
+
+    @staticmethod
+    def merge_windows(
+        windows: Iterable[TimeWindow],
+        callback: Callable[[Collection[TimeWindow], TimeWindow], None],
+    ) -> None:
+        """Merge overlapping or touching windows; calls ``callback(merged, result)`` once per group of 2+.
+
+        Windows are sorted by start (stable) and swept left to right, as Flink does; each group is handed
+        over as a Java-ordered hash set so that later iteration matches Flink's.
+        """
+        groups: list[tuple[TimeWindow, JavaHashSet[TimeWindow]]] = []
+        current: TimeWindow | None = None
+        members: JavaHashSet[TimeWindow] | None = None
+        for candidate in sorted(windows, key=lambda w: w.start):
+            if current is None or members is None:
+                current, members = candidate, JavaHashSet([candidate])
+            elif current.intersects(candidate):
+                current = current.cover(candidate)
+                members.add(candidate)
+            else:
+                groups.append((current, members))
+                current, members = candidate, JavaHashSet([candidate])
+        if current is not None and members is not None:
+            groups.append((current, members))
+        for result, group in groups:
+            if len(group) > 1:
+                callback(group, result)
+
+
+class GlobalWindow(Window):
+    """The single window that holds everything; it never ends (``max_timestamp() == LONG_MAX``)."""
+
+    __slots__ = ()
+    _instance: GlobalWindow | None = None
+
+    def __new__(cls) -> GlobalWindow:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    @classmethod
+    def get(cls) -> GlobalWindow:
+        return cls()
+
+    def max_timestamp(self) -> int:
+        return LONG_MAX
+
+    def java_hash_code(self) -> int:
+        return 0
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GlobalWindow)
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (GlobalWindow, ())
+
+    def __repr__(self) -> str:
+        return "GlobalWindow"
