@@ -1,0 +1,77 @@
+"""Time and watermarks: Flink's watermark strategies, generators, idleness, alignment and the valve.
+
+Every public name of the package is importable from here. Times are ``int`` epoch milliseconds; durations
+accept ``timedelta`` or ``int`` ms.
+"""
+
+from panes.watermarks.alignment import (
+    DEFAULT_UPDATE_INTERVAL,
+    WATERMARK_ALIGNMENT_DISABLED,
+    SourceWatermarkAlignment,
+    WatermarkAggregator,
+    WatermarkAlignmentCoordinator,
+    WatermarkAlignmentParams,
+    max_allowed_watermark,
+)
+from panes.watermarks.assigners import (
+    NO_TIMESTAMP,
+    ColumnTimestampAssigner,
+    FunctionTimestampAssigner,
+    RecordTimestampAssigner,
+    TimestampAssigner,
+    TimestampAssignerLike,
+    as_timestamp_assigner,
+)
+from panes.watermarks.clock import PausableClock
+from panes.watermarks.generators import (
+    AscendingTimestampsWatermarks,
+    BoundedOutOfOrdernessWatermarks,
+    NoWatermarksGenerator,
+    WatermarkGenerator,
+    WatermarkGeneratorContext,
+    WatermarkGeneratorSupplier,
+)
+from panes.watermarks.idleness import IdlenessTimer, WatermarksWithIdleness
+from panes.watermarks.operator import (
+    DEFAULT_AUTO_WATERMARK_INTERVAL,
+    TimestampsAndWatermarksOperator,
+    WatermarkEmitter,
+)
+from panes.watermarks.output import WatermarkOutput
+from panes.watermarks.strategy import WatermarkStrategy, WatermarkStrategyKind
+from panes.watermarks.valve import InputChannelStatus, StatusWatermarkValve, ValveOutput
+
+__all__ = [
+    "DEFAULT_AUTO_WATERMARK_INTERVAL",
+    "DEFAULT_UPDATE_INTERVAL",
+    "NO_TIMESTAMP",
+    "WATERMARK_ALIGNMENT_DISABLED",
+    "AscendingTimestampsWatermarks",
+    "BoundedOutOfOrdernessWatermarks",
+    "ColumnTimestampAssigner",
+    "FunctionTimestampAssigner",
+    "IdlenessTimer",
+    "InputChannelStatus",
+    "NoWatermarksGenerator",
+    "PausableClock",
+    "RecordTimestampAssigner",
+    "SourceWatermarkAlignment",
+    "StatusWatermarkValve",
+    "TimestampAssigner",
+    "TimestampAssignerLike",
+    "TimestampsAndWatermarksOperator",
+    "ValveOutput",
+    "WatermarkAggregator",
+    "WatermarkAlignmentCoordinator",
+    "WatermarkAlignmentParams",
+    "WatermarkEmitter",
+    "WatermarkGenerator",
+    "WatermarkGeneratorContext",
+    "WatermarkGeneratorSupplier",
+    "WatermarkOutput",
+    "WatermarkStrategy",
+    "WatermarkStrategyKind",
+    "WatermarksWithIdleness",
+    "as_timestamp_assigner",
+    "max_allowed_watermark",
+]
