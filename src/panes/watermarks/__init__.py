@@ -31,11 +31,12 @@ from panes.watermarks.generators import (
     WatermarkGeneratorContext,
     WatermarkGeneratorSupplier,
 )
-from panes.watermarks.idleness import IdlenessTimer, WatermarksWithIdleness
+from panes.watermarks.idleness import IdlenessTimer, WatermarksWithIdleness, validate_idle_timeout
 from panes.watermarks.operator import (
     DEFAULT_AUTO_WATERMARK_INTERVAL,
     TimestampsAndWatermarksOperator,
     WatermarkEmitter,
+    validate_auto_watermark_interval,
 )
 from panes.watermarks.output import WatermarkOutput
 from panes.watermarks.strategy import WatermarkStrategy, WatermarkStrategyKind
@@ -74,4 +75,6 @@ __all__ = [
     "WatermarksWithIdleness",
     "as_timestamp_assigner",
     "max_allowed_watermark",
+    "validate_auto_watermark_interval",
+    "validate_idle_timeout",
 ]

@@ -8,7 +8,6 @@ for rows: the timestamp is then that field of the element.
 
 from __future__ import annotations
 
-import copy
 import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -175,13 +174,3 @@ def as_timestamp_assigner(assigner: TimestampAssignerLike) -> TimestampAssigner:
         "timestamp_assigner must be a TimestampAssigner, a column name or a callable "
         f"(element, record_timestamp) -> timestamp, not {type(assigner).__name__}"
     )
-
-
-def instantiate_assigner(assigner: TimestampAssigner) -> TimestampAssigner:
-    """A private copy of ``assigner`` for one operator instance, as Flink's serialisation gives each task.
-
-    Stateless built-ins are shared; a user's :class:`TimestampAssigner` object is deep-copied.
-    """
-    if isinstance(assigner, RecordTimestampAssigner | FunctionTimestampAssigner | ColumnTimestampAssigner):
-        return assigner
-    return copy.deepcopy(assigner)

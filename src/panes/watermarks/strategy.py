@@ -21,11 +21,11 @@ from panes.watermarks.alignment import (
 )
 from panes.watermarks.assigners import (
     ColumnTimestampAssigner,
+    FunctionTimestampAssigner,
     RecordTimestampAssigner,
     TimestampAssigner,
     TimestampAssignerLike,
     as_timestamp_assigner,
-    instantiate_assigner,
 )
 from panes.watermarks.generators import (
     AscendingTimestampsWatermarks,
@@ -81,6 +81,16 @@ class _CopySupplier:
 
     def __call__(self, context: WatermarkGeneratorContext) -> WatermarkGenerator:
         return copy.deepcopy(self.prototype)
+
+
+def _instantiate_assigner(assigner: TimestampAssigner) -> TimestampAssigner:
+    """A private copy of ``assigner`` for one operator instance, as Flink's serialisation gives each task.
+
+    The stateless built-ins are shared; a user's :class:`TimestampAssigner` object is deep-copied.
+    """
+    if isinstance(assigner, RecordTimestampAssigner | FunctionTimestampAssigner | ColumnTimestampAssigner):
+        return assigner
+    return copy.deepcopy(assigner)
 
 
 def _as_supplier(generator: Any) -> WatermarkGeneratorSupplier:
@@ -210,7 +220,7 @@ class WatermarkStrategy:
         """The assigner for one operator instance (:class:`RecordTimestampAssigner` when none was set)."""
         if self.timestamp_assigner is None:
             return RecordTimestampAssigner()
-        return instantiate_assigner(self.timestamp_assigner)
+        return _instantiate_assigner(self.timestamp_assigner)
 
     def create_watermark_generator(self, context: WatermarkGeneratorContext | None = None) -> WatermarkGenerator:
         """A fresh generator for one operator instance, wrapped for idleness as configured.
