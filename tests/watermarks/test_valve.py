@@ -290,3 +290,19 @@ def test_valve_invariants(steps: list[tuple[int, int | WatermarkStatus]]) -> Non
             if c.is_watermark_aligned:  # only active inputs at or above the output count towards the minimum
                 assert c.status is ACTIVE
                 assert c.watermark >= valve.last_output_watermark
+
+
+def test_valve_state_survives_pickling() -> None:
+    """Runners snapshot valves between elements."""
+    import pickle
+
+    out = ValveRecorder()
+    valve = StatusWatermarkValve(2)
+    valve.input_watermark(Watermark(5), 0, out)
+    valve.input_watermark(Watermark(7), 1, out)
+    valve.input_watermark_status(IDLE, 0, out)
+    restored = pickle.loads(pickle.dumps(valve))
+    assert restored.last_output_watermark == 7
+    assert restored.get_input_channel_status(0) == valve.get_input_channel_status(0)
+    restored.input_watermark(Watermark(9), 1, out)
+    assert out.queue[-1] == Watermark(9)
