@@ -105,6 +105,11 @@ class HeapKeyedStateBackend:
     def merge_namespaces(self, descriptor: StateDescriptor, target: Any, sources: Collection[Any]) -> None:
         """Merge the current key's values in ``sources`` into ``target`` (target first), removing the sources.
 
+        As Flink's heap backend (``AbstractHeapMergingState.mergeNamespaces``): the sources are first
+        combined with each other in order, then that result is combined into the target, so a reducing
+        state ends as ``reduce(target, reduce(s1, s2))`` and a list as ``target + s1 + s2``. (The order
+        shows only for functions that are not associative.)
+
         Only list, reducing and aggregating states merge; others raise ``ValueError``.
         """
         if not sources:
@@ -120,16 +125,22 @@ class HeapKeyedStateBackend:
         else:
             raise ValueError("The given state descriptor does not refer to a mergeable state (MergingState)")
         key = self.current_key
+        merged: Any = None
         for source in sources:
             source_value = table.pop((key, source), None)
-            if source_value is None:
-                continue
-            target_value = table.get((key, target))
-            merged = merge(target_value, source_value) if target_value is not None else source_value
             if merged is None:
-                table.pop((key, target), None)
-            else:
-                table[(key, target)] = merged
+                merged = source_value
+            elif source_value is not None:
+                merged = merge(merged, source_value)
+        if merged is None:
+            return
+        target_value = table.get((key, target))
+        if target_value is not None:
+            merged = merge(target_value, merged)
+        if merged is None:
+            table.pop((key, target), None)
+        else:
+            table[(key, target)] = merged
 
     # -- inspection and snapshots -----------------------------------------------------------------------
 
