@@ -4,6 +4,7 @@ final LONG_MAX, a last periodic emit at finish, no checkpointed state)."""
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from panes.testing import OneInputOperatorHarness
 from panes.time import LONG_MAX, LONG_MIN
 from panes.watermarks import (
     DEFAULT_AUTO_WATERMARK_INTERVAL,
+    TimestampAssigner,
     TimestampsAndWatermarksOperator,
     WatermarkGenerator,
     WatermarkOutput,
@@ -347,3 +349,17 @@ def test_generator_state_is_not_checkpointed() -> None:
     restored.set_processing_time(20)
     # the restored generator and emitter start afresh, so a lower watermark than before the snapshot appears
     assert restored.get_output() == [StreamRecord("b", 500), Watermark(499)]
+
+
+def test_any_assigner_must_return_a_timestamp() -> None:
+    class Sloppy(TimestampAssigner):
+        def extract_timestamp(self, element: Any, record_timestamp: int) -> Any:
+            return element
+
+    harness = harness_for(WatermarkStrategy.no_watermarks().with_timestamp_assigner(Sloppy()))
+    harness.process_element(datetime(1970, 1, 1, 0, 0, 2, tzinfo=timezone.utc))
+    assert harness.extract_output_records()[0].timestamp == 2000
+    with pytest.raises(TypeError, match="Sloppy"):
+        harness.process_element(None)
+    with pytest.raises(ValueError, match="long range"):
+        harness.process_element(2**63)

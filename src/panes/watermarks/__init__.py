@@ -21,6 +21,7 @@ from panes.watermarks.assigners import (
     TimestampAssigner,
     TimestampAssignerLike,
     as_timestamp_assigner,
+    checked_timestamp,
 )
 from panes.watermarks.clock import PausableClock
 from panes.watermarks.generators import (
@@ -74,6 +75,7 @@ __all__ = [
     "WatermarkStrategyKind",
     "WatermarksWithIdleness",
     "as_timestamp_assigner",
+    "checked_timestamp",
     "max_allowed_watermark",
     "validate_auto_watermark_interval",
     "validate_idle_timeout",

@@ -35,8 +35,12 @@ TimestampAssignerLike: TypeAlias = "TimestampAssigner | str | Callable[[Any, int
 """What ``with_timestamp_assigner`` accepts: an assigner, a column name, or ``(element, record_ts) -> ts``."""
 
 
-def _checked_timestamp(value: Any, what: str) -> int:
-    """``value`` as ``int`` epoch ms: an ``int`` in Java's long range or an aware ``datetime``."""
+def checked_timestamp(value: Any, what: str) -> int:
+    """``value`` as ``int`` epoch ms: an ``int`` in Java's long range or an aware ``datetime``.
+
+    Raises ``TypeError`` for anything else (``None``, floats, naive datetimes, ...) and ``ValueError`` out of
+    range, the message starting with ``what``.
+    """
     if type(value) is int and LONG_MIN <= value <= LONG_MAX:
         return value
     if value is None:
@@ -91,7 +95,7 @@ class FunctionTimestampAssigner(TimestampAssigner):
         if type(value) is int and LONG_MIN <= value <= LONG_MAX:
             return value
         name = getattr(self.function, "__qualname__", repr(self.function))
-        return _checked_timestamp(value, f"the timestamp returned by {name}")
+        return checked_timestamp(value, f"the timestamp returned by {name}")
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, FunctionTimestampAssigner) and other.function == self.function
@@ -144,7 +148,7 @@ class ColumnTimestampAssigner(TimestampAssigner):
             raise KeyError(f"timestamp column {self.column!r} not found in element {element!r}")
         if value is None:
             raise ValueError(f"timestamp column {self.column!r} is None in element {element!r}")
-        return _checked_timestamp(value, f"timestamp column {self.column!r}")
+        return checked_timestamp(value, f"timestamp column {self.column!r}")
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ColumnTimestampAssigner) and other.column == self.column

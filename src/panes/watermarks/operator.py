@@ -2,9 +2,10 @@
 
 For each record it assigns the timestamp (``assigner.extract_timestamp(value, record_timestamp)``, with
 ``LONG_MIN`` as the record timestamp when the record has none), forwards the record with that timestamp,
-then calls ``generator.on_event``. Every ``auto_watermark_interval`` of processing time it calls
-``generator.on_periodic_emit``. Watermarks leave through a :class:`WatermarkEmitter`, which forwards only
-strictly increasing ones.
+then calls ``generator.on_event``. The extracted timestamp must be an ``int`` in Java's long range or an
+aware ``datetime`` (converted to epoch ms); anything else raises ``TypeError`` / ``ValueError``. Every
+``auto_watermark_interval`` of processing time it calls ``generator.on_periodic_emit``. Watermarks leave
+through a :class:`WatermarkEmitter`, which forwards only strictly increasing ones.
 
 Upstream watermarks are ignored, except the final ``LONG_MAX`` one (end of input), which is forwarded;
 upstream watermark statuses are ignored (this operator's own generator decides idleness). ``finish()``
@@ -19,7 +20,7 @@ from typing import Any
 from panes.elements import MAX_WATERMARK, StreamRecord, Watermark, WatermarkStatus
 from panes.operators.base import OneInputStreamOperator, Output
 from panes.time import LONG_MAX, LONG_MIN, Duration, duration_ms
-from panes.watermarks.assigners import TimestampAssigner
+from panes.watermarks.assigners import TimestampAssigner, checked_timestamp
 from panes.watermarks.clock import PausableClock
 from panes.watermarks.generators import NoWatermarksGenerator, WatermarkGenerator, WatermarkGeneratorContext
 from panes.watermarks.output import WatermarkOutput
@@ -139,6 +140,8 @@ class TimestampsAndWatermarksOperator(OneInputStreamOperator):
         value = record.value
         previous = LONG_MIN if record.timestamp is None else record.timestamp
         timestamp = assigner.extract_timestamp(value, previous)
+        if type(timestamp) is not int or not LONG_MIN <= timestamp <= LONG_MAX:
+            timestamp = checked_timestamp(timestamp, f"the timestamp extracted by {assigner!r}")
         self.output.collect(StreamRecord(value, timestamp))
         generator.on_event(value, timestamp, emitter)
 
