@@ -47,18 +47,17 @@ class MergingWindowSet:
         merge into the result's state window.
         """
         windows = [*self.mapping.keys(), new_window]
-        merge_results: JavaHashMap[Any, JavaHashSet[Any]] = JavaHashMap()
+        merge_results: JavaHashMap[Any, JavaHashSet[Any] | list[Any]] = JavaHashMap()
 
         def collect(to_be_merged: Collection[Any], merge_result: Any) -> None:
-            group = to_be_merged if isinstance(to_be_merged, JavaHashSet) else JavaHashSet(to_be_merged)
-            merge_results.put(merge_result, group)
+            merge_results.put(merge_result, _as_java_collection(to_be_merged))
 
         self._assigner.merge_windows(windows, collect)
 
         result_window = new_window
         merged_new_window = False
         for merge_result, merged_windows in merge_results.items():
-            if merged_windows.remove(new_window):
+            if _remove(merged_windows, new_window):
                 merged_new_window = True
                 result_window = merge_result
             # the first merged window's state window becomes the state window of the result
@@ -86,3 +85,25 @@ class MergingWindowSet:
         if self.mapping.to_dict() == self._initial:
             return None
         return self.mapping.items()
+
+
+def _as_java_collection(windows: Collection[Any]) -> JavaHashSet[Any] | list[Any]:
+    """The merged windows as Flink keeps them: the collection the assigner reported, iterated in its own
+    order. ``TimeWindow.merge_windows`` reports Java-ordered hash sets; a custom assigner that reports a
+    list (Java's ``ArrayList``) has its windows taken in list order; a Python ``set`` is taken as a Java
+    ``HashSet``."""
+    if isinstance(windows, JavaHashSet):
+        return windows
+    if isinstance(windows, (set, frozenset)):
+        return JavaHashSet(windows)
+    return list(windows)
+
+
+def _remove(windows: JavaHashSet[Any] | list[Any], window: Any) -> bool:
+    """Java's ``Collection.remove``: remove one occurrence, say whether there was one."""
+    if isinstance(windows, JavaHashSet):
+        return windows.remove(window)
+    if window in windows:
+        windows.remove(window)
+        return True
+    return False
