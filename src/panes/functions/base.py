@@ -16,13 +16,38 @@ T = TypeVar("T")
 
 
 class RuntimeContext(ABC):
-    """What a rich function can see of its runtime; operators that host user functions provide one."""
+    """What a rich function sees of its runtime (PyFlink's ``RuntimeContext``); given to ``open``.
+
+    Keyed state (``get_state`` and friends) is only available to functions on a keyed stream; elsewhere
+    those methods raise ``RuntimeError``.
+    """
+
+    @abstractmethod
+    def get_task_name(self) -> str: ...
 
     @abstractmethod
     def get_index_of_this_subtask(self) -> int: ...
 
     @abstractmethod
     def get_number_of_parallel_subtasks(self) -> int: ...
+
+    @abstractmethod
+    def get_max_number_of_parallel_subtasks(self) -> int: ...
+
+    @abstractmethod
+    def get_state(self, state_descriptor: Any) -> Any: ...
+
+    @abstractmethod
+    def get_list_state(self, state_descriptor: Any) -> Any: ...
+
+    @abstractmethod
+    def get_map_state(self, state_descriptor: Any) -> Any: ...
+
+    @abstractmethod
+    def get_reducing_state(self, state_descriptor: Any) -> Any: ...
+
+    @abstractmethod
+    def get_aggregating_state(self, state_descriptor: Any) -> Any: ...
 
 
 class Function(ABC):
@@ -90,6 +115,5 @@ def as_aggregate_function(fn: Any) -> AggregateFunction[Any, Any, Any]:
     if isinstance(fn, AggregateFunction):
         return fn
     raise TypeError(
-        "expected an AggregateFunction (create_accumulator, add, get_result, merge), "
-        f"got {type(fn).__name__}"
+        f"expected an AggregateFunction (create_accumulator, add, get_result, merge), got {type(fn).__name__}"
     )

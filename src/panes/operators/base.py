@@ -16,7 +16,9 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from panes.elements import StreamRecord, Watermark, WatermarkStatus
-from panes.state.backend import HeapKeyedStateBackend
+from panes.functions.base import RuntimeContext
+from panes.state.backend import VOID_NAMESPACE, HeapKeyedStateBackend
+from panes.state.store import NamespacedStateStore
 from panes.tags import OutputTag
 from panes.time import LONG_MIN
 from panes.timers.clock import ManualProcessingTimeService, ProcessingTimeService
@@ -58,7 +60,10 @@ class CollectingOutput:
 
 
 class TimestampedCollector:
-    """Emits user results with a fixed timestamp (a window's max timestamp, a timer's time, ...)."""
+    """Emits user results with a fixed timestamp (a window's max timestamp, a timer's time, ...).
+
+    A result that is an ``(OutputTag, value)`` pair goes to that side output (PyFlink's convention).
+    """
 
     __slots__ = ("_output", "timestamp")
 
@@ -67,7 +72,10 @@ class TimestampedCollector:
         self.timestamp: int | None = None
 
     def collect(self, value: Any) -> None:
-        self._output.collect(StreamRecord(value, self.timestamp))
+        if type(value) is tuple and len(value) == 2 and isinstance(value[0], OutputTag):
+            self._output.collect_side(value[0], StreamRecord(value[1], self.timestamp))
+        else:
+            self._output.collect(StreamRecord(value, self.timestamp))
 
     def collect_all(self, values: Any) -> None:
         """Emit each of ``values`` (an iterable, or ``None`` for nothing)."""
@@ -76,7 +84,10 @@ class TimestampedCollector:
         output = self._output
         timestamp = self.timestamp
         for value in values:
-            output.collect(StreamRecord(value, timestamp))
+            if type(value) is tuple and len(value) == 2 and isinstance(value[0], OutputTag):
+                output.collect_side(value[0], StreamRecord(value[1], timestamp))
+            else:
+                output.collect(StreamRecord(value, timestamp))
 
 
 class AbstractStreamOperator(ABC):
@@ -89,13 +100,37 @@ class AbstractStreamOperator(ABC):
         self.backend = HeapKeyedStateBackend()
         self._timer_services: dict[str, InternalTimerService] = {}
         self._restored: dict[str, Any] | None = None
+        self._watermark = LONG_MIN
+        self.task_name = type(self).__name__
+        self.subtask_index = 0
+        self.parallelism = 1
+        self.max_parallelism = 128
 
     # -- lifecycle --------------------------------------------------------------------------------------
 
-    def setup(self, output: Output, processing_time_service: ProcessingTimeService | None = None) -> None:
+    def setup(
+        self,
+        output: Output,
+        processing_time_service: ProcessingTimeService | None = None,
+        *,
+        task_name: str | None = None,
+        subtask_index: int = 0,
+        parallelism: int = 1,
+        max_parallelism: int = 128,
+    ) -> None:
+        """Connect the operator to its output and clock; runners also say which parallel instance it is."""
         self.output = output
         if processing_time_service is not None:
             self.processing_time_service = processing_time_service
+        if task_name is not None:
+            self.task_name = task_name
+        self.subtask_index = subtask_index
+        self.parallelism = parallelism
+        self.max_parallelism = max_parallelism
+
+    def runtime_context(self) -> StreamingRuntimeContext:
+        """The ``RuntimeContext`` handed to user functions' ``open``."""
+        return StreamingRuntimeContext(self)
 
     def open(self) -> None:
         """Called once before the first element, after ``setup`` and any ``restore_state``."""
@@ -136,6 +171,7 @@ class AbstractStreamOperator(ABC):
 
     def process_watermark(self, watermark: Watermark) -> None:
         """Fire the event-time timers up to ``watermark``, then forward it."""
+        self._watermark = watermark.timestamp
         for service in self._timer_services.values():
             service.advance_watermark(watermark.timestamp)
         self.output.emit_watermark(watermark)
@@ -154,8 +190,8 @@ class AbstractStreamOperator(ABC):
         return min(times) if times else None
 
     def current_watermark(self) -> int:
-        services = list(self._timer_services.values())
-        return services[0].current_watermark if services else LONG_MIN
+        """The last watermark this operator processed (``LONG_MIN`` before any)."""
+        return self._watermark
 
     # -- snapshots -------------------------------------------------------------------------------------------
 
@@ -172,6 +208,7 @@ class AbstractStreamOperator(ABC):
             "keyed_state": self.backend.snapshot(),
             "timers": {name: service.snapshot() for name, service in self._timer_services.items()},
             "extra": self.snapshot_extra(),
+            "watermark": self._watermark,
         }
         return pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
 
@@ -184,9 +221,49 @@ class AbstractStreamOperator(ABC):
             if name in data["timers"]:
                 service.restore(data["timers"][name])
         self.restore_extra(data["extra"])
-
+        self._watermark = data.get("watermark", LONG_MIN)
 
 
 class OneInputStreamOperator(AbstractStreamOperator):
     @abstractmethod
     def process_element(self, record: StreamRecord[Any]) -> None: ...
+
+
+class StreamingRuntimeContext(RuntimeContext):
+    """The runtime context of a function hosted by ``operator``; keyed state needs a keyed operator."""
+
+    def __init__(self, operator: AbstractStreamOperator) -> None:
+        self._operator = operator
+        self._store = NamespacedStateStore(operator.backend, VOID_NAMESPACE)
+
+    def get_task_name(self) -> str:
+        return self._operator.task_name
+
+    def get_index_of_this_subtask(self) -> int:
+        return self._operator.subtask_index
+
+    def get_number_of_parallel_subtasks(self) -> int:
+        return self._operator.parallelism
+
+    def get_max_number_of_parallel_subtasks(self) -> int:
+        return self._operator.max_parallelism
+
+    def _keyed(self) -> NamespacedStateStore:
+        if self._operator.key_selector is None:
+            raise RuntimeError("Keyed state can only be used on a 'keyed stream', i.e., after a 'key_by()' operation.")
+        return self._store
+
+    def get_state(self, state_descriptor: Any) -> Any:
+        return self._keyed().get_state(state_descriptor)
+
+    def get_list_state(self, state_descriptor: Any) -> Any:
+        return self._keyed().get_list_state(state_descriptor)
+
+    def get_map_state(self, state_descriptor: Any) -> Any:
+        return self._keyed().get_map_state(state_descriptor)
+
+    def get_reducing_state(self, state_descriptor: Any) -> Any:
+        return self._keyed().get_reducing_state(state_descriptor)
+
+    def get_aggregating_state(self, state_descriptor: Any) -> Any:
+        return self._keyed().get_aggregating_state(state_descriptor)

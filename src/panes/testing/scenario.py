@@ -191,7 +191,7 @@ def collect_result(
 ) -> dict[str, list[dict[str, Any]]]:
     """Number panes and late elements in emission order (``emit_seq``, ``fire_index``), as the examples do.
 
-    ``emitted`` is ``("main", pane dict)`` and ``("late", StreamRecord of an element)`` in emission order.
+    ``emitted`` is ``("main", pane dict)`` and ``("late", element or its StreamRecord)`` in emission order.
     """
     main: list[dict[str, Any]] = []
     late: list[dict[str, Any]] = []
@@ -205,8 +205,8 @@ def collect_result(
             pane["emit_seq"] = emit_seq
             main.append(pane)
         else:
-            record: StreamRecord[Element] = item
-            key, value, ts, seq = record.value
+            element: Element = item.value if isinstance(item, StreamRecord) else item
+            key, value, ts, seq = element
             late.append({"key": key, "value": value, "ts": ts, "seq": seq, "emit_seq": emit_seq})
     return {"main": main, "late": late}
 

@@ -188,8 +188,9 @@ class WindowOperator(OneInputStreamOperator):
             if isinstance(self._contents_descriptor(), ListStateDescriptor)
             else self.window_state.get
         )
+        runtime_context = self.runtime_context()
         for function in self.spec.function.open_functions():
-            function.open(None)
+            function.open(runtime_context)
 
     def close(self) -> None:
         for function in self.spec.function.open_functions():

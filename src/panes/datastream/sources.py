@@ -1,0 +1,116 @@
+"""Sources of the in-process (local) runner: collections, iterables, generators and explicit splits.
+
+A source has one or more *splits*; source instance ``i`` of ``p`` reads the splits ``i, i + p, ...``.
+Replayable sources (everything here except a one-shot iterable) can be read again from the start, which
+is how a restored job skips what it had already read. A source may yield ``StreamRecord`` objects to give
+elements a timestamp; plain values have none until ``assign_timestamps_and_watermarks``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+
+class Source(ABC):
+    """A bounded or unbounded source made of splits."""
+
+    @abstractmethod
+    def num_splits(self) -> int: ...
+
+    @abstractmethod
+    def read_split(self, index: int) -> Iterator[Any]:
+        """A fresh iterator over split ``index`` (``[0, num_splits())``)."""
+
+    def is_bounded(self) -> bool:
+        return True
+
+    def is_replayable(self) -> bool:
+        return True
+
+
+class CollectionSource(Source):
+    """The elements of a collection, in order, as one split (Flink's ``fromCollection``)."""
+
+    def __init__(self, values: Iterable[Any]) -> None:
+        self.values = list(values)
+
+    def num_splits(self) -> int:
+        return 1
+
+    def read_split(self, index: int) -> Iterator[Any]:
+        return iter(self.values)
+
+    def __repr__(self) -> str:
+        return f"CollectionSource({len(self.values)} elements)"
+
+
+class IterableSource(Source):
+    """Whatever an iterable yields, read once (not replayable; may be unbounded)."""
+
+    def __init__(self, iterable: Iterable[Any], bounded: bool = True) -> None:
+        self._iterator = iter(iterable)
+        self._bounded = bounded
+
+    def num_splits(self) -> int:
+        return 1
+
+    def read_split(self, index: int) -> Iterator[Any]:
+        return self._iterator
+
+    def is_bounded(self) -> bool:
+        return self._bounded
+
+    def is_replayable(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "IterableSource"
+
+
+class GeneratorSource(Source):
+    """``generator(i)`` for ``i`` in ``[0, count)`` (unbounded when ``count`` is ``None``), split over
+    ``splits`` splits by ``i % splits`` (Flink's ``DataGeneratorSource``)."""
+
+    def __init__(self, generator: Callable[[int], Any], count: int | None, splits: int = 1) -> None:
+        if count is not None and count < 0:
+            raise ValueError(f"GeneratorSource count must be >= 0 (got {count})")
+        if splits <= 0:
+            raise ValueError(f"GeneratorSource splits must be > 0 (got {splits})")
+        self.generator = generator
+        self.count = count
+        self.splits = splits
+
+    def num_splits(self) -> int:
+        return self.splits
+
+    def read_split(self, index: int) -> Iterator[Any]:
+        i = index
+        while self.count is None or i < self.count:
+            yield self.generator(i)
+            i += self.splits
+
+    def is_bounded(self) -> bool:
+        return self.count is not None
+
+    def __repr__(self) -> str:
+        return f"GeneratorSource(count={self.count}, splits={self.splits})"
+
+
+class SplitsSource(Source):
+    """Explicit splits: ``splits[i]`` is the ordered content of split ``i``."""
+
+    def __init__(self, splits: Sequence[Iterable[Any]]) -> None:
+        self.splits = [list(split) for split in splits]
+        if not self.splits:
+            raise ValueError("SplitsSource needs at least one split")
+
+    def num_splits(self) -> int:
+        return len(self.splits)
+
+    def read_split(self, index: int) -> Iterator[Any]:
+        return iter(self.splits[index])
+
+    def __repr__(self) -> str:
+        return f"SplitsSource({len(self.splits)} splits)"

@@ -1,0 +1,365 @@
+"""``DataStream`` and ``KeyedStream``: the fluent API that builds the plan (PyFlink's method names).
+
+Every call returns a new stream over a new transformation; nothing runs until ``env.execute()`` (or
+``execute_and_collect()``). User functions are copied for each parallel instance, so they must be
+deep-copyable (Flink requires them to be serializable).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from panes.datastream.partitioning import (
+    BroadcastPartitioner,
+    CustomPartitionerWrapper,
+    ForwardPartitioner,
+    GlobalPartitioner,
+    KeyGroupStreamPartitioner,
+    RebalancePartitioner,
+    RescalePartitioner,
+    ShufflePartitioner,
+    StreamPartitioner,
+)
+from panes.datastream.plan import (
+    OneInputTransformation,
+    PartitionTransformation,
+    SideOutputTransformation,
+    SinkTransformation,
+    Transformation,
+    UnionTransformation,
+)
+from panes.datastream.sinks import FunctionSink, ListSink, PrintSink, Sink
+from panes.functions.aggregators import ComparableAggregator, SumAggregator
+from panes.functions.base import ReduceFunction, as_reduce_function
+from panes.functions.stream import (
+    KeyedProcessFunction,
+    ProcessFunction,
+    as_filter_function,
+    as_flat_map_function,
+    as_key_selector,
+    as_map_function,
+)
+from panes.operators.keyed import KeyedProcessOperator, StreamGroupedReduceOperator
+from panes.operators.stateless import ProcessOperator, StreamFilter, StreamFlatMap, StreamMap
+from panes.tags import OutputTag
+
+if TYPE_CHECKING:
+    from panes.datastream.connected import ConnectedStreams
+    from panes.datastream.environment import StreamEnvironment
+    from panes.datastream.windowed import AllWindowedStream, WindowedStream
+    from panes.windowing.assigners.base import WindowAssigner
+
+
+def instance_copy(function: Any) -> Any:
+    """A private copy of a user function for one parallel instance; raises ``TypeError`` when impossible."""
+    try:
+        return copy.deepcopy(function)
+    except Exception as error:
+        raise TypeError(
+            f"{type(function).__name__} cannot be copied for each parallel instance ({error}); keep resources "
+            "such as connections out of function fields and create them in open()"
+        ) from error
+
+
+class DataStream:
+    """A stream of elements produced by one transformation."""
+
+    def __init__(self, env: StreamEnvironment, transformation: Transformation) -> None:
+        self.env = env
+        self.transformation = transformation
+
+    # -- naming and parallelism ------------------------------------------
+
+    def _with(self, **changes: Any) -> DataStream:
+        return type(self)._rebuild(self, self.transformation.with_settings(**changes))
+
+    def _rebuild(self, transformation: Transformation) -> DataStream:
+        return DataStream(self.env, transformation)
+
+    def name(self, name: str) -> DataStream:
+        return self._with(name=name)
+
+    def get_name(self) -> str:
+        return self.transformation.name
+
+    def uid(self, uid: str) -> DataStream:
+        return self._with(uid=uid)
+
+    def set_parallelism(self, parallelism: int) -> DataStream:
+        if isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism <= 0:
+            raise ValueError(f"parallelism must be an int > 0 (got {parallelism!r})")
+        return self._with(parallelism=parallelism)
+
+    def get_parallelism(self) -> int:
+        return self.transformation.parallelism or self.env.parallelism
+
+    # -- one-input transformations ------------------------------------------
+
+    def _one_input(
+        self,
+        name: str,
+        op_kind: str,
+        spec: Any,
+        factory: Callable[[], Any],
+        key_selector: Callable[[Any], Any] | None = None,
+        parallelism: int | None = None,
+    ) -> DataStream:
+        transformation = OneInputTransformation(
+            name=name,
+            inputs=(self.transformation,),
+            parallelism=parallelism,
+            op_kind=op_kind,
+            spec=spec,
+            operator_factory=factory,
+            key_selector=key_selector,
+        )
+        return DataStream(self.env, transformation)
+
+    def _key_selector(self) -> Callable[[Any], Any] | None:
+        return None
+
+    def map(self, func: Any, output_type: Any = None) -> DataStream:
+        """One result per element: ``func(value)`` (a ``MapFunction`` or a callable)."""
+        function = as_map_function(func)
+        key = self._key_selector()
+        return self._one_input("Map", "map", function, lambda: StreamMap(instance_copy(function), key), key)
+
+    def flat_map(self, func: Any, output_type: Any = None) -> DataStream:
+        """Zero or more results per element: ``func(value)`` returns an iterable."""
+        function = as_flat_map_function(func)
+        key = self._key_selector()
+        return self._one_input(
+            "FlatMap", "flat_map", function, lambda: StreamFlatMap(instance_copy(function), key), key
+        )
+
+    def filter(self, func: Any) -> DataStream:
+        """Keep the elements for which ``func(value)`` is true."""
+        function = as_filter_function(func)
+        key = self._key_selector()
+        return self._one_input("Filter", "filter", function, lambda: StreamFilter(instance_copy(function), key), key)
+
+    def process(self, func: ProcessFunction[Any, Any], output_type: Any = None) -> DataStream:
+        """Low-level processing with a ``ProcessFunction`` (no timers on a non-keyed stream)."""
+        if not isinstance(func, ProcessFunction):
+            raise TypeError(f"DataStream.process needs a ProcessFunction, got {type(func).__name__}")
+        return self._one_input("Process", "process", func, lambda: ProcessOperator(instance_copy(func)))
+
+    def assign_timestamps_and_watermarks(self, watermark_strategy: Any) -> DataStream:
+        """Assign timestamps and generate watermarks with ``watermark_strategy`` (a ``WatermarkStrategy``)."""
+        from panes.watermarks import TimestampsAndWatermarksOperator, WatermarkStrategy
+
+        if not isinstance(watermark_strategy, WatermarkStrategy):
+            raise TypeError(f"expected a WatermarkStrategy, got {type(watermark_strategy).__name__}")
+        interval = self.env.auto_watermark_interval
+        return self._one_input(
+            "Timestamps/Watermarks",
+            "timestamps_watermarks",
+            watermark_strategy,
+            lambda: TimestampsAndWatermarksOperator(watermark_strategy, auto_watermark_interval=interval),
+            parallelism=self.transformation.parallelism,
+        )
+
+    # -- keys, windows, connections --------------------------------------------------------------------------------
+
+    def key_by(self, key_selector: Any, key_type: Any = None) -> KeyedStream:
+        """Partition by key: ``key_selector(value)`` (a ``KeySelector``, a callable, or a field name/position)."""
+        selector = _field_or_function_key(key_selector)
+        partition = PartitionTransformation(
+            name="key_by",
+            inputs=(self.transformation,),
+            partitioner=KeyGroupStreamPartitioner(selector, self.env.max_parallelism),
+        )
+        return KeyedStream(self.env, partition, selector)
+
+    def union(self, *streams: DataStream) -> DataStream:
+        """The elements of this stream and of ``streams``, interleaved."""
+        if not streams:
+            return self
+        inputs = (self.transformation, *(s.transformation for s in streams))
+        return DataStream(self.env, UnionTransformation(name="Union", inputs=inputs))
+
+    def connect(self, other: DataStream) -> ConnectedStreams:
+        """Two streams processed together by a co-function (``map``, ``flat_map``, ``process``)."""
+        from panes.datastream.connected import ConnectedStreams
+
+        return ConnectedStreams(self, other)
+
+    def window_all(self, window_assigner: WindowAssigner[Any, Any]) -> AllWindowedStream:
+        """Windows over the whole (non-keyed) stream, evaluated with parallelism 1."""
+        from panes.datastream.windowed import AllWindowedStream
+
+        return AllWindowedStream(self, window_assigner)
+
+    def count_window_all(self, size: int, slide: int | None = None) -> AllWindowedStream:
+        """Count windows over the whole stream (see ``KeyedStream.count_window``)."""
+        from panes.datastream.windowed import AllWindowedStream
+        from panes.windowing.count_windows import count_window_parts
+
+        assigner, trigger, evictor = count_window_parts(size, slide)
+        windowed = AllWindowedStream(self, assigner)
+        windowed.trigger(trigger)
+        if evictor is not None:
+            windowed.evictor(evictor)
+        return windowed
+
+    def get_side_output(self, output_tag: OutputTag[Any]) -> DataStream:
+        """The records this stream's operator emitted to ``output_tag``."""
+        if not isinstance(output_tag, OutputTag):
+            raise TypeError(f"expected an OutputTag, got {type(output_tag).__name__}")
+        side = SideOutputTransformation(
+            name=f"side output {output_tag.tag_id}", inputs=(self.transformation,), tag=output_tag
+        )
+        return DataStream(self.env, side)
+
+    # -- partitioning ------------------------------------------
+
+    def _partition(self, partitioner: StreamPartitioner) -> DataStream:
+        transformation = PartitionTransformation(
+            name=partitioner.name, inputs=(self.transformation,), partitioner=partitioner
+        )
+        return DataStream(self.env, transformation)
+
+    def shuffle(self) -> DataStream:
+        return self._partition(ShufflePartitioner())
+
+    def rebalance(self) -> DataStream:
+        return self._partition(RebalancePartitioner())
+
+    def rescale(self) -> DataStream:
+        return self._partition(RescalePartitioner())
+
+    def broadcast(self) -> DataStream:
+        return self._partition(BroadcastPartitioner())
+
+    def forward(self) -> DataStream:
+        return self._partition(ForwardPartitioner())
+
+    def global_(self) -> DataStream:
+        return self._partition(GlobalPartitioner())
+
+    def partition_custom(self, partitioner: Any, key_selector: Any) -> DataStream:
+        """``partitioner(key, num_partitions)`` (or ``.partition(key, n)``) picks each element's instance."""
+        return self._partition(CustomPartitionerWrapper(partitioner, _field_or_function_key(key_selector)))
+
+    # -- sinks ------------------------------------------
+
+    def sink_to(self, sink: Sink) -> DataStreamSink:
+        """Write the stream to ``sink``; the job runs on ``env.execute()``."""
+        if not isinstance(sink, Sink):
+            raise TypeError(f"expected a Sink, got {type(sink).__name__}; wrap functions with add_sink()")
+        transformation = SinkTransformation(
+            name=f"Sink: {type(sink).__name__}", inputs=(self.transformation,), sink=sink
+        )
+        self.env.add_sink_transformation(transformation)
+        return DataStreamSink(transformation)
+
+    def add_sink(self, sink_func: Any) -> DataStreamSink:
+        """Write the stream through a ``SinkFunction`` or a callable ``value -> None``."""
+        return self.sink_to(FunctionSink(sink_func))
+
+    def print(self, sink_identifier: str | None = None) -> DataStreamSink:
+        return self.sink_to(PrintSink(sink_identifier))
+
+    def execute_and_collect(self, job_execution_name: str = "collect", limit: int | None = None) -> list[Any]:
+        """Run the environment's pipelines plus this stream into a list, and return the list's values."""
+        from panes.datastream.plan import Plan
+
+        collected = ListSink()
+        sink = SinkTransformation(name="Sink: collect", inputs=(self.transformation,), sink=collected)
+        plan = Plan((*self.env.plan().sinks, sink))
+        self.env.execute_plan(plan, job_execution_name)
+        values = collected.values
+        return values if limit is None else values[:limit]
+
+
+class DataStreamSink:
+    """The end of a pipeline (Flink's ``DataStreamSink``)."""
+
+    def __init__(self, transformation: SinkTransformation) -> None:
+        self.transformation = transformation
+
+
+def _field_or_function_key(key_selector: Any) -> Callable[[Any], Any]:
+    if isinstance(key_selector, (int, str)) and not isinstance(key_selector, bool):
+        from panes.functions.aggregators import get_field
+
+        field = key_selector
+
+        def by_field(value: Any) -> Any:
+            return get_field(value, field)
+
+        return by_field
+    selector = as_key_selector(key_selector)
+    return selector.get_key
+
+
+class KeyedStream(DataStream):
+    """A stream partitioned by key: keyed state, timers and windows per key."""
+
+    def __init__(
+        self, env: StreamEnvironment, transformation: Transformation, key_selector: Callable[[Any], Any]
+    ) -> None:
+        super().__init__(env, transformation)
+        self.key_selector = key_selector
+
+    def _rebuild(self, transformation: Transformation) -> DataStream:
+        return KeyedStream(self.env, transformation, self.key_selector)
+
+    def _key_selector(self) -> Callable[[Any], Any] | None:
+        return self.key_selector
+
+    def get_key_selector(self) -> Callable[[Any], Any]:
+        return self.key_selector
+
+    def process(self, func: Any, output_type: Any = None) -> DataStream:
+        """Keyed processing with a ``KeyedProcessFunction``: keyed state and timers."""
+        if not isinstance(func, KeyedProcessFunction):
+            raise TypeError(f"KeyedStream.process needs a KeyedProcessFunction, got {type(func).__name__}")
+        key = self.key_selector
+        return self._one_input(
+            "KeyedProcess", "keyed_process", func, lambda: KeyedProcessOperator(instance_copy(func), key), key
+        )
+
+    def reduce(self, func: ReduceFunction[Any] | Callable[[Any, Any], Any]) -> DataStream:
+        """A rolling reduce per key, emitting every intermediate result."""
+        function = as_reduce_function(func)
+        key = self.key_selector
+        return self._one_input(
+            "Keyed Reduce", "reduce", function, lambda: StreamGroupedReduceOperator(instance_copy(function), key), key
+        )
+
+    def sum(self, position_to_sum: int | str = 0) -> DataStream:
+        return self.reduce(SumAggregator(position_to_sum))
+
+    def min(self, position_to_min: int | str = 0) -> DataStream:
+        return self.reduce(ComparableAggregator(position_to_min, "min", by=False))
+
+    def max(self, position_to_max: int | str = 0) -> DataStream:
+        return self.reduce(ComparableAggregator(position_to_max, "max", by=False))
+
+    def min_by(self, position_to_min_by: int | str = 0, first: bool = True) -> DataStream:
+        return self.reduce(ComparableAggregator(position_to_min_by, "min", by=True, first=first))
+
+    def max_by(self, position_to_max_by: int | str = 0, first: bool = True) -> DataStream:
+        return self.reduce(ComparableAggregator(position_to_max_by, "max", by=True, first=first))
+
+    def window(self, window_assigner: WindowAssigner[Any, Any]) -> WindowedStream:
+        """Windows per key, assigned by ``window_assigner``."""
+        from panes.datastream.windowed import WindowedStream
+
+        return WindowedStream(self, window_assigner)
+
+    def count_window(self, size: int, slide: int | None = None) -> WindowedStream:
+        """Count windows per key: ``count_window(size)`` fires and purges every ``size`` elements;
+        ``count_window(size, slide)`` fires every ``slide`` elements over the last ``size``."""
+        from panes.datastream.windowed import WindowedStream
+        from panes.windowing.count_windows import count_window_parts
+
+        assigner, trigger, evictor = count_window_parts(size, slide)
+        windowed = WindowedStream(self, assigner)
+        windowed.trigger(trigger)
+        if evictor is not None:
+            windowed.evictor(evictor)
+        return windowed

@@ -1,0 +1,203 @@
+"""``WindowedStream`` (keyed) and ``AllWindowedStream`` (non-keyed): configure a window, then evaluate it.
+
+Configuration is checked as Flink checks it: a merging assigner (sessions) refuses a trigger that cannot
+merge (``UnsupportedOperationError``), the allowed lateness must be ``>= 0`` (``ValueError``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from panes.datastream.plan import OneInputTransformation
+from panes.functions.aggregators import ComparableAggregator, SumAggregator
+from panes.tags import OutputTag
+from panes.time import Duration
+from panes.windowing.assigners.base import WindowAssigner
+from panes.windowing.evictors import Evictor
+from panes.windowing.internal_functions import (
+    WindowFunctionSpec,
+    aggregate_spec,
+    as_all_window_function,
+    as_process_all_window_function,
+    as_window_function,
+    process_spec,
+    reduce_spec,
+)
+from panes.windowing.operator import EvictingWindowOperator, WindowOperator, validate_window_configuration
+from panes.windowing.triggers.base import Trigger
+
+if TYPE_CHECKING:
+    from panes.datastream.stream import DataStream, KeyedStream
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    """Everything a window transformation computes; runners read it (``OneInputTransformation.spec``)."""
+
+    assigner: WindowAssigner[Any, Any]
+    trigger: Trigger[Any, Any]
+    evictor: Evictor[Any, Any] | None
+    allowed_lateness: int
+    late_data_tag: OutputTag[Any] | None
+    function: WindowFunctionSpec
+    key_selector: Any
+    keyed: bool
+
+    def create_operator(self) -> WindowOperator:
+        from panes.datastream.stream import instance_copy
+
+        spec = instance_copy(self.function)
+        trigger = instance_copy(self.trigger)
+        if self.evictor is not None:
+            return EvictingWindowOperator(
+                self.assigner,
+                spec,
+                self.key_selector,
+                instance_copy(self.evictor),
+                trigger,
+                self.allowed_lateness,
+                self.late_data_tag,
+            )
+        return WindowOperator(
+            self.assigner, spec, self.key_selector, trigger, self.allowed_lateness, self.late_data_tag
+        )
+
+
+def _constant_key(value: Any) -> int:
+    """The key of every element of a non-keyed window (Flink's ``NullByteKeySelector``)."""
+    return 0
+
+
+class _Windowed:
+    def __init__(self, input_stream: DataStream, assigner: WindowAssigner[Any, Any]) -> None:
+        if not isinstance(assigner, WindowAssigner):
+            raise TypeError(f"expected a WindowAssigner, got {type(assigner).__name__}")
+        self._input = input_stream
+        self._assigner = assigner
+        self._trigger: Trigger[Any, Any] = assigner.get_default_trigger()
+        self._evictor: Evictor[Any, Any] | None = None
+        self._lateness = 0
+        self._late_tag: OutputTag[Any] | None = None
+
+    def trigger(self, trigger: Trigger[Any, Any]) -> Any:
+        """Replace the assigner's default trigger."""
+        validate_window_configuration(self._assigner, trigger, self._lateness)
+        self._trigger = trigger
+        return self
+
+    def evictor(self, evictor: Evictor[Any, Any]) -> Any:
+        """Evict elements before and/or after the window function (keeps every element in state)."""
+        if not isinstance(evictor, Evictor):
+            raise TypeError(f"expected an Evictor, got {type(evictor).__name__}")
+        self._evictor = evictor
+        return self
+
+    def allowed_lateness(self, time: Duration) -> Any:
+        """How long after the watermark passed a window's end it still accepts (and re-fires on) elements."""
+        self._lateness = validate_window_configuration(self._assigner, self._trigger, time)
+        return self
+
+    def side_output_late_data(self, output_tag: OutputTag[Any]) -> Any:
+        """Send elements that arrive after their windows' cleanup to ``output_tag`` instead of dropping them."""
+        if not isinstance(output_tag, OutputTag):
+            raise TypeError(f"expected an OutputTag, got {type(output_tag).__name__}")
+        self._late_tag = output_tag
+        return self
+
+    def _key(self) -> Any:
+        raise NotImplementedError
+
+    def _build(self, name: str, function: WindowFunctionSpec) -> DataStream:
+        from panes.datastream.stream import DataStream
+
+        keyed = self._key() is not _constant_key
+        spec = WindowSpec(
+            self._assigner, self._trigger, self._evictor, self._lateness, self._late_tag, function, self._key(), keyed
+        )
+        input_transformation = self._input.transformation
+        if not keyed:
+            from panes.datastream.partitioning import GlobalPartitioner
+            from panes.datastream.plan import PartitionTransformation
+
+            input_transformation = PartitionTransformation(
+                name="global", inputs=(input_transformation,), partitioner=GlobalPartitioner()
+            )
+        transformation = OneInputTransformation(
+            name=name,
+            inputs=(input_transformation,),
+            parallelism=None if keyed else 1,
+            op_kind="window",
+            spec=spec,
+            operator_factory=spec.create_operator,
+            key_selector=self._key(),
+        )
+        return DataStream(self._input.env, transformation)
+
+    def reduce(self, reduce_function: Any, window_function: Any = None) -> DataStream:
+        """Reduce each pane incrementally; the optional ``window_function`` gets the reduced value."""
+        return self._build("Window(Reduce)", reduce_spec(reduce_function, self._wrap(window_function)))
+
+    def aggregate(self, aggregate_function: Any, window_function: Any = None) -> DataStream:
+        """Aggregate each pane incrementally; the optional ``window_function`` gets the result."""
+        return self._build("Window(Aggregate)", aggregate_spec(aggregate_function, self._wrap(window_function)))
+
+    def sum(self, position_to_sum: int | str = 0) -> DataStream:
+        return self.reduce(SumAggregator(position_to_sum))
+
+    def min(self, position_to_min: int | str = 0) -> DataStream:
+        return self.reduce(ComparableAggregator(position_to_min, "min", by=False))
+
+    def max(self, position_to_max: int | str = 0) -> DataStream:
+        return self.reduce(ComparableAggregator(position_to_max, "max", by=False))
+
+    def min_by(self, position_to_min_by: int | str = 0, first: bool = True) -> DataStream:
+        return self.reduce(ComparableAggregator(position_to_min_by, "min", by=True, first=first))
+
+    def max_by(self, position_to_max_by: int | str = 0, first: bool = True) -> DataStream:
+        return self.reduce(ComparableAggregator(position_to_max_by, "max", by=True, first=first))
+
+    def _wrap(self, window_function: Any) -> Any:
+        return window_function
+
+
+class WindowedStream(_Windowed):
+    """Windows of a ``KeyedStream``."""
+
+    def __init__(self, keyed_stream: KeyedStream, assigner: WindowAssigner[Any, Any]) -> None:
+        super().__init__(keyed_stream, assigner)
+        self._keyed_stream = keyed_stream
+
+    def _key(self) -> Any:
+        return self._keyed_stream.key_selector
+
+    def _wrap(self, window_function: Any) -> Any:
+        return None if window_function is None else as_window_function(window_function)
+
+    def process(self, process_window_function: Any, output_type: Any = None) -> DataStream:
+        """Evaluate each pane whole with a ``ProcessWindowFunction`` (or callable ``(key, context, elements)``)."""
+        return self._build("Window(Process)", process_spec(process_window_function))
+
+    def apply(self, window_function: Any, output_type: Any = None) -> DataStream:
+        """Evaluate each pane whole with a ``WindowFunction`` (or callable ``(key, window, inputs)``)."""
+        return self._build("Window(Apply)", process_spec(as_window_function(window_function)))
+
+
+class AllWindowedStream(_Windowed):
+    """Windows of a non-keyed stream (one key for everything, parallelism 1)."""
+
+    def _key(self) -> Any:
+        return _constant_key
+
+    def _wrap(self, window_function: Any) -> Any:
+        return None if window_function is None else as_process_all_window_function(window_function)
+
+    def process(self, process_all_window_function: Any, output_type: Any = None) -> DataStream:
+        """Evaluate each pane with a ``ProcessAllWindowFunction`` (or callable ``(context, elements)``)."""
+        return self._build(
+            "AllWindow(Process)", process_spec(as_process_all_window_function(process_all_window_function))
+        )
+
+    def apply(self, all_window_function: Any, output_type: Any = None) -> DataStream:
+        """Evaluate each pane with an ``AllWindowFunction`` (or callable ``(window, inputs)``)."""
+        return self._build("AllWindow(Apply)", process_spec(as_all_window_function(all_window_function)))

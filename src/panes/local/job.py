@@ -1,0 +1,376 @@
+"""A running local job: sources are read one element at a time and every element is pushed through the
+whole graph before the next is read, so the job can be stepped, snapshotted and restored between any two
+elements.
+
+Per input, each operator instance combines its input channels' watermarks and statuses with a
+``StatusWatermarkValve`` (min over active channels), exactly as a Flink task does. A bounded source emits
+the final ``LONG_MAX`` watermark when it ends; an operator finishes when all its input channels ended.
+After every source element the job's clock may move (a stepping clock does), and every operator instance
+is told the processing time, which fires its processing-time timers and periodic watermarks.
+"""
+
+from __future__ import annotations
+
+import pickle
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from panes.datastream.partitioning import StreamPartitioner
+from panes.datastream.plan import OneInputTransformation, Plan, SinkTransformation, SourceTransformation
+from panes.datastream.sinks import FunctionSink, ListSink, PrintSink
+from panes.datastream.sources import Source
+from panes.elements import MAX_WATERMARK, StreamRecord, Watermark, WatermarkStatus
+from panes.local.graph import Edge, Node, build_graph
+from panes.operators.base import AbstractStreamOperator, OneInputStreamOperator
+from panes.operators.two_input import TwoInputStreamOperator
+from panes.tags import OutputTag
+from panes.timers.clock import ProcessingTimeService
+from panes.watermarks.valve import StatusWatermarkValve
+
+
+class _Router:
+    """The output of one instance: routes records by edge and partitioner, broadcasts watermarks."""
+
+    def __init__(self, job: LocalJob, node: Node, index: int) -> None:
+        self._job = job
+        self.routes: list[tuple[Edge, StreamPartitioner]] = []
+        for edge in node.outputs:
+            partitioner = edge.resolved_partitioner().copy()
+            partitioner.setup(index, node.parallelism)
+            self.routes.append((edge, partitioner))
+        self._index = index
+
+    def _send(self, tag: OutputTag[Any] | None, record: StreamRecord[Any]) -> None:
+        for edge, partitioner in self.routes:
+            if edge.tag == tag:
+                for target in partitioner.select(record.value, edge.downstream.parallelism):
+                    self._job.deliver_record(edge, self._index, target, record)
+
+    def collect(self, record: StreamRecord[Any]) -> None:
+        self._send(None, record)
+
+    def collect_side(self, tag: OutputTag[Any], record: StreamRecord[Any]) -> None:
+        self._send(tag, record)
+
+    def emit_watermark(self, watermark: Watermark) -> None:
+        for edge, _ in self.routes:
+            for target in range(edge.downstream.parallelism):
+                self._job.deliver_watermark(edge, self._index, target, watermark)
+
+    def emit_watermark_status(self, status: WatermarkStatus) -> None:
+        for edge, _ in self.routes:
+            for target in range(edge.downstream.parallelism):
+                self._job.deliver_status(edge, self._index, target, status)
+
+
+class _ValveOutput:
+    """Where a valve's combined watermark goes: input ``input_index`` of an operator (or nowhere: sinks)."""
+
+    def __init__(self, instance: _Instance, input_index: int) -> None:
+        self._instance = instance
+        self._input = input_index
+
+    def emit_watermark(self, watermark: Watermark) -> None:
+        self._instance.on_watermark(self._input, watermark)
+
+    def emit_watermark_status(self, status: WatermarkStatus) -> None:
+        self._instance.on_status(self._input, status)
+
+
+class _Instance:
+    """One parallel instance of a node: an operator, a sink writer or a source reader."""
+
+    def __init__(self, job: LocalJob, node: Node, index: int) -> None:
+        self.node = node
+        self.index = index
+        self.output = _Router(job, node, index)
+        # channels: one per (edge, upstream instance) of each input
+        self.channels: list[dict[tuple[int, int], int]] = []
+        for edges in node.inputs:
+            mapping: dict[tuple[int, int], int] = {}
+            for edge in edges:
+                for upstream_index in range(edge.upstream.parallelism):
+                    mapping[(id(edge), upstream_index)] = len(mapping)
+            self.channels.append(mapping)
+        self.valves = [StatusWatermarkValve(max(1, len(mapping))) for mapping in self.channels]
+        self.valve_outputs = [_ValveOutput(self, i) for i in range(len(self.channels))]
+        self.ended = [set[int]() for _ in self.channels]
+        self.finished = False
+        self.operator: AbstractStreamOperator | None = None
+        transformation = node.transformation
+        if isinstance(transformation, (OneInputTransformation,)) or transformation.kind == "two_input":
+            factory = transformation.operator_factory  # type: ignore[attr-defined]
+            self.operator = factory()
+            self.operator.setup(
+                self.output,
+                job.clock,
+                task_name=f"{transformation.name} ({index + 1}/{node.parallelism})",
+                subtask_index=index,
+                parallelism=node.parallelism,
+                max_parallelism=job.max_parallelism,
+            )
+        self.sink = transformation.sink if isinstance(transformation, SinkTransformation) else None
+        self.reader: _SourceReader | None = None
+        if isinstance(transformation, SourceTransformation):
+            self.reader = _SourceReader(transformation.source, index, node.parallelism)
+
+    # -- inputs ------------------------------------------
+
+    def on_record(self, input_index: int, record: StreamRecord[Any]) -> None:
+        operator = self.operator
+        if isinstance(operator, TwoInputStreamOperator):
+            if input_index == 0:
+                operator.set_key_context_element1(record)
+                operator.process_element1(record)
+            else:
+                operator.set_key_context_element2(record)
+                operator.process_element2(record)
+        elif isinstance(operator, OneInputStreamOperator):
+            operator.set_key_context_element(record)
+            operator.process_element(record)
+        elif self.sink is not None:
+            _write(self.sink, record, self.index, self.node.parallelism)
+
+    def on_watermark(self, input_index: int, watermark: Watermark) -> None:
+        operator = self.operator
+        if isinstance(operator, TwoInputStreamOperator):
+            (operator.process_watermark1 if input_index == 0 else operator.process_watermark2)(watermark)
+        elif operator is not None:
+            operator.process_watermark(watermark)
+
+    def on_status(self, input_index: int, status: WatermarkStatus) -> None:
+        operator = self.operator
+        if isinstance(operator, TwoInputStreamOperator):
+            (operator.process_watermark_status1 if input_index == 0 else operator.process_watermark_status2)(status)
+        elif operator is not None:
+            operator.process_watermark_status(status)
+
+
+def _write(sink: Any, record: StreamRecord[Any], index: int, parallelism: int) -> None:
+    if isinstance(sink, ListSink):
+        sink.add(record)
+    elif isinstance(sink, PrintSink):
+        print(sink.line(record.value, index, parallelism))
+    elif isinstance(sink, FunctionSink):
+        sink.function.invoke(record.value, record)
+    else:
+        raise TypeError(f"the local runner cannot write to {sink!r}")
+
+
+class _SourceReader:
+    """Reads the splits ``index, index + parallelism, ...`` of a source, one after the other."""
+
+    def __init__(self, source: Any, index: int, parallelism: int) -> None:
+        if not isinstance(source, Source):
+            raise TypeError(f"the local runner cannot read {source!r}; use a panes.datastream.sources.Source")
+        self.source = source
+        self.splits = list(range(index, source.num_splits(), parallelism))
+        self.current = 0
+        self.position = 0  # elements read from the current split
+        self._iterator: Iterator[Any] | None = None
+        self.exhausted = not self.splits
+
+    def next(self) -> tuple[bool, Any]:
+        """``(True, element)``, or ``(False, None)`` once every split is read."""
+        while not self.exhausted:
+            if self._iterator is None:
+                self._iterator = self.source.read_split(self.splits[self.current])
+            try:
+                element = next(self._iterator)
+            except StopIteration:
+                self.current += 1
+                self.position = 0
+                self._iterator = None
+                self.exhausted = self.current >= len(self.splits)
+                continue
+            self.position += 1
+            return True, element
+        return False, None
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"current": self.current, "position": self.position, "exhausted": self.exhausted}
+
+    def restore(self, data: dict[str, Any]) -> None:
+        if not self.source.is_replayable():
+            raise ValueError(f"{self.source!r} cannot be replayed, so a job reading it cannot be restored")
+        self.current = data["current"]
+        self.exhausted = data["exhausted"]
+        self.position = 0
+        self._iterator = None
+        if not self.exhausted:
+            self._iterator = self.source.read_split(self.splits[self.current])
+            for _ in range(data["position"]):
+                next(self._iterator)
+            self.position = data["position"]
+
+
+class LocalJob:
+    """A plan being executed in process. ``step()`` reads and processes one source element; ``run()`` runs
+    to the end (bounded sources) or for ``max_records`` elements; ``snapshot()`` between steps captures the
+    whole job, which :meth:`restore` resumes with identical output."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        clock: ProcessingTimeService,
+        *,
+        parallelism: int = 1,
+        max_parallelism: int = 128,
+        snapshot: bytes | None = None,
+    ) -> None:
+        self.plan = plan
+        self.clock = clock
+        self.max_parallelism = max_parallelism
+        self.nodes = build_graph(plan, parallelism)
+        self.instances: dict[int, list[_Instance]] = {}
+        for node in self.nodes:
+            self.instances[id(node)] = [_Instance(self, node, i) for i in range(node.parallelism)]
+        self._sources = [inst for node in self.nodes for inst in self.instances[id(node)] if inst.reader is not None]
+        self._next_source = 0
+        self.records_read = 0
+        self._started = time.monotonic()
+        if snapshot is not None:
+            self._restore(snapshot)
+        for instance in self._all_instances():
+            if instance.operator is not None:
+                instance.operator.open()
+
+    def _all_instances(self) -> Iterator[_Instance]:
+        for node in self.nodes:
+            yield from self.instances[id(node)]
+
+    # -- delivery ------------------------------------------
+
+    def _target(self, edge: Edge, target: int) -> _Instance:
+        return self.instances[id(edge.downstream)][target]
+
+    def deliver_record(self, edge: Edge, sender: int, target: int, record: StreamRecord[Any]) -> None:
+        self._target(edge, target).on_record(edge.input_index, record)
+
+    def deliver_watermark(self, edge: Edge, sender: int, target: int, watermark: Watermark) -> None:
+        instance = self._target(edge, target)
+        channel = instance.channels[edge.input_index][(id(edge), sender)]
+        instance.valves[edge.input_index].input_watermark(watermark, channel, instance.valve_outputs[edge.input_index])
+
+    def deliver_status(self, edge: Edge, sender: int, target: int, status: WatermarkStatus) -> None:
+        instance = self._target(edge, target)
+        channel = instance.channels[edge.input_index][(id(edge), sender)]
+        instance.valves[edge.input_index].input_watermark_status(
+            status, channel, instance.valve_outputs[edge.input_index]
+        )
+
+    def _end_of_input(self, instance: _Instance) -> None:
+        """``instance`` will send nothing more: tell every downstream instance, finishing those fully ended."""
+        instance.finished = True
+        for edge in instance.node.outputs:
+            for downstream in self.instances[id(edge.downstream)]:
+                channel = downstream.channels[edge.input_index][(id(edge), instance.index)]
+                downstream.ended[edge.input_index].add(channel)
+                if downstream.finished:
+                    continue
+                if all(
+                    len(ended) == len(channels)
+                    for ended, channels in zip(downstream.ended, downstream.channels, strict=True)
+                ):
+                    if downstream.operator is not None:
+                        downstream.operator.finish()
+                    self._end_of_input(downstream)
+
+    # -- stepping ------------------------------------------
+
+    def is_finished(self) -> bool:
+        return all(source.finished for source in self._sources)
+
+    def step(self) -> bool:
+        """Read and process one element (or finish one exhausted source); False when nothing is left."""
+        active = [s for s in self._sources if not s.finished]
+        if not active:
+            return False
+        instance = self._sources[self._next_source % len(self._sources)]
+        while instance.finished:
+            self._next_source += 1
+            instance = self._sources[self._next_source % len(self._sources)]
+        self._next_source += 1
+        reader = instance.reader
+        assert reader is not None
+        has_element, element = reader.next()
+        if has_element:
+            record = element if isinstance(element, StreamRecord) else StreamRecord(element)
+            self.records_read += 1
+            instance.output.collect(record)
+            tick = getattr(self.clock, "tick", None)
+            if tick is not None:
+                tick()
+            self.advance_processing_time(self.clock.get_current_processing_time())
+        else:
+            if reader.source.is_bounded():
+                instance.output.emit_watermark(MAX_WATERMARK)
+            self._end_of_input(instance)
+        return True
+
+    def advance_processing_time(self, now: int) -> None:
+        """Tell every operator instance that processing time is ``now`` (fires timers and periodic watermarks)."""
+        setter = getattr(self.clock, "set_current_time", None)
+        if setter is not None and self.clock.get_current_processing_time() != now:
+            setter(now)
+        for instance in self._all_instances():
+            if instance.operator is not None:
+                instance.operator.advance_processing_time(now)
+
+    def run(self, max_records: int | None = None) -> int:
+        """Step until the sources are done, or ``max_records`` more elements were read; returns how many."""
+        start = self.records_read
+        while max_records is None or self.records_read - start < max_records:
+            if not self.step():
+                break
+        return self.records_read - start
+
+    def close(self) -> None:
+        for instance in self._all_instances():
+            if instance.operator is not None:
+                instance.operator.close()
+
+    # -- snapshots ------------------------------------------
+
+    def snapshot(self) -> bytes:
+        """The whole job between two elements: sources' positions, operators, valves, partitioners, clock."""
+        state: dict[str, Any] = {
+            "version": 1,
+            "next_source": self._next_source,
+            "records_read": self.records_read,
+            "clock": self.clock.get_current_processing_time(),
+            "instances": {},
+        }
+        for instance in self._all_instances():
+            state["instances"][(instance.node.key, instance.index)] = {
+                "operator": None if instance.operator is None else instance.operator.snapshot_state(),
+                "reader": None if instance.reader is None else instance.reader.snapshot(),
+                "valves": instance.valves,
+                "ended": instance.ended,
+                "finished": instance.finished,
+                "partitioners": [p for _, p in instance.output.routes],
+            }
+        return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def _restore(self, snapshot: bytes) -> None:
+        state = pickle.loads(snapshot)
+        self._next_source = state["next_source"]
+        self.records_read = state["records_read"]
+        setter = getattr(self.clock, "set_current_time", None)
+        if setter is not None:
+            setter(state["clock"])
+        for instance in self._all_instances():
+            saved = state["instances"].get((instance.node.key, instance.index))
+            if saved is None:
+                raise ValueError(f"the snapshot has no state for {instance.node.key} instance {instance.index}")
+            if instance.operator is not None and saved["operator"] is not None:
+                instance.operator.restore_state(saved["operator"])
+            if instance.reader is not None and saved["reader"] is not None:
+                instance.reader.restore(saved["reader"])
+            instance.valves = saved["valves"]
+            instance.ended = saved["ended"]
+            instance.finished = saved["finished"]
+            for i, partitioner in enumerate(saved["partitioners"]):
+                edge, _ = instance.output.routes[i]
+                instance.output.routes[i] = (edge, partitioner)
