@@ -33,6 +33,17 @@ class WatermarkGenerator(ABC):
     def on_periodic_emit(self, output: WatermarkOutput) -> None:
         """Called every auto-watermark interval of processing time; a periodic generator emits here."""
 
+    def snapshot_state(self) -> Any:
+        """Progress to keep across a restore (panes' runners snapshot it; Flink restarts generators fresh).
+
+        The default keeps nothing; a generator that tracks progress returns picklable data here and takes
+        it back in :meth:`restore_state`.
+        """
+        return None
+
+    def restore_state(self, state: Any) -> None:
+        """Take back what :meth:`snapshot_state` returned."""
+
 
 @dataclass(frozen=True)
 class WatermarkGeneratorContext:
@@ -78,6 +89,13 @@ class BoundedOutOfOrdernessWatermarks(WatermarkGenerator):
 
     def on_periodic_emit(self, output: WatermarkOutput) -> None:
         output.emit_watermark(Watermark(self._max_timestamp - self.out_of_orderness - 1))
+
+    def snapshot_state(self) -> Any:
+        return self._max_timestamp
+
+    def restore_state(self, state: Any) -> None:
+        if state is not None:
+            self._max_timestamp = state
 
     def __repr__(self) -> str:
         return f"BoundedOutOfOrdernessWatermarks({self.out_of_orderness} ms)"

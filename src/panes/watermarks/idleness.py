@@ -99,5 +99,18 @@ class WatermarksWithIdleness(WatermarkGenerator):
         else:
             self.generator.on_periodic_emit(output)
 
+    def snapshot_state(self) -> Any:
+        timer = self._timer
+        return (self.generator.snapshot_state(), timer._counter, timer._last_counter, timer._start_of_inactivity,
+                self._idle_now)
+
+    def restore_state(self, state: Any) -> None:
+        if state is None:
+            return
+        inner, counter, last_counter, start, idle_now = state
+        self.generator.restore_state(inner)
+        self._timer._counter, self._timer._last_counter, self._timer._start_of_inactivity = counter, last_counter, start
+        self._idle_now = idle_now
+
     def __repr__(self) -> str:
         return f"WatermarksWithIdleness({self.generator!r}, {self.idle_timeout} ms)"
