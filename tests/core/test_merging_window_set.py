@@ -279,3 +279,19 @@ def test_a_merge_reported_as_a_list_is_used_in_list_order() -> None:
     assert add(window_set, m, W(8, 10)) == W(5, 13)
     assert m.last == Merge(W(5, 13), [W(5, 8), W(10, 13)], W(5, 8), [W(10, 13)])
     assert window_set.get_state_window(W(5, 13)) == W(5, 8)
+
+
+def test_a_merge_group_with_many_hash_collisions_iterates_like_javas_resized_hash_set() -> None:
+    """Ten sessions whose window hashes share bucket 5 of 64 (and one in bucket 21) merge at once. Java's
+    ``HashSet`` doubles its 16-bucket table when a bucket reaches 9 entries (instead of making it a
+    tree while it has fewer than 64 buckets), which moves (1090, 1091) behind the crowded bucket: the
+    merge target is (1270, 1271). With the load factor alone (12 elements in 16 buckets) it would be
+    (1090, 1091)."""
+    window_set = MergingWindowSet(EventTimeSessionWindows.with_gap(1), [])
+    m = RecordingMerge()
+    starts = [1090, 1270, 2240, 3790, 5250, 5340, 6130, 6290, 6410, 6550]
+    for start in starts:
+        add(window_set, m, W(start, start + 1))
+    assert add(window_set, m, W(0, 8000)) == W(0, 8000)
+    expected = [W(s, s + 1) for s in starts[1:] + starts[:1]]
+    assert m.last == Merge(W(0, 8000), expected, W(1270, 1271), expected[1:])

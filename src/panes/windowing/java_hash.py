@@ -4,9 +4,11 @@ Flink's merging-window bookkeeping (``MergingWindowSet``, ``TimeWindow.mergeWind
 collections; which session's state becomes the merge target, and so the order of elements a window
 function sees, follows from that iteration order. These classes keep Python dict semantics but iterate
 as Java does: by bucket ``(h ^ (h >>> 16)) & (capacity - 1)`` of the element's Java ``hashCode``, then by
-insertion order within a bucket. The capacity starts at 16 and doubles when the size exceeds 3/4 of it.
-(Java turns crowded buckets into trees; with Flink's well-mixed window hashes that needs 8+ collisions in
-one bucket and is not modelled.)
+insertion order within a bucket. The capacity starts at 16 and doubles when the size exceeds 3/4 of it,
+and also, as ``HashMap.treeifyBin`` does while the table is smaller than 64 buckets, when a new key lands
+in a bucket that already holds 8 keys. (From 64 buckets on Java turns such a bucket into a tree, whose
+iteration order is not modelled; with Flink's well-mixed window hashes that takes 9 keys in one of 64+
+buckets.)
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ def java_hash_code(obj: Any) -> int:
     return hash(obj) & 0xFFFFFFFF
 
 
+_TREEIFY_THRESHOLD = 8
+_MIN_TREEIFY_CAPACITY = 64
+
+
 def _spread(h: int) -> int:
     h &= 0xFFFFFFFF
     return h ^ (h >> 16)
@@ -59,7 +65,15 @@ class JavaHashMap(Generic[K, V]):
         if previous is not None:
             self._entries[key] = (value, previous[1], previous[2])
             return previous[0]
-        self._entries[key] = (value, _spread(java_hash_code(key)), self._next_seq)
+        spread = _spread(java_hash_code(key))
+        if len(self._entries) >= _TREEIFY_THRESHOLD and self._capacity < _MIN_TREEIFY_CAPACITY:
+            # Java appends the key to its bucket, and a bucket that now holds more than 8 keys makes a
+            # table of fewer than 64 buckets double instead of turning the bucket into a tree
+            mask = self._capacity - 1
+            in_bucket = sum(1 for _, h, _ in self._entries.values() if h & mask == spread & mask)
+            if in_bucket >= _TREEIFY_THRESHOLD:
+                self._capacity *= 2
+        self._entries[key] = (value, spread, self._next_seq)
         self._next_seq += 1
         if len(self._entries) > self._capacity * 3 // 4:
             self._capacity *= 2
