@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from panes.elements import MAX_WATERMARK, StreamRecord, Watermark, WatermarkStatus
+from panes.errors import BadRecordError
 from panes.testing import OneInputOperatorHarness
 from panes.time import LONG_MAX, LONG_MIN
 from panes.watermarks import (
@@ -257,10 +258,11 @@ def test_column_assigner_with_rows() -> None:
     ]
 
 
-def test_assigner_errors_propagate() -> None:
+def test_assigner_errors_fail_as_bad_records_with_the_cause() -> None:
     harness = harness_for(WatermarkStrategy.no_watermarks().with_timestamp_assigner("ts"))
-    with pytest.raises(KeyError, match="'ts'"):
+    with pytest.raises(BadRecordError, match="'ts'") as failure:
         harness.process_element({"time": 1})
+    assert isinstance(failure.value.__cause__, KeyError)
 
 
 # -- end of input ----------------------------------------------------------------------------------------------
@@ -363,7 +365,8 @@ def test_any_assigner_must_return_a_timestamp() -> None:
     harness = harness_for(WatermarkStrategy.no_watermarks().with_timestamp_assigner(Sloppy()))
     harness.process_element(datetime(1970, 1, 1, 0, 0, 2, tzinfo=timezone.utc))
     assert harness.extract_output_records()[0].timestamp == 2000
-    with pytest.raises(TypeError, match="Sloppy"):
+    with pytest.raises(BadRecordError, match="Sloppy") as failure:
         harness.process_element(None)
-    with pytest.raises(ValueError, match="long range"):
+    assert isinstance(failure.value.__cause__, TypeError)
+    with pytest.raises(BadRecordError, match="long range"):
         harness.process_element(2**63)

@@ -32,6 +32,7 @@ class Transformation:
     inputs: tuple[Transformation, ...] = ()
     parallelism: int | None = None
     uid: str | None = None
+    error_tag: OutputTag[Any] | None = None
     id: int = field(default_factory=_next_id)
 
     kind = "transformation"

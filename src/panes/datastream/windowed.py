@@ -79,6 +79,7 @@ class _Windowed:
         self._evictor: Evictor[Any, Any] | None = None
         self._lateness = 0
         self._late_tag: OutputTag[Any] | None = None
+        self._error_tag: OutputTag[Any] | None = None
 
     def trigger(self, trigger: Trigger[Any, Any]) -> Any:
         """Replace the assigner's default trigger."""
@@ -103,6 +104,13 @@ class _Windowed:
         if not isinstance(output_tag, OutputTag):
             raise TypeError(f"expected an OutputTag, got {type(output_tag).__name__}")
         self._late_tag = output_tag
+        return self
+
+    def side_output_errors(self, output_tag: OutputTag[Any]) -> Any:
+        """Send bad records (e.g. elements without a timestamp for event-time windows) to ``output_tag``."""
+        if not isinstance(output_tag, OutputTag):
+            raise TypeError(f"expected an OutputTag, got {type(output_tag).__name__}")
+        self._error_tag = output_tag
         return self
 
     def _key(self) -> Any:
@@ -131,6 +139,7 @@ class _Windowed:
             spec=spec,
             operator_factory=spec.create_operator,
             key_selector=self._key(),
+            error_tag=self._error_tag,
         )
         return DataStream(self._input.env, transformation)
 

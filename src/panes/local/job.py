@@ -102,6 +102,7 @@ class _Instance:
         if isinstance(transformation, (OneInputTransformation,)) or transformation.kind == "two_input":
             factory = transformation.operator_factory  # type: ignore[attr-defined]
             self.operator = factory()
+            self.operator.error_tag = transformation.error_tag  # type: ignore[attr-defined]
             self.operator.setup(
                 self.output,
                 job.clock,
@@ -121,14 +122,11 @@ class _Instance:
         operator = self.operator
         if isinstance(operator, TwoInputStreamOperator):
             if input_index == 0:
-                operator.set_key_context_element1(record)
-                operator.process_element1(record)
+                operator.process_record1(record)
             else:
-                operator.set_key_context_element2(record)
-                operator.process_element2(record)
+                operator.process_record2(record)
         elif isinstance(operator, OneInputStreamOperator):
-            operator.set_key_context_element(record)
-            operator.process_element(record)
+            operator.process_record(record)
         elif self.sink is not None:
             _write(self.sink, record, self.index, self.node.parallelism)
 

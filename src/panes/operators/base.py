@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from panes.elements import StreamRecord, Watermark, WatermarkStatus
+from panes.errors import BadRecordError, ErrorRecord
 from panes.functions.base import RuntimeContext
 from panes.state.backend import VOID_NAMESPACE, HeapKeyedStateBackend
 from panes.state.store import NamespacedStateStore
@@ -25,6 +26,18 @@ from panes.timers.clock import ManualProcessingTimeService, ProcessingTimeServic
 from panes.timers.service import InternalTimerService, Triggerable
 
 KeySelector = Callable[[Any], Any]
+
+
+def extract_key(key_selector: KeySelector, value: Any) -> Any:
+    """``key_selector(value)``; a failure, or an unhashable key, is a :class:`BadRecordError`."""
+    try:
+        key = key_selector(value)
+        hash(key)
+    except BadRecordError:
+        raise
+    except Exception as error:
+        raise BadRecordError(f"cannot extract a hashable key from {value!r}") from error
+    return key
 
 
 class Output(Protocol):
@@ -101,6 +114,7 @@ class AbstractStreamOperator(ABC):
         self._timer_services: dict[str, InternalTimerService] = {}
         self._restored: dict[str, Any] | None = None
         self._watermark = LONG_MIN
+        self.error_tag: OutputTag[Any] | None = None
         self.task_name = type(self).__name__
         self.subtask_index = 0
         self.parallelism = 1
@@ -144,9 +158,28 @@ class AbstractStreamOperator(ABC):
     # -- keys, timers ------------------------------------------------------------------------------------
 
     def set_key_context_element(self, record: StreamRecord[Any]) -> None:
-        """Make the key of ``record`` current (keyed operators only)."""
+        """Make the key of ``record`` current (keyed operators only); a failing key selector is a bad record."""
         if self.key_selector is not None:
-            self.backend.current_key = self.key_selector(record.value)
+            self.backend.current_key = extract_key(self.key_selector, record.value)
+
+    def process_record(self, record: StreamRecord[Any]) -> None:
+        """Key and process one input record, routing a bad record to the error side output when there is one.
+
+        Every host calls this for one-input operators (see ``panes.errors``).
+        """
+        try:
+            self.set_key_context_element(record)
+            self.process_element(record)  # type: ignore[attr-defined]
+        except BadRecordError as error:
+            self.report_bad_record(record, error)
+
+    def report_bad_record(self, record: StreamRecord[Any], error: BadRecordError) -> None:
+        """Send ``record`` to the error side output, or raise ``error`` when there is none."""
+        if self.error_tag is None:
+            raise error
+        reason = str(error) if error.__cause__ is None else f"{error} ({error.__cause__!r})"
+        failure = ErrorRecord(record.value, record.timestamp, reason, type(error).__name__, self.task_name)
+        self.output.collect_side(self.error_tag, StreamRecord(failure, record.timestamp))
 
     def get_current_key(self) -> Any:
         return self.backend.current_key

@@ -10,6 +10,7 @@ from abc import abstractmethod
 from typing import Any
 
 from panes.elements import StreamRecord, Watermark, WatermarkStatus
+from panes.errors import BadRecordError
 from panes.functions.stream import (
     CoFlatMapFunction,
     CoMapFunction,
@@ -17,7 +18,7 @@ from panes.functions.stream import (
     KeyedCoProcessFunction,
     TimeDomain,
 )
-from panes.operators.base import AbstractStreamOperator, KeySelector, TimestampedCollector
+from panes.operators.base import AbstractStreamOperator, KeySelector, TimestampedCollector, extract_key
 from panes.operators.keyed import USER_TIMERS, KeyedContext, KeyedTimerService
 from panes.operators.stateless import _NoTimersService, _ProcessContext
 from panes.time import LONG_MIN
@@ -66,11 +67,27 @@ class TwoInputStreamOperator(AbstractStreamOperator):
 
     def set_key_context_element1(self, record: StreamRecord[Any]) -> None:
         if self.key_selector is not None:
-            self.backend.current_key = self.key_selector(record.value)
+            self.backend.current_key = extract_key(self.key_selector, record.value)
 
     def set_key_context_element2(self, record: StreamRecord[Any]) -> None:
         if self.key_selector2 is not None:
-            self.backend.current_key = self.key_selector2(record.value)
+            self.backend.current_key = extract_key(self.key_selector2, record.value)
+
+    def process_record1(self, record: StreamRecord[Any]) -> None:
+        """Key and process a record of the first input (bad records as in ``process_record``)."""
+        try:
+            self.set_key_context_element1(record)
+            self.process_element1(record)
+        except BadRecordError as error:
+            self.report_bad_record(record, error)
+
+    def process_record2(self, record: StreamRecord[Any]) -> None:
+        """Key and process a record of the second input (bad records as in ``process_record``)."""
+        try:
+            self.set_key_context_element2(record)
+            self.process_element2(record)
+        except BadRecordError as error:
+            self.report_bad_record(record, error)
 
     @abstractmethod
     def process_element1(self, record: StreamRecord[Any]) -> None: ...

@@ -44,8 +44,7 @@ class OneInputOperatorHarness:
         """Feed one element; ``value`` may be a ``StreamRecord`` (then ``timestamp`` is ignored)."""
         self.open()
         record = value if isinstance(value, StreamRecord) else StreamRecord(value, timestamp)
-        self.operator.set_key_context_element(record)
-        self.operator.process_element(record)
+        self.operator.process_record(record)
 
     def process_watermark(self, watermark: int | Watermark) -> None:
         self.open()

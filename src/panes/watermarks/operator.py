@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from panes.elements import MAX_WATERMARK, StreamRecord, Watermark, WatermarkStatus
+from panes.errors import BadRecordError
 from panes.operators.base import OneInputStreamOperator, Output
 from panes.time import LONG_MAX, LONG_MIN, Duration, duration_ms
 from panes.watermarks.assigners import TimestampAssigner, checked_timestamp
@@ -140,9 +141,14 @@ class TimestampsAndWatermarksOperator(OneInputStreamOperator):
         assigner, generator, emitter = self._require_open()
         value = record.value
         previous = LONG_MIN if record.timestamp is None else record.timestamp
-        timestamp = assigner.extract_timestamp(value, previous)
-        if type(timestamp) is not int or not LONG_MIN <= timestamp <= LONG_MAX:
-            timestamp = checked_timestamp(timestamp, f"the timestamp extracted by {assigner!r}")
+        try:
+            timestamp = assigner.extract_timestamp(value, previous)
+            if type(timestamp) is not int or not LONG_MIN <= timestamp <= LONG_MAX:
+                timestamp = checked_timestamp(timestamp, f"the timestamp extracted by {assigner!r}")
+        except (KeyError, IndexError, AttributeError, TypeError, ValueError) as error:
+            if isinstance(error, BadRecordError):
+                raise
+            raise BadRecordError(f"cannot extract a timestamp from {value!r}: {error}") from error
         self.output.collect(StreamRecord(value, timestamp))
         generator.on_event(value, timestamp, emitter)
 

@@ -6,6 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable
 from typing import Any, Generic, Protocol, TypeVar
 
+from panes.errors import BadRecordError
 from panes.time import LONG_MIN
 from panes.windowing.triggers.base import Trigger
 
@@ -19,7 +20,7 @@ MISSING_TIMESTAMP_MESSAGE = (
 )
 
 
-class MissingTimestampError(ValueError):
+class MissingTimestampError(BadRecordError):
     """An element without a timestamp reached an event-time window assigner."""
 
     def __init__(self) -> None:

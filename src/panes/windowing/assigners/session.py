@@ -11,6 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
+from panes.errors import BadRecordError
 from panes.time import Duration, duration_ms
 from panes.windowing.assigners.base import (
     MergeCallback,
@@ -63,7 +64,7 @@ def _fixed_gap(owner: str, gap: Duration) -> int:
 def _dynamic_gap(extractor: SessionWindowTimeGapExtractor[Any], element: Any) -> int:
     gap = extractor.extract(element)
     if gap <= 0:
-        raise ValueError(f"Dynamic session time gap must satisfy 0 < gap (got gap={gap} ms for {element!r})")
+        raise BadRecordError(f"Dynamic session time gap must satisfy 0 < gap (got gap={gap} ms for {element!r})")
     return gap
 
 
