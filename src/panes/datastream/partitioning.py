@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from panes.keygroups import assign_key_to_parallel_operator
+from panes.operators.base import extract_key
 
 
 class StreamPartitioner(ABC):
@@ -26,6 +27,13 @@ class StreamPartitioner(ABC):
 
     def copy(self) -> StreamPartitioner:
         return copy.copy(self)
+
+    def snapshot_state(self) -> dict[str, Any]:
+        """The per-sender position (the ``_``-prefixed attributes set in ``setup``), for job snapshots."""
+        return {name: value for name, value in vars(self).items() if name.startswith("_")}
+
+    def restore_state(self, state: dict[str, Any]) -> None:
+        vars(self).update(state)
 
     def is_broadcast(self) -> bool:
         return False
@@ -121,7 +129,7 @@ class KeyGroupStreamPartitioner(StreamPartitioner):
         self.max_parallelism = max_parallelism
 
     def select(self, value: Any, channels: int) -> list[int]:
-        key = self.key_selector(value)
+        key = extract_key(self.key_selector, value)
         return [assign_key_to_parallel_operator(key, self.max_parallelism, channels)]
 
 
@@ -135,7 +143,7 @@ class CustomPartitionerWrapper(StreamPartitioner):
         self.key_selector = key_selector
 
     def select(self, value: Any, channels: int) -> list[int]:
-        key = self.key_selector(value)
+        key = extract_key(self.key_selector, value)
         method = getattr(self.partitioner, "partition", None)
         target = method(key, channels) if method is not None else self.partitioner(key, channels)
         if not 0 <= target < channels:

@@ -21,6 +21,7 @@ from panes.datastream.plan import OneInputTransformation, Plan, SinkTransformati
 from panes.datastream.sinks import FunctionSink, ListSink, PrintSink
 from panes.datastream.sources import Source
 from panes.elements import MAX_WATERMARK, StreamRecord, Watermark, WatermarkStatus
+from panes.errors import BadRecordError
 from panes.local.graph import Edge, Node, build_graph
 from panes.operators.base import AbstractStreamOperator, OneInputStreamOperator
 from panes.operators.two_input import TwoInputStreamOperator
@@ -44,7 +45,13 @@ class _Router:
     def _send(self, tag: OutputTag[Any] | None, record: StreamRecord[Any]) -> None:
         for edge, partitioner in self.routes:
             if edge.tag == tag:
-                for target in partitioner.select(record.value, edge.downstream.parallelism):
+                try:
+                    targets = partitioner.select(record.value, edge.downstream.parallelism)
+                except BadRecordError as error:
+                    # a record the downstream key selector refuses is that operator's bad record
+                    self._job.report_unroutable(edge, record, error)
+                    continue
+                for target in targets:
                     self._job.deliver_record(edge, self._index, target, record)
 
     def collect(self, record: StreamRecord[Any]) -> None:
@@ -102,7 +109,7 @@ class _Instance:
         if isinstance(transformation, (OneInputTransformation,)) or transformation.kind == "two_input":
             factory = transformation.operator_factory  # type: ignore[attr-defined]
             self.operator = factory()
-            self.operator.error_tag = transformation.error_tag  # type: ignore[attr-defined]
+            self.operator.error_tag = transformation.error_tag
             self.operator.setup(
                 self.output,
                 job.clock,
@@ -246,6 +253,12 @@ class LocalJob:
     def deliver_record(self, edge: Edge, sender: int, target: int, record: StreamRecord[Any]) -> None:
         self._target(edge, target).on_record(edge.input_index, record)
 
+    def report_unroutable(self, edge: Edge, record: StreamRecord[Any], error: BadRecordError) -> None:
+        operator = self._target(edge, 0).operator
+        if operator is None:
+            raise error
+        operator.report_bad_record(record, error)
+
     def deliver_watermark(self, edge: Edge, sender: int, target: int, watermark: Watermark) -> None:
         instance = self._target(edge, target)
         channel = instance.channels[edge.input_index][(id(edge), sender)]
@@ -347,7 +360,7 @@ class LocalJob:
                 "valves": instance.valves,
                 "ended": instance.ended,
                 "finished": instance.finished,
-                "partitioners": [p for _, p in instance.output.routes],
+                "partitioners": [p.snapshot_state() for _, p in instance.output.routes],
             }
         return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
 
@@ -369,6 +382,5 @@ class LocalJob:
             instance.valves = saved["valves"]
             instance.ended = saved["ended"]
             instance.finished = saved["finished"]
-            for i, partitioner in enumerate(saved["partitioners"]):
-                edge, _ = instance.output.routes[i]
-                instance.output.routes[i] = (edge, partitioner)
+            for (_, partitioner), partitioner_state in zip(instance.output.routes, saved["partitioners"], strict=True):
+                partitioner.restore_state(partitioner_state)
