@@ -276,3 +276,23 @@ class NoOpEvictor(Evictor[Any, Any]):
 
     def evict_after(self, elements: list[Any], size: int, window: Any, evictor_context: Any) -> None:
         self.after.append(([e.value for e in elements], size, window))
+
+
+def by_watermark(harness: WindowOperatorHarness) -> list[tuple[list[tuple[Any, int | None]], int | None]]:
+    """The output cut at each watermark: ``[(sorted records before it, watermark), ...]``; records after
+    the last watermark come with ``None``. Flink's tests compare outputs this way (records sorted,
+    watermarks in place), since the order of results of one watermark across keys is an implementation
+    detail of the timer queue."""
+    from panes.elements import StreamRecord, Watermark
+
+    segments: list[tuple[list[tuple[Any, int | None]], int | None]] = []
+    pending: list[tuple[Any, int | None]] = []
+    for element in harness.get_output():
+        if isinstance(element, StreamRecord):
+            pending.append((element.value, element.timestamp))
+        elif isinstance(element, Watermark):
+            segments.append((sorted(pending, key=repr), element.timestamp))
+            pending = []
+    if pending:
+        segments.append((sorted(pending, key=repr), None))
+    return segments

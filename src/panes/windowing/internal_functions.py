@@ -16,6 +16,7 @@ from typing import Any
 
 from panes.functions.base import (
     AggregateFunction,
+    Function,
     ReduceFunction,
     as_aggregate_function,
     as_reduce_function,
@@ -61,8 +62,23 @@ class _CallableProcessWindowFunction(ProcessWindowFunction[Any, Any, Any, Any]):
         return self._fn(key, context, elements)
 
 
-class _WindowFunctionAdapter(ProcessWindowFunction[Any, Any, Any, Any]):
+class _Wrapping(ProcessWindowFunction[Any, Any, Any, Any]):
+    """An adapter around a user function; ``open``/``close`` reach the user function, as Flink's wrapping
+    window functions open and close the rich function they wrap."""
+
+    def __init__(self, wrapped: Function) -> None:
+        self._wrapped = wrapped
+
+    def open(self, runtime_context: Any) -> None:
+        self._wrapped.open(runtime_context)
+
+    def close(self) -> None:
+        self._wrapped.close()
+
+
+class _WindowFunctionAdapter(_Wrapping):
     def __init__(self, fn: WindowFunction[Any, Any, Any, Any]) -> None:
+        super().__init__(fn)
         self.fn = fn
 
     def process(self, key: Any, context: WindowContext[Any], elements: Iterable[Any]) -> Iterable[Any] | None:
@@ -70,16 +86,18 @@ class _WindowFunctionAdapter(ProcessWindowFunction[Any, Any, Any, Any]):
         return results
 
 
-class _AllWindowFunctionAdapter(ProcessWindowFunction[Any, Any, Any, Any]):
+class _AllWindowFunctionAdapter(_Wrapping):
     def __init__(self, fn: AllWindowFunction[Any, Any, Any]) -> None:
+        super().__init__(fn)
         self.fn = fn
 
     def process(self, key: Any, context: WindowContext[Any], elements: Iterable[Any]) -> Iterable[Any] | None:
         return self.fn.apply(context.window(), elements)
 
 
-class _ProcessAllWindowFunctionAdapter(ProcessWindowFunction[Any, Any, Any, Any]):
+class _ProcessAllWindowFunctionAdapter(_Wrapping):
     def __init__(self, fn: ProcessAllWindowFunction[Any, Any, Any]) -> None:
+        super().__init__(fn)
         self.fn = fn
 
     def process(self, key: Any, context: WindowContext[Any], elements: Iterable[Any]) -> Iterable[Any] | None:
