@@ -217,6 +217,11 @@ class AbstractStreamOperator(ABC):
         for service in self._timer_services.values():
             service.advance_processing_time(now)
 
+    def next_event_time_timer(self) -> int | None:
+        """The earliest pending event-time timer, for runners that schedule wake-ups."""
+        times = [t for s in self._timer_services.values() if (t := s.next_event_time_timer()) is not None]
+        return min(times) if times else None
+
     def next_processing_time_timer(self) -> int | None:
         """The earliest pending processing-time timer, for runners that schedule wake-ups."""
         times = [t for s in self._timer_services.values() if (t := s.next_processing_time_timer()) is not None]

@@ -1,0 +1,151 @@
+"""Hosting one step's operator for one shard of keys (or one partition of a non-keyed stream), one
+micro-batch at a time. Pure Python: the Spark glue feeds it rows and stores what it snapshots.
+
+Within a micro-batch the rows are processed in Flink's order at batch granularity. Rows carry a *phase*:
+phase 0 rows were produced upstream before this batch's watermark was forwarded (results of timers the
+watermark fired), phase 1 rows after it (source elements, and results of processing them). The host
+processes phase 0 rows, then advances the operator to the batch's watermark (firing event-time timers)
+and processing time, then processes phase 1 rows. Its own outputs get phase 0 until the watermark was
+advanced and phase 1 afterwards, so a downstream operator sees the same order Flink would give it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from panes.datastream.plan import OneInputTransformation, TwoInputTransformation
+from panes.elements import StreamRecord, Watermark, WatermarkStatus
+from panes.operators.base import AbstractStreamOperator, OneInputStreamOperator
+from panes.operators.two_input import TwoInputStreamOperator
+from panes.spark.linear import Channel, Step
+from panes.tags import OutputTag
+from panes.time import LONG_MIN
+from panes.timers.clock import ManualProcessingTimeService
+
+Row = tuple[Channel, Any, "int | None", int, int]
+"""(channel, value, timestamp, seq, phase)"""
+
+
+class _Output:
+    """Collects what the operator emits as rows; watermarks stay inside (Spark carries them)."""
+
+    def __init__(self, host: StepHost) -> None:
+        self._host = host
+
+    def collect(self, record: StreamRecord[Any]) -> None:
+        self._host.emit(None, record)
+
+    def collect_side(self, tag: OutputTag[Any], record: StreamRecord[Any]) -> None:
+        self._host.emit(tag.tag_id, record)
+
+    def emit_watermark(self, watermark: Watermark) -> None:
+        return None
+
+    def emit_watermark_status(self, status: WatermarkStatus) -> None:
+        return None
+
+
+class StepHost:
+    """A live operator of ``step`` for shard ``shard`` of ``num_shards``.
+
+    ``restore(blob)`` (optional) then ``open()``; ``process(rows, watermark, now)`` per micro-batch;
+    ``snapshot()`` gives the blob to store. ``watermark`` is the batch's watermark (``LONG_MIN`` before any).
+    """
+
+    def __init__(self, step: Step, shard: int = 0, num_shards: int = 1, max_parallelism: int = 128) -> None:
+        transformation = step.transformation
+        if not isinstance(transformation, (OneInputTransformation, TwoInputTransformation)):
+            raise TypeError(f"step {transformation.name} has no operator to host")
+        assert transformation.operator_factory is not None
+        self.step = step
+        self.shard = shard
+        self.clock = ManualProcessingTimeService()
+        self.operator: AbstractStreamOperator = transformation.operator_factory()
+        self.operator.error_tag = transformation.error_tag
+        self.operator.setup(
+            _Output(self),
+            self.clock,
+            task_name=f"{transformation.name} (shard {shard}/{num_shards})",
+            subtask_index=shard,
+            parallelism=num_shards,
+            max_parallelism=max_parallelism,
+        )
+        self._own = transformation.id
+        self._needed = step.needed_outputs
+        self._inputs = step.channel_input()
+        self._out: list[Row] = []
+        self._phase = 0
+        self._counter = 0
+        self._opened = False
+
+    def restore(self, blob: bytes) -> None:
+        self.operator.restore_state(blob)
+
+    def open(self) -> None:
+        if not self._opened:
+            self.operator.open()
+            self._opened = True
+
+    def snapshot(self) -> bytes:
+        return self.operator.snapshot_state()
+
+    def close(self) -> None:
+        if self._opened:
+            self.operator.close()
+
+    # -- output -------------------------------------------------------------------------------------------
+
+    def emit(self, tag: str | None, record: StreamRecord[Any]) -> None:
+        channel = (self._own, tag)
+        if channel in self._needed:
+            self._counter += 1
+            self._out.append((channel, record.value, record.timestamp, (self.shard << 40) | self._counter, self._phase))
+
+    # -- one micro-batch -------------------------------------------------------------------------------------
+
+    def _feed(self, row: Row) -> None:
+        channel, value, timestamp, _, _ = row
+        record = StreamRecord(value, timestamp)
+        operator = self.operator
+        if isinstance(operator, TwoInputStreamOperator):
+            if self._inputs[channel] == 0:
+                operator.process_record1(record)
+            else:
+                operator.process_record2(record)
+        else:
+            assert isinstance(operator, OneInputStreamOperator)
+            operator.process_record(record)
+
+    def advance(self, watermark: int, now: int) -> None:
+        """Move the operator to ``watermark`` (when it is ahead) and to processing time ``now``."""
+        operator = self.operator
+        if watermark > operator.current_watermark():
+            if isinstance(operator, TwoInputStreamOperator):
+                operator.process_watermark1(Watermark(watermark))
+                operator.process_watermark2(Watermark(watermark))
+            else:
+                operator.process_watermark(Watermark(watermark))
+        self.clock.set_current_time(now)
+        operator.advance_processing_time(now)
+
+    def process(self, rows: Iterable[Row], watermark: int = LONG_MIN, now: int = 0) -> list[Row]:
+        """Process one micro-batch of this shard's rows (any order: they are sorted by phase, then seq)."""
+        self.open()
+        self._out = []
+        ordered = sorted(rows, key=lambda row: (row[4], row[3]))
+        self._phase = 0
+        self.clock.set_current_time(now)
+        index = 0
+        while index < len(ordered) and ordered[index][4] == 0:
+            self._feed(ordered[index])
+            index += 1
+        self.advance(watermark, now)
+        self._phase = 1
+        for row in ordered[index:]:
+            self._feed(row)
+        out, self._out = self._out, []
+        return out
+
+    def next_event_time_timer(self) -> int | None:
+        return self.operator.next_event_time_timer()

@@ -1,0 +1,195 @@
+"""The Spark runner's semantics, executed in one process: steps over explicit micro-batches.
+
+This is what the Spark runner computes, without Spark: the same steps (``linear``), the same hosts
+(``host``), the same sharding of keys and the same watermark rules. The bounded (batch) Spark path runs
+each shard's part of it inside ``applyInPandas``; tests use it to state the micro-batch semantics once.
+
+Watermarks, as on Spark: each timestamps step rates every row with the watermark its generator emits after
+that row (periodic generators are asked after every row); after a micro-batch, a step's watermark is the
+largest rating it has seen so far, and the query's watermark is the minimum over the timestamps steps that
+have seen data (Spark's default ``min`` policy; steps without data are ignored, as Spark ignores them).
+Rows of micro-batch ``b`` are processed at the watermark reached after batch ``b - 1``. A bounded input
+ends with two empty batches: one at the last watermark, one at ``LONG_MAX``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from panes.datastream.plan import Plan, SinkTransformation
+from panes.elements import StreamRecord
+from panes.errors import BadRecordError
+from panes.keygroups import assign_to_key_group
+from panes.operators.base import extract_key
+from panes.spark.host import Row, StepHost
+from panes.spark.linear import Channel, Step, channel_of, linearize
+from panes.time import LONG_MAX, LONG_MIN
+from panes.watermarks import TimestampsAndWatermarksOperator
+
+
+def shard_of(key: Any, num_shards: int, max_parallelism: int) -> int:
+    """The shard ``[0, num_shards)`` owning ``key``: its key group's share, as Flink assigns key groups."""
+    return assign_to_key_group(key, max_parallelism) * num_shards // max_parallelism
+
+
+def rate_watermarks(
+    operator: TimestampsAndWatermarksOperator, rows: Sequence[Row], step: Step
+) -> tuple[list[Row], list[int]]:
+    """Assign timestamps to ``rows`` and rate each with the watermark its generator emits after it.
+
+    Returns the stamped rows (bad records go to the step's error channel, if any) and the ratings.
+    """
+    stamped: list[Row] = []
+    ratings: list[int] = []
+    own = step.transformation.id
+    error_tag = step.transformation.error_tag
+    generator = operator.watermark_generator
+    emitter = operator._emitter
+    assert generator is not None and emitter is not None
+    for channel, value, timestamp, seq, phase in rows:
+        if channel not in step.consumed:
+            continue
+        captured: list[StreamRecord[Any]] = []
+        operator.output = _Capture(captured)
+        emitter._output = operator.output
+        try:
+            operator.process_element(StreamRecord(value, timestamp))
+        except BadRecordError as error:
+            if error_tag is None:
+                raise
+            operator.error_tag = error_tag
+            operator.report_bad_record(StreamRecord(value, timestamp), error)
+        generator.on_periodic_emit(emitter)
+        for record in captured:
+            stamped.append(((own, None), record.value, record.timestamp, seq, phase))
+        for tag, record in operator.output.side:  # type: ignore[attr-defined]
+            stamped.append(((own, tag), record.value, record.timestamp, seq, phase))
+        ratings.append(emitter.current_watermark)
+    return stamped, ratings
+
+
+class _Capture:
+    def __init__(self, records: list[StreamRecord[Any]]) -> None:
+        self.records = records
+        self.side: list[tuple[str, StreamRecord[Any]]] = []
+
+    def collect(self, record: StreamRecord[Any]) -> None:
+        self.records.append(record)
+
+    def collect_side(self, tag: Any, record: StreamRecord[Any]) -> None:
+        self.side.append((tag.tag_id, record))
+
+    def emit_watermark(self, watermark: Any) -> None:
+        return None
+
+    def emit_watermark_status(self, status: Any) -> None:
+        return None
+
+
+class MicroBatchExecutor:
+    """Runs ``plan`` over explicit micro-batches, sharding keyed steps into ``num_shards`` shards."""
+
+    def __init__(self, plan: Plan, num_shards: int = 4, max_parallelism: int = 128) -> None:
+        self.steps = linearize(plan)
+        self.num_shards = num_shards
+        self.max_parallelism = max_parallelism
+        self.hosts: dict[tuple[int, int], StepHost] = {}
+        self.step_watermarks: dict[int, int] = {}
+        self.watermark = LONG_MIN
+        self.sink_rows: dict[int, list[Row]] = defaultdict(list)
+        self._seq = 0
+        self.now = 0
+
+    def _host(self, step: Step, shard: int) -> StepHost:
+        host = self.hosts.get((step.index, shard))
+        if host is None:
+            host = StepHost(step, shard, self.num_shards, self.max_parallelism)
+            self.hosts[(step.index, shard)] = host
+        return host
+
+    def run_batch(self, sources: dict[int, Sequence[Any]], now: int | None = None) -> None:
+        """One micro-batch: ``sources`` maps a source transformation id to the values it delivers now."""
+        if now is not None:
+            self.now = now
+        rows: list[Row] = []
+        ratings: dict[int, list[int]] = defaultdict(list)
+        for step in self.steps:
+            kind = step.kind
+            if kind == "source":
+                for value in sources.get(step.transformation.id, ()):
+                    record = value if isinstance(value, StreamRecord) else StreamRecord(value)
+                    self._seq += 1
+                    rows.append((channel_of(step.transformation), record.value, record.timestamp, self._seq, 1))
+                continue
+            mine = [row for row in rows if row[0] in step.consumed]
+            rest = [row for row in rows if row[0] not in step.consumed or row[0] in step.passthrough]
+            if kind == "sink":
+                assert isinstance(step.transformation, SinkTransformation)
+                self.sink_rows[step.transformation.id].extend(mine)
+                rows = rest
+                continue
+            if kind == "timestamps":
+                operator = self._timestamps_operator(step)
+                stamped, step_ratings = rate_watermarks(operator, mine, step)
+                ratings[step.index].extend(step_ratings)
+                rows = rest + stamped
+                continue
+            if kind == "stateless":
+                rows = rest + self._host(step, 0).process(mine, self.watermark, self.now)
+                continue
+            by_shard: dict[int, list[Row]] = defaultdict(list)
+            for row in mine:
+                selector = step.key_selectors[step.channel_input()[row[0]]]
+                assert selector is not None
+                try:
+                    key = extract_key(selector, row[1])
+                except BadRecordError as error:
+                    self._host(step, 0).open()
+                    self._host(step, 0).operator.report_bad_record(StreamRecord(row[1], row[2]), error)
+                    continue
+                by_shard[shard_of(key, self.num_shards, self.max_parallelism)].append(row)
+            produced: list[Row] = []
+            for shard in range(self.num_shards):
+                # as on Spark: a shard runs when it has rows, or when the watermark reached its next timer
+                host = self.hosts.get((step.index, shard))
+                timer = None if host is None else host.next_event_time_timer()
+                if by_shard.get(shard) or (timer is not None and timer <= self.watermark):
+                    host = self._host(step, shard)
+                    produced.extend(host.process(by_shard.get(shard, []), self.watermark, self.now))
+            rows = rest + produced
+        for index, values in ratings.items():
+            if values:
+                self.step_watermarks[index] = max(self.step_watermarks.get(index, LONG_MIN), *values)
+        if self.step_watermarks:
+            self.watermark = max(self.watermark, min(self.step_watermarks.values()))
+
+    def _timestamps_operator(self, step: Step) -> TimestampsAndWatermarksOperator:
+        """A fresh timestamps operator, as each Spark partition of each micro-batch gets one."""
+        factory = step.transformation.operator_factory  # type: ignore[attr-defined]
+        operator: TimestampsAndWatermarksOperator = factory()
+        operator.setup(_Capture([]))
+        operator.open()
+        return operator
+
+    def finish(self) -> None:
+        """End of a bounded input: one empty batch at the last watermark, then one at ``LONG_MAX``."""
+        self.run_batch({})
+        self.step_watermarks = dict.fromkeys(self.step_watermarks, LONG_MAX) or {-1: LONG_MAX}
+        self.watermark = LONG_MAX
+        self.run_batch({})
+
+    def run(self, batches: Sequence[dict[int, Sequence[Any]]], bounded: bool = True) -> dict[int, list[Row]]:
+        for batch in batches:
+            self.run_batch(batch)
+        if bounded:
+            self.finish()
+        return self.sink_rows
+
+    def sink_values(self, sink_id: int) -> list[Any]:
+        return [row[1] for row in self.sink_rows[sink_id]]
+
+
+def channels_by_sink(steps: list[Step]) -> dict[int, list[Channel]]:
+    return {s.transformation.id: sorted(s.consumed, key=str) for s in steps if s.kind == "sink"}

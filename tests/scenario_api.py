@@ -1,0 +1,65 @@
+"""Building the conformance scenarios with the public API (shared by the local and Spark runner tests)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from panes.datastream import DataStream, StreamEnvironment
+from panes.elements import Watermark
+from panes.testing.scenario import PaneFunction, Scenario
+from panes.watermarks import WatermarkGenerator, WatermarkOutput, WatermarkStrategy
+
+MARKER = "__watermark__"
+
+
+class Punctuated(WatermarkGenerator):
+    """Emits the watermark a marker element carries (the scenario's ``{"watermark": W}`` entries)."""
+
+    def on_event(self, event: Any, event_timestamp: int, output: WatermarkOutput) -> None:
+        if event[0] == MARKER:
+            output.emit_watermark(Watermark(event[1]))
+
+    def on_periodic_emit(self, output: WatermarkOutput) -> None:
+        return None
+
+
+def strategy_for(scenario: Scenario) -> WatermarkStrategy:
+    spec = scenario.config["watermark"]
+    if spec["type"] == "bounded_out_of_orderness":
+        strategy = WatermarkStrategy.for_bounded_out_of_orderness(spec["max_ooo_ms"])
+    elif spec["type"] == "monotonous":
+        strategy = WatermarkStrategy.for_monotonous_timestamps()
+    else:
+        strategy = WatermarkStrategy.for_generator(Punctuated)
+    return strategy.with_timestamp_assigner(lambda element, _: element[2])
+
+
+def input_elements(scenario: Scenario) -> list[tuple[Any, ...]]:
+    elements: list[tuple[Any, ...]] = []
+    for seq, event in enumerate(scenario.events):
+        if "watermark" in event:
+            elements.append((MARKER, event["watermark"], event["watermark"], seq))
+        else:
+            elements.append((event["key"], event["value"], event["ts"], seq))
+    return elements
+
+
+def scenario_pipeline(env: StreamEnvironment, source: DataStream, scenario: Scenario) -> DataStream:
+    """The scenario's window over ``source``: panes tagged ``("main", pane)``, late elements ``("late", e)``."""
+    setup = scenario.window_setup()
+    stream = source.assign_timestamps_and_watermarks(strategy_for(scenario)).filter(
+        lambda element: element[0] != MARKER
+    )
+    windowed = stream.key_by(lambda element: element[0]).window(setup.assigner)
+    if setup.trigger is not None:
+        windowed = windowed.trigger(setup.trigger)
+    if setup.evictor is not None:
+        windowed = windowed.evictor(setup.evictor)
+    windowed = windowed.allowed_lateness(setup.allowed_lateness)
+    if setup.late_data_tag is not None:
+        windowed = windowed.side_output_late_data(setup.late_data_tag)
+    panes = windowed.process(PaneFunction())
+    tagged = panes.map(lambda pane: ("main", pane))
+    if setup.late_data_tag is not None:
+        tagged = tagged.union(panes.get_side_output(setup.late_data_tag).map(lambda element: ("late", element)))
+    return tagged
