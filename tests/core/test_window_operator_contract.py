@@ -853,3 +853,36 @@ def test_the_function_sees_the_operators_current_time(make: Any, domain: TimeDom
     domain.advance(s.harness, 100)
     assert function.cleared == [TimeWindow(0, 20)]
     assert seen == [10, 100]
+
+
+def test_nothing_is_late_for_processing_time_windows(make: Any) -> None:
+    late = OutputTag("late")
+    s = make(FixedAssigner([TimeWindow(0, 0)], event_time=False), late_tag=late)
+    s.harness.process_watermark(20)
+    s.harness.process_element(0, 5)
+    assert s.harness.get_side_output(late) == []
+    assert s.harness.num_late_records_dropped == 0
+    assert s.trigger.calls.on_element == [(0, 5, TimeWindow(0, 0))]
+
+
+def test_global_state_of_the_function_is_per_key_across_windows(make: Any) -> None:
+    from panes.state.descriptors import ValueStateDescriptor
+
+    firings = ValueStateDescriptor("firings")
+    counts: list[tuple[Any, int]] = []
+    function = RecordingFunction()
+
+    def count(ctx: WindowContext[Any]) -> None:
+        state = ctx.global_state().get_state(firings)
+        state.update((state.value() or 0) + 1)
+        counts.append((function.panes[-1].key, state.value()))
+
+    function.on_process = count
+    assigner = FixedAssigner([TimeWindow(0, 10)])
+    s = make(assigner, function=function)
+    s.trigger.element_result = TriggerResult.FIRE
+    s.harness.process_element(1, 0)
+    assigner.windows = [TimeWindow(10, 20)]
+    s.harness.process_element(1, 0)
+    s.harness.process_element(2, 0)
+    assert counts == [(1, 1), (1, 2), (2, 1)]

@@ -36,7 +36,7 @@ from panes.windowing import (
     reduce_spec,
 )
 from panes.windowing.internal_functions import as_window_function
-from tests.core.support import by_watermark, first, records
+from tests.core.support import by_watermark, first, records, window_contents
 
 Pair = tuple[str, int]
 
@@ -415,3 +415,24 @@ def test_reduce_keeps_the_running_value_first() -> None:
         h.process_element(word, i)
     h.process_watermark(9)
     assert records(h) == [("xyz", 9)]
+
+
+def test_a_dynamic_session_equal_to_an_in_flight_merged_session_replaces_its_contents() -> None:
+    """A Flink quirk panes reproduces. ``MergingWindowSet.addWindow`` offers the in-flight windows plus the
+    new one to ``TimeWindow.mergeWindows``, which collects them in a ``HashSet``: a new window equal to an
+    in-flight merged window collapses into it, nothing merges, and the window is mapped to itself as its
+    own state window. The merged session's earlier contents stay behind in their old state window: they
+    never fire and are never cleaned up. Fixed gaps cannot produce this (a merged session is longer than
+    the gap); dynamic gaps and custom assigners can."""
+    h = WindowOperatorHarness(
+        DynamicEventTimeSessionWindows.with_dynamic_gap(lambda e: e[1]),
+        lambda key, ctx, elements: [list(elements)],
+        key_selector=first,
+    )
+    h.process_element(("k", 4), 0)  # [0, 4)
+    h.process_element(("k", 2), 3)  # [3, 5): merges into [0, 5), whose state window is [0, 4)
+    h.process_element(("k", 5), 0)  # [0, 5): equal to the merged session
+    h.process_watermark(LONG_MAX)
+    assert records(h) == [([("k", 5)], 4)]
+    contents = {window: values for (_, window), values in window_contents(h).items()}
+    assert contents == {TimeWindow(0, 4): [("k", 4), ("k", 2)]}
