@@ -18,9 +18,11 @@ from panes.testing import WindowOperatorHarness
 from panes.time import LONG_MAX
 from panes.windowing import (
     AllWindowFunction,
+    CountTrigger,
     DynamicEventTimeSessionWindows,
     DynamicProcessingTimeSessionWindows,
     EventTimeSessionWindows,
+    GlobalWindows,
     ProcessAllWindowFunction,
     ProcessingTimeSessionWindows,
     ProcessWindowFunction,
@@ -436,3 +438,15 @@ def test_a_dynamic_session_equal_to_an_in_flight_merged_session_replaces_its_con
     assert records(h) == [([("k", 5)], 4)]
     contents = {window: values for (_, window), values in window_contents(h).items()}
     assert contents == {TimeWindow(0, 4): [("k", 4), ("k", 2)]}
+
+
+def test_an_emitted_pane_is_a_snapshot_not_the_live_window_state() -> None:
+    """Emitting the iterable the function was handed gives the pane as it was at that firing (Flink copies
+    records on emission); later elements of the window do not show up in earlier results."""
+    h = WindowOperatorHarness(
+        GlobalWindows.create(), lambda key, ctx, elements: [elements], key_selector=lambda v: 0,
+        trigger=CountTrigger.of(1),
+    )
+    h.process_element(1, 0)
+    h.process_element(2, 0)
+    assert h.extract_output_values() == [[1], [1, 2]]

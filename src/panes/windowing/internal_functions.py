@@ -184,13 +184,18 @@ def as_process_all_window_function(fn: Any) -> ProcessWindowFunction[Any, Any, A
 
 
 class _IterableFunction(InternalWindowFunction):
-    """Contents are the pane's elements; hand them to the process function as they are."""
+    """Contents are the pane's elements; hand them to the process function as a list of their own.
+
+    The window state's list itself is not handed out: a function that emits the iterable it was given
+    would otherwise emit the live state, and its result would change as the pane grows. In Flink the
+    emitted record is copied on its way out (object reuse off), so it shows the pane as it was.
+    """
 
     def __init__(self, fn: ProcessWindowFunction[Any, Any, Any, Any]) -> None:
         self.fn = fn
 
     def process(self, key: Any, context: WindowContext[Any], contents: Any) -> Iterable[Any] | None:
-        return self.fn.process(key, context, contents)
+        return self.fn.process(key, context, list(contents))
 
     def clear(self, context: WindowContext[Any]) -> None:
         self.fn.clear(context)
