@@ -450,3 +450,14 @@ def test_an_emitted_pane_is_a_snapshot_not_the_live_window_state() -> None:
     h.process_element(1, 0)
     h.process_element(2, 0)
     assert h.extract_output_values() == [[1], [1, 2]]
+
+
+def test_results_of_one_watermark_come_in_the_order_of_flinks_timer_heap() -> None:
+    """Windows of several keys ending together fire in the order their equal-time timers leave Flink's
+    binary heap: the first registered, then the last, then the others (not first-in, first-out)."""
+    for keys, order in [("abc", "acb"), ("abcd", "adcb")]:
+        h = WindowOperatorHarness(TumblingEventTimeWindows.of(10), reduce=sum_pairs, key_selector=first)
+        for key in keys:
+            h.process_element((key, 1), 5)
+        h.process_watermark(9)
+        assert [k for (k, _), _ in records(h)] == list(order)
