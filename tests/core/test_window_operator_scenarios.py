@@ -37,7 +37,12 @@ from panes.windowing import (
     process_spec,
     reduce_spec,
 )
-from panes.windowing.internal_functions import as_window_function
+from panes.windowing.internal_functions import (
+    as_all_window_function,
+    as_process_all_window_function,
+    as_process_window_function,
+    as_window_function,
+)
 from tests.core.support import by_watermark, first, records, window_contents
 
 Pair = tuple[str, int]
@@ -398,8 +403,18 @@ class AllWindows(ProcessAllWindowFunction[Pair, Any, TimeWindow]):
         (process_spec(AllSum()), [(8, 9), (1, 9)]),
         (process_spec(AllWindows()), [((0, 2), 9), ((0, 1), 9)]),
         (process_spec(lambda key, ctx, elements: [key * len(list(elements))]), [("aa", 9), ("b", 9)]),
+        (process_spec(SumPerKey()), [(("a", 8), 9), (("b", 1), 9)]),
+        (process_spec(as_window_function(lambda k, w, e: [(k, w.end)])), [(("a", 10), 9), (("b", 10), 9)]),
+        (process_spec(as_all_window_function(lambda w, e: [len(list(e))])), [(2, 9), (1, 9)]),
+        (process_spec(as_all_window_function(AllSum())), [(8, 9), (1, 9)]),
+        (process_spec(as_process_all_window_function(lambda c, e: [c.window().end])), [(10, 9), (10, 9)]),
+        (process_spec(as_process_all_window_function(AllWindows())), [((0, 2), 9), ((0, 1), 9)]),
     ],
-    ids=["reduce", "reduce+process", "aggregate", "aggregate+process", "process", "all-apply", "all-process", "lambda"],
+    ids=[
+        "reduce", "reduce+process", "aggregate", "aggregate+process", "process", "all-apply", "all-process",
+        "lambda", "window-function", "lambda-window-function", "lambda-all-apply", "all-apply-object",
+        "lambda-all-process", "all-process-object",
+    ],
 )
 def test_window_function_kinds(spec: Any, expected: list[Any]) -> None:
     h = WindowOperatorHarness(TumblingEventTimeWindows.of(10), spec, key_selector=first)
@@ -461,3 +476,8 @@ def test_results_of_one_watermark_come_in_the_order_of_flinks_timer_heap() -> No
             h.process_element((key, 1), 5)
         h.process_watermark(9)
         assert [k for (k, _), _ in records(h)] == list(order)
+
+
+def test_a_window_function_must_be_a_function() -> None:
+    with pytest.raises(TypeError, match="callable"):
+        as_process_window_function(42)
