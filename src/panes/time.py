@@ -3,7 +3,8 @@
 Inside panes every instant and every duration is an ``int`` of milliseconds, as Flink's ``long`` and
 Spark's ``...InMs``. Users may pass ``datetime.timedelta`` for durations and timezone-aware
 ``datetime.datetime`` for instants; both go through :func:`to_millis`, which uses integer arithmetic only
-(no floats, so no rounding surprises) and rounds towards negative infinity like ``java.time``.
+(no floats, so no rounding surprises) and rounds sub-millisecond parts like ``java.time``: durations
+towards zero (``Duration.toMillis``), instants towards negative infinity (``Instant.toEpochMilli``).
 """
 
 from __future__ import annotations
@@ -26,9 +27,19 @@ Instant = datetime | int
 """An instant: timezone-aware ``datetime`` or ``int`` epoch milliseconds."""
 
 
-def _timedelta_ms(value: timedelta) -> int:
-    micros = (value.days * 86_400 + value.seconds) * 1_000_000 + value.microseconds
-    return micros // 1_000
+def _micros(value: timedelta) -> int:
+    return (value.days * 86_400 + value.seconds) * 1_000_000 + value.microseconds
+
+
+def _duration_ms(value: timedelta) -> int:
+    """Like ``java.time.Duration.toMillis()``: sub-millisecond parts truncate towards zero."""
+    micros = _micros(value)
+    return -((-micros) // 1_000) if micros < 0 else micros // 1_000
+
+
+def _instant_ms(value: datetime) -> int:
+    """Like ``java.time.Instant.toEpochMilli()``: sub-millisecond parts floor."""
+    return _micros(value - _EPOCH) // 1_000
 
 
 def to_millis(value: timedelta | datetime | int, *, name: str = "value") -> int:
@@ -36,7 +47,8 @@ def to_millis(value: timedelta | datetime | int, *, name: str = "value") -> int:
 
     Accepts ``int`` (any integral type except ``bool``, already milliseconds), ``timedelta`` (a duration)
     and timezone-aware ``datetime`` (an instant, as epoch milliseconds). Sub-millisecond parts are
-    floored. The result must fit Java's ``long`` ``[LONG_MIN, LONG_MAX]``.
+    truncated towards zero for durations and floored for instants, as ``java.time`` does. The result
+    must fit Java's ``long`` ``[LONG_MIN, LONG_MAX]``.
 
     Raises ``TypeError`` for ``bool``, floats, naive datetimes and any other type, naming ``name`` so the
     caller knows which argument to change, and ``ValueError`` when the value is outside the long range.
@@ -46,14 +58,14 @@ def to_millis(value: timedelta | datetime | int, *, name: str = "value") -> int:
     if isinstance(value, numbers.Integral):
         millis = int(value)
     elif isinstance(value, timedelta):
-        millis = _timedelta_ms(value)
+        millis = _duration_ms(value)
     elif isinstance(value, datetime):
         if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
             raise TypeError(
                 f"{name} is a naive datetime; pass a timezone-aware datetime "
                 "(for example datetime(..., tzinfo=timezone.utc)) or int epoch milliseconds"
             )
-        millis = _timedelta_ms(value - _EPOCH)
+        millis = _instant_ms(value)
     else:
         raise TypeError(
             f"{name} must be an int of milliseconds, a timedelta or a datetime, "

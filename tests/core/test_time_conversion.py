@@ -56,11 +56,6 @@ def test_timedeltas_are_durations() -> None:
     assert duration_ms(7) == 7
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="java.time.Duration.toMillis() truncates negative sub-millisecond durations towards zero "
-    "(Java 9+); panes.time floors them",
-)
 def test_negative_sub_millisecond_durations_truncate_like_java_duration() -> None:
     assert duration_ms(timedelta(microseconds=-1500)) == -1
     assert duration_ms(timedelta(microseconds=-1)) == 0

@@ -162,6 +162,8 @@ class WindowOperator(OneInputStreamOperator):
         late_data_tag: OutputTag[Any] | None = None,
     ) -> None:
         super().__init__(key_selector)
+        if not isinstance(assigner, WindowAssigner):
+            raise TypeError(f"expected a WindowAssigner, got {type(assigner).__name__}")
         trigger = trigger if trigger is not None else assigner.get_default_trigger()
         self.allowed_lateness = validate_window_configuration(assigner, trigger, allowed_lateness)
         if late_data_tag is not None and not isinstance(late_data_tag, OutputTag):
