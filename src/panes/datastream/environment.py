@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from panes.datastream.plan import Plan, SinkTransformation, SourceTransformation
-from panes.datastream.sources import CollectionSource, GeneratorSource, IterableSource, Source, SplitsSource
+from panes.datastream.sources import (
+    CollectionSource,
+    FileSource,
+    GeneratorSource,
+    IterableSource,
+    MicroBatchSource,
+    Source,
+    SplitsSource,
+)
 from panes.time import Duration, duration_ms
 
 if TYPE_CHECKING:
@@ -138,6 +146,30 @@ class StreamEnvironment:
     def from_splits(self, splits: Sequence[Iterable[Any]]) -> DataStream:
         """A parallel source with explicit splits (instance ``i`` reads splits ``i, i + parallelism, ...``)."""
         return self.from_source(SplitsSource(splits), source_name="Splits Source")
+
+    def from_micro_batches(self, batches: Sequence[Iterable[Any]], end_of_input: bool = True) -> DataStream:
+        """Explicit micro-batches (``batches[i]`` arrives in batch ``i``); see ``MicroBatchSource``."""
+        return self.from_source(MicroBatchSource(batches, end_of_input), source_name="Micro-batch Source")
+
+    def from_files(
+        self,
+        path: str,
+        format: str = "parquet",
+        schema: str | None = None,
+        streaming: bool = False,
+        max_files_per_trigger: int | None = None,
+        **options: str,
+    ) -> DataStream:
+        """Rows (dicts) of the files in ``path``, read once or, with ``streaming``, as a stream; see ``FileSource``."""
+        source = FileSource(path, format, schema, streaming, max_files_per_trigger, options)
+        return self.from_source(source, source_name=f"File Source {path}")
+
+    def from_dataframe(self, dataframe: Any, as_: str = "dict") -> DataStream:
+        """A Spark DataFrame (bounded or streaming) as a stream of rows, each a ``dict`` (default), ``tuple`` or
+        ``Row`` (``as_``). Needs the Spark runner."""
+        from panes.spark.sources import DataFrameSource
+
+        return self.from_source(DataFrameSource(dataframe, as_), source_name="DataFrame Source")
 
     # -- execution ------------------------------------------
 

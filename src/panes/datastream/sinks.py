@@ -59,3 +59,42 @@ class FunctionSink(Sink):
 
     def __repr__(self) -> str:
         return f"FunctionSink({type(self.function).__name__})"
+
+
+class FileSink(Sink):
+    """Writes values as rows of files under directory ``path`` (``format`` parquet, json or csv).
+
+    Values become columns: a dict's keys, a tuple's positions (``_1``, ``_2``, ...), a dataclass's fields,
+    otherwise one ``value`` column. ``schema`` (a Spark DDL string) fixes the columns; without it they are
+    inferred from the values. The Spark runner writes each micro-batch to ``path/batch=<id>``, replacing
+    it when a batch is replayed after a restart (exactly-once); the local runner writes ``path/part-0``.
+    """
+
+    def __init__(self, path: str, format: str = "parquet", schema: str | None = None) -> None:
+        from panes.datastream.sources import FILE_FORMATS
+
+        if format not in FILE_FORMATS:
+            raise ValueError(f"format must be one of {FILE_FORMATS}, got {format!r}")
+        self.path = path
+        self.format = format
+        self.schema = schema
+
+    def __repr__(self) -> str:
+        return f"FileSink({self.path!r}, {self.format})"
+
+
+def as_row(value: Any) -> dict[str, Any]:
+    """A value as a dict of columns (see :class:`FileSink`)."""
+    import dataclasses
+
+    if isinstance(value, dict):
+        return dict(value)
+    if hasattr(value, "asDict"):
+        return dict(value.asDict())
+    if hasattr(value, "_asdict"):
+        return dict(value._asdict())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, (tuple, list)):
+        return {f"_{i + 1}": item for i, item in enumerate(value)}
+    return {"value": value}

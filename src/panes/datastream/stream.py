@@ -268,6 +268,12 @@ class DataStream:
         """Write the stream through a ``SinkFunction`` or a callable ``value -> None``."""
         return self.sink_to(FunctionSink(sink_func))
 
+    def sink_to_files(self, path: str, format: str = "parquet", schema: str | None = None) -> DataStreamSink:
+        """Write the values as rows of files (see ``FileSink``)."""
+        from panes.datastream.sinks import FileSink
+
+        return self.sink_to(FileSink(path, format, schema))
+
     def print(self, sink_identifier: str | None = None) -> DataStreamSink:
         return self.sink_to(PrintSink(sink_identifier))
 

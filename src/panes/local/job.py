@@ -18,7 +18,7 @@ from typing import Any
 
 from panes.datastream.partitioning import StreamPartitioner
 from panes.datastream.plan import OneInputTransformation, Plan, SinkTransformation, SourceTransformation
-from panes.datastream.sinks import FunctionSink, ListSink, PrintSink
+from panes.datastream.sinks import FileSink, FunctionSink, ListSink, PrintSink, as_row
 from panes.datastream.sources import Source
 from panes.elements import MAX_WATERMARK, StreamRecord, Watermark, WatermarkStatus
 from panes.errors import BadRecordError
@@ -119,6 +119,7 @@ class _Instance:
                 max_parallelism=job.max_parallelism,
             )
         self.sink = transformation.sink if isinstance(transformation, SinkTransformation) else None
+        self.files = job.files
         self.reader: _SourceReader | None = None
         if isinstance(transformation, SourceTransformation):
             self.reader = _SourceReader(transformation.source, index, node.parallelism)
@@ -135,7 +136,7 @@ class _Instance:
         elif isinstance(operator, OneInputStreamOperator):
             operator.process_record(record)
         elif self.sink is not None:
-            _write(self.sink, record, self.index, self.node.parallelism)
+            _write(self.sink, record, self.index, self.node.parallelism, self.files)
 
     def on_watermark(self, input_index: int, watermark: Watermark) -> None:
         operator = self.operator
@@ -152,8 +153,10 @@ class _Instance:
             operator.process_watermark_status(status)
 
 
-def _write(sink: Any, record: StreamRecord[Any], index: int, parallelism: int) -> None:
-    if isinstance(sink, ListSink):
+def _write(sink: Any, record: StreamRecord[Any], index: int, parallelism: int, files: dict[int, Any]) -> None:
+    if isinstance(sink, FileSink):
+        files.setdefault(id(sink), (sink, []))[1].append(as_row(record.value))
+    elif isinstance(sink, ListSink):
         sink.add(record)
     elif isinstance(sink, PrintSink):
         print(sink.line(record.value, index, parallelism))
@@ -161,6 +164,29 @@ def _write(sink: Any, record: StreamRecord[Any], index: int, parallelism: int) -
         sink.function.invoke(record.value, record)
     else:
         raise TypeError(f"the local runner cannot write to {sink!r}")
+
+
+def write_rows(sink: FileSink, rows: list[dict[str, Any]]) -> None:
+    """Write ``rows`` as one file ``part-0.<format>`` under the sink's directory (replacing it)."""
+    import os
+
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+    import pyarrow.parquet as pa_parquet
+
+    os.makedirs(sink.path, exist_ok=True)
+    table = pa.Table.from_pylist(rows)
+    target = os.path.join(sink.path, f"part-0.{sink.format}")
+    if sink.format == "parquet":
+        pa_parquet.write_table(table, target)
+    elif sink.format == "csv":
+        pa_csv.write_csv(table, target)
+    else:
+        import json
+
+        with open(target, "w") as handle:
+            for row in rows:
+                handle.write(json.dumps(row, default=str) + "\n")
 
 
 class _SourceReader:
@@ -227,6 +253,7 @@ class LocalJob:
         self.plan = plan
         self.clock = clock
         self.max_parallelism = max_parallelism
+        self.files: dict[int, Any] = {}
         self.nodes = build_graph(plan, parallelism)
         self.instances: dict[int, list[_Instance]] = {}
         for node in self.nodes:
@@ -338,9 +365,13 @@ class LocalJob:
         return self.records_read - start
 
     def close(self) -> None:
+        """Close the operators and write what file sinks collected."""
         for instance in self._all_instances():
             if instance.operator is not None:
                 instance.operator.close()
+        for sink, rows in self.files.values():
+            write_rows(sink, rows)
+        self.files.clear()
 
     # -- snapshots ------------------------------------------
 

@@ -129,19 +129,23 @@ class StepHost:
         self.clock.set_current_time(now)
         operator.advance_processing_time(now)
 
-    def process(self, rows: Iterable[Row], watermark: int = LONG_MIN, now: int = 0) -> list[Row]:
-        """Process one micro-batch of this shard's rows (any order: they are sorted by phase, then seq)."""
+    def process(self, rows: Iterable[Row], watermark: int = LONG_MIN, now: int = 0, batch: int = 0) -> list[Row]:
+        """Process one micro-batch of this shard's rows (any order: they are sorted by phase, then seq).
+
+        Rows' phases are read modulo 2; outputs get phase ``2 * batch + phase`` (the bounded Spark path numbers
+        its batches this way; streaming batches are all ``batch`` 0).
+        """
         self.open()
         self._out = []
-        ordered = sorted(rows, key=lambda row: (row[4], row[3]))
-        self._phase = 0
+        ordered = sorted(rows, key=lambda row: (row[4] % 2, row[3]))
+        self._phase = 2 * batch
         self.clock.set_current_time(now)
         index = 0
-        while index < len(ordered) and ordered[index][4] == 0:
+        while index < len(ordered) and ordered[index][4] % 2 == 0:
             self._feed(ordered[index])
             index += 1
         self.advance(watermark, now)
-        self._phase = 1
+        self._phase = 2 * batch + 1
         for row in ordered[index:]:
             self._feed(row)
         out, self._out = self._out, []

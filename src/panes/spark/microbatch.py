@@ -52,8 +52,9 @@ def rate_watermarks(
         if channel not in step.consumed:
             continue
         captured: list[StreamRecord[Any]] = []
-        operator.output = _Capture(captured)
-        emitter._output = operator.output
+        capture = _Capture(captured)
+        operator.output = capture
+        emitter._output = capture
         try:
             operator.process_element(StreamRecord(value, timestamp))
         except BadRecordError as error:
@@ -64,7 +65,7 @@ def rate_watermarks(
         generator.on_periodic_emit(emitter)
         for record in captured:
             stamped.append(((own, None), record.value, record.timestamp, seq, phase))
-        for tag, record in operator.output.side:  # type: ignore[attr-defined]
+        for tag, record in capture.side:
             stamped.append(((own, tag), record.value, record.timestamp, seq, phase))
         ratings.append(emitter.current_watermark)
     return stamped, ratings

@@ -1,0 +1,108 @@
+"""The streaming host: one ``transformWithStateInPandas`` processor per keyed step, called per shard.
+
+Per shard it keeps the operator's whole snapshot in one ValueState blob and one Spark event-time timer at
+the operator's next event-time timer (shifted, see ``codec``) as a wake-up. On every call it advances the
+operator to Spark's current watermark before handling the batch's rows (``host``), so timers fire and
+rows are processed in Flink's order at micro-batch granularity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pandas as pd
+from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
+from pyspark.sql.types import BinaryType, StructField, StructType
+
+from panes.spark.codec import ChannelCodes, dumps, from_spark_watermark, loads, to_spark_time
+from panes.spark.host import Row, StepHost
+from panes.spark.linear import Step
+
+BLOB = StructType([StructField("blob", BinaryType())])
+COLUMNS = ["ch", "v", "ts", "seq", "ph"]
+
+
+def frame(rows: list[Row], codes: ChannelCodes, passing: list[tuple[int, bytes, Any, int, int]]) -> pd.DataFrame:
+    data = [(codes.code[c], dumps(v), ts, seq, ph) for c, v, ts, seq, ph in rows] + passing
+    result = pd.DataFrame(data, columns=COLUMNS)
+    result["ch"] = result["ch"].astype("int32")
+    result["ts"] = pd.array(result["ts"].tolist(), dtype="Int64")
+    result["seq"] = result["seq"].astype("int64")
+    result["ph"] = result["ph"].astype("int32")
+    return result
+
+
+class ShardProcessor(StatefulProcessor):
+    """Hosts ``step``'s operator for the shard Spark groups by (see the module docstring)."""
+
+    def __init__(self, step: Step, codes: ChannelCodes, num_shards: int, max_parallelism: int) -> None:
+        self.step = step
+        self.codes = codes
+        self.num_shards = num_shards
+        self.max_parallelism = max_parallelism
+        self._consumed = set(codes.codes(step.consumed))
+        self._keep = set(codes.codes(step.passthrough))
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.handle = handle
+        self.blob = handle.getValueState("operator", BLOB)
+
+    def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues: Any) -> Iterator[pd.DataFrame]:
+        mine: list[Row] = []
+        passing: list[tuple[int, bytes, Any, int, int]] = []
+        channel = self.codes.channel
+        for pdf in rows:
+            for code, blob, ts, seq, ph in zip(
+                pdf["ch"].tolist(),
+                pdf["v"].tolist(),
+                pdf["ts"].tolist(),
+                pdf["seq"].tolist(),
+                pdf["ph"].tolist(),
+                strict=True,
+            ):
+                timestamp = None if ts is None or pd.isna(ts) else int(ts)
+                if code in self._consumed:
+                    mine.append((channel[code], loads(blob), timestamp, int(seq), int(ph)))
+                    if code in self._keep:
+                        passing.append((int(code), blob, timestamp, int(seq), int(ph)))
+                else:
+                    passing.append((int(code), blob, timestamp, int(seq), int(ph)))
+        yield self._run(int(key[0]), mine, passing, timerValues)
+
+    def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
+        yield self._run(int(key[0]), [], [], timerValues, fired=expiredTimerInfo.getExpiryTimeInMs())
+
+    def _run(
+        self,
+        shard: int,
+        mine: list[Row],
+        passing: list[tuple[int, bytes, Any, int, int]],
+        timer_values: Any,
+        fired: int | None = None,
+    ) -> pd.DataFrame:
+        watermark = from_spark_watermark(timer_values.getCurrentWatermarkInMs())
+        now = max(int(timer_values.getCurrentProcessingTimeInMs()), 0)
+        host = StepHost(self.step, shard, self.num_shards, self.max_parallelism)
+        stored = self.blob.get() if self.blob.exists() else None
+        if stored is not None:
+            host.restore(stored[0])
+        out = host.process(mine, watermark, now)
+        self.blob.update((host.snapshot(),))
+        host.close()
+        self._set_wake_up(host.next_event_time_timer(), fired)
+        return frame(out, self.codes, passing)
+
+    def _set_wake_up(self, next_timer: int | None, fired: int | None) -> None:
+        wanted = None if next_timer is None else to_spark_time(next_timer)
+        present = False
+        for registered in list(self.handle.listTimers()):
+            if registered == wanted:
+                present = True
+            elif registered != fired:
+                self.handle.deleteTimer(registered)
+        if wanted is not None and not present:
+            self.handle.registerTimer(wanted)
+
+    def close(self) -> None:
+        return None
