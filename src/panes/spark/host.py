@@ -77,6 +77,7 @@ class StepHost:
         self._out: list[Row] = []
         self._phase = 0
         self._counter = 0
+        self._current_seq: int | None = None
         self._opened = False
 
     def restore(self, blob: bytes) -> None:
@@ -99,14 +100,20 @@ class StepHost:
     def emit(self, tag: str | None, record: StreamRecord[Any]) -> None:
         channel = (self._own, tag)
         if channel in self._needed:
-            self._counter += 1
-            self._out.append((channel, record.value, record.timestamp, (self.shard << 40) | self._counter, self._phase))
+            # results of an element keep its place in the stream; results of timers follow the host's order
+            if self._current_seq is not None:
+                order = self._current_seq
+            else:
+                self._counter += 1
+                order = (self.shard << 40) | self._counter
+            self._out.append((channel, record.value, record.timestamp, order, self._phase))
 
     # -- one micro-batch -------------------------------------------------------------------------------------
 
     def _feed(self, row: Row) -> None:
-        channel, value, timestamp, _, _ = row
+        channel, value, timestamp, order, _ = row
         record = StreamRecord(value, timestamp)
+        self._current_seq = order
         operator = self.operator
         if isinstance(operator, TwoInputStreamOperator):
             if self._inputs[channel] == 0:
@@ -116,6 +123,7 @@ class StepHost:
         else:
             assert isinstance(operator, OneInputStreamOperator)
             operator.process_record(record)
+        self._current_seq = None
 
     def advance(self, watermark: int, now: int) -> None:
         """Move the operator to ``watermark`` (when it is ahead) and to processing time ``now``."""

@@ -1,0 +1,73 @@
+"""A streaming job over explicit micro-batches writing Parquet, run in a subprocess that the restart test
+kills (``python -m tests.spark.restart_job <checkpoint> <output>``)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from panes.datastream import OutputTag, StreamEnvironment
+from panes.watermarks import WatermarkStrategy
+from panes.windowing import TumblingEventTimeWindows
+
+LATE: OutputTag[Any] = OutputTag("late")
+
+
+def batches() -> list[list[dict[str, Any]]]:
+    """14 micro-batches of page views, each batch moving event time on by ~700 ms, with stragglers."""
+    result = []
+    for b in range(14):
+        rows = [{"page": f"/p{(b * 3 + i) % 4}", "ts": b * 700 + i * 97} for i in range(6)]
+        if b % 4 == 3:
+            rows.append({"page": "/p0", "ts": b * 700 - 2500})  # late beyond the allowed lateness
+        result.append(rows)
+    return result
+
+
+def build(env: StreamEnvironment, output: str) -> None:
+    views = env.from_micro_batches(batches()).assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_bounded_out_of_orderness(300).with_timestamp_assigner("ts")
+    )
+    counts = (
+        views.key_by("page")
+        .window(TumblingEventTimeWindows.of(1000))
+        .allowed_lateness(200)
+        .side_output_late_data(LATE)
+        .aggregate(
+            _Count(),
+            lambda page, window, n: [{"page": page, "start": window.start, "views": list(n)[0]}],
+        )
+    )
+    counts.sink_to_files(f"{output}/counts", schema="page STRING, start BIGINT, views BIGINT")
+    counts.get_side_output(LATE).sink_to_files(f"{output}/late", schema="page STRING, ts BIGINT")
+
+
+from panes.functions import AggregateFunction  # noqa: E402
+
+
+class _Count(AggregateFunction[Any, int, int]):
+    def create_accumulator(self) -> int:
+        return 0
+
+    def add(self, value: Any, accumulator: int) -> int:
+        return accumulator + 1
+
+    def get_result(self, accumulator: int) -> int:
+        return accumulator
+
+    def merge(self, acc_a: int, acc_b: int) -> int:
+        return acc_a + acc_b
+
+
+def run(spark: Any, checkpoint: str, output: str) -> None:
+    from panes.spark import SparkRunner
+
+    env = StreamEnvironment(SparkRunner(spark, checkpoint_location=checkpoint, num_shards=3))
+    build(env, output)
+    env.execute("restartable")
+
+
+if __name__ == "__main__":
+    from panes.spark import create_session
+
+    run(create_session(), sys.argv[1], sys.argv[2])
