@@ -7,10 +7,25 @@ import sys
 from typing import Any
 
 from panes.datastream import OutputTag, StreamEnvironment
+from panes.functions import AggregateFunction
 from panes.watermarks import WatermarkStrategy
 from panes.windowing import TumblingEventTimeWindows
 
 LATE: OutputTag[Any] = OutputTag("late")
+
+
+class _Count(AggregateFunction[Any, int, int]):
+    def create_accumulator(self) -> int:
+        return 0
+
+    def add(self, value: Any, accumulator: int) -> int:
+        return accumulator + 1
+
+    def get_result(self, accumulator: int) -> int:
+        return accumulator
+
+    def merge(self, acc_a: int, acc_b: int) -> int:
+        return acc_a + acc_b
 
 
 def batches() -> list[list[dict[str, Any]]]:
@@ -35,28 +50,11 @@ def build(env: StreamEnvironment, output: str) -> None:
         .side_output_late_data(LATE)
         .aggregate(
             _Count(),
-            lambda page, window, n: [{"page": page, "start": window.start, "views": list(n)[0]}],
+            lambda page, window, n: [{"page": page, "start": window.start, "views": next(iter(n))}],
         )
     )
     counts.sink_to_files(f"{output}/counts", schema="page STRING, start BIGINT, views BIGINT")
     counts.get_side_output(LATE).sink_to_files(f"{output}/late", schema="page STRING, ts BIGINT")
-
-
-from panes.functions import AggregateFunction  # noqa: E402
-
-
-class _Count(AggregateFunction[Any, int, int]):
-    def create_accumulator(self) -> int:
-        return 0
-
-    def add(self, value: Any, accumulator: int) -> int:
-        return accumulator + 1
-
-    def get_result(self, accumulator: int) -> int:
-        return accumulator
-
-    def merge(self, acc_a: int, acc_b: int) -> int:
-        return acc_a + acc_b
 
 
 def run(spark: Any, checkpoint: str, output: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -48,11 +49,9 @@ def test_a_killed_query_restarted_from_its_checkpoint_loses_and_duplicates_nothi
     commits = Path(checkpoint) / "commits"
     try:
         # kill -9 the whole process group (driver JVM and Python workers) once three batches are committed
-        while process.poll() is None and len([p for p in commits.glob("[0-9]*")] if commits.exists() else []) < 3:
-            try:
+        while process.poll() is None and len(list(commits.glob("[0-9]*")) if commits.exists() else []) < 3:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=0.2)
-            except subprocess.TimeoutExpired:
-                pass
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
@@ -126,7 +125,7 @@ def test_bounded_spark_run_is_the_micro_batch_semantics_with_one_batch(spark: An
     env.execute()
 
     reference_env = StreamEnvironment("local")
-    source, reference_sink = build(reference_env)
+    source, _reference_sink = build(reference_env)
     executor = MicroBatchExecutor(reference_env.plan(), num_shards=3)
     executor.run([{source.transformation.id: input_elements(scenario)}])
     expected = executor.sink_values(reference_env.plan().sinks[0].id)
