@@ -10,12 +10,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="panes", description="Flink's DataStream windows on Spark.")
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser("demo", help="run the demonstration pipeline")
-    demo.add_argument("--events", type=int, default=2000, help="number of generated events (default 2000)")
+    demo.add_argument("--events", type=int, default=20_000, help="generated clicks (default 20000)")
+    demo.add_argument("--batches", type=int, default=10, help="micro-batches they arrive in (default 10)")
+    demo.add_argument("--output", default="out/demo", help="where the Parquet results go (default out/demo)")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from panes.cli.demo import run_demo
 
-        return run_demo(events=args.events)
+        return run_demo(events=args.events, batches=args.batches, output=args.output)
     return 2
 
 
