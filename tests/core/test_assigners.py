@@ -325,9 +325,7 @@ def test_an_element_without_timestamp_fails_the_window_operator() -> None:
     with pytest.raises(MissingTimestampError):
         h.process_element(1)  # a record without a timestamp
     # processing-time windows do not need one
-    h = WindowOperatorHarness(
-        TumblingProcessingTimeWindows.of(10), reduce=lambda a, b: a + b, key_selector=lambda v: 0
-    )
+    h = WindowOperatorHarness(TumblingProcessingTimeWindows.of(10), reduce=lambda a, b: a + b, key_selector=lambda v: 0)
     h.process_element(1)
     h.set_processing_time(10)
     assert records(h) == [(1, 9)]

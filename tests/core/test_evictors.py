@@ -213,9 +213,7 @@ def test_the_evictor_sees_the_pane_with_timestamps_its_size_window_and_time() ->
         seen.append(list(elements))
         return []
 
-    h = WindowOperatorHarness(
-        TumblingEventTimeWindows.of(10), function, key_selector=lambda v: 0, evictor=evictor
-    )
+    h = WindowOperatorHarness(TumblingEventTimeWindows.of(10), function, key_selector=lambda v: 0, evictor=evictor)
     h.process_element("a", 1)
     h.process_element("b", 2)
     h.process_element("c", 3)
@@ -234,8 +232,11 @@ def test_evicting_everything_leaves_an_empty_pane() -> None:
             return None
 
     h = WindowOperatorHarness(
-        GlobalWindows.create(), reduce=lambda a, b: a + b, key_selector=lambda v: 0,
-        trigger=CountTrigger.of(2), evictor=EvictAll(),
+        GlobalWindows.create(),
+        reduce=lambda a, b: a + b,
+        key_selector=lambda v: 0,
+        trigger=CountTrigger.of(2),
+        evictor=EvictAll(),
     )
     h.process_element(1, 0)
     h.process_element(2, 0)
@@ -260,8 +261,11 @@ class Average(AggregateFunction[int, tuple[int, int], float]):
 
 def test_aggregates_over_the_evicted_pane() -> None:
     h = WindowOperatorHarness(
-        GlobalWindows.create(), aggregate=Average(), key_selector=lambda v: 0,
-        trigger=CountTrigger.of(3), evictor=CountEvictor.of(2),
+        GlobalWindows.create(),
+        aggregate=Average(),
+        key_selector=lambda v: 0,
+        trigger=CountTrigger.of(3),
+        evictor=CountEvictor.of(2),
     )
     for value in (1, 2, 3, 10, 20, 30):
         h.process_element(value, 0)

@@ -183,14 +183,24 @@ def test_merging_many_windows_follows_javas_iteration_order_after_a_resize() -> 
     assert m.last == Merge(W(300, 1050), covered, W(400, 410), covered[1:])
     assert window_set.get_state_window(W(300, 1050)) == W(400, 410)
     assert [w.start for w in window_set.mapping] == [
-        1600, 100, 1200, 0, 300, 1300, 200, 1500, 1900, 1100, 1800, 1400, 1700,
+        1600,
+        100,
+        1200,
+        0,
+        300,
+        1300,
+        200,
+        1500,
+        1900,
+        1100,
+        1800,
+        1400,
+        1700,
     ]
 
 
 def test_restore_from_state(sessions: MergingWindowSet) -> None:
-    restored = MergingWindowSet(
-        EventTimeSessionWindows.with_gap(3), [(W(17, 42), W(42, 17)), (W(1, 2), W(3, 4))]
-    )
+    restored = MergingWindowSet(EventTimeSessionWindows.with_gap(3), [(W(17, 42), W(42, 17)), (W(1, 2), W(3, 4))])
     assert restored.get_state_window(W(17, 42)) == W(42, 17)
     assert restored.get_state_window(W(1, 2)) == W(3, 4)
     assert restored.persist() is None  # nothing changed: nothing to write back

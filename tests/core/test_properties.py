@@ -138,11 +138,7 @@ def test_sliding_windows_are_exactly_the_aligned_windows_containing_the_timestam
 ) -> None:
     size, slide, offset = params
     windows = SlidingEventTimeWindows.of(size, slide, offset).assign_windows("x", ts, NoClock())
-    brute = {
-        TimeWindow(start, start + size)
-        for start in range(ts - size + 1, ts + 1)
-        if (start - offset) % slide == 0
-    }
+    brute = {TimeWindow(start, start + size) for start in range(ts - size + 1, ts + 1) if (start - offset) % slide == 0}
     assert set(windows) == brute
     assert len(windows) == len(brute)
 
@@ -282,8 +278,9 @@ def end_firing_configs(draw: st.DrawFn) -> Config:
     kind = draw(st.sampled_from(["tumbling", "sliding", "session", "global"]))
     allowed = draw(lateness)
     if kind == "global":
-        return Config("global+end-of-stream", GlobalWindows.create_with_end_of_stream_trigger, event_time=False,
-                      cleans_up=False)
+        return Config(
+            "global+end-of-stream", GlobalWindows.create_with_end_of_stream_trigger, event_time=False, cleans_up=False
+        )
     if kind == "tumbling":
         size = draw(st.integers(1, 500))
         offset = draw(st.integers(-(size - 1), size - 1))
@@ -393,8 +390,11 @@ def test_a_count_trigger_on_time_windows_discards_unfired_contents_at_cleanup() 
     """Why the property above needs triggers that fire at the window end: Flink drops what a trigger did
     not fire when the window is cleaned up."""
     h = WindowOperatorHarness(
-        TumblingEventTimeWindows.of(10), reduce=lambda a, b: a + b, key_selector=lambda v: 0,
-        trigger=CountTrigger.of(3), late_data_tag=LATE,
+        TumblingEventTimeWindows.of(10),
+        reduce=lambda a, b: a + b,
+        key_selector=lambda v: 0,
+        trigger=CountTrigger.of(3),
+        late_data_tag=LATE,
     )
     for value in (1, 2, 3, 4, 5):
         h.process_element(value, 1)
@@ -411,9 +411,7 @@ def test_a_count_trigger_on_time_windows_discards_unfired_contents_at_cleanup() 
 def any_configs(draw: st.DrawFn) -> Config:
     """Event- and processing-time configurations of every kind, for the snapshot property."""
     kind = draw(
-        st.sampled_from(
-            ["tumbling", "sliding", "session", "global-count", "tumbling-pt", "sliding-pt", "session-pt"]
-        )
+        st.sampled_from(["tumbling", "sliding", "session", "global-count", "tumbling-pt", "sliding-pt", "session-pt"])
     )
     spec = draw(st.sampled_from(["list", "reduce", "aggregate"]))
     evictor = draw(st.sampled_from([None, "count", "time"]))

@@ -91,9 +91,7 @@ def test_count_trigger_of_one_fires_on_every_element() -> None:
         (TriggerResult.FIRE_AND_PURGE, TriggerResult.FIRE_AND_PURGE),
     ],
 )
-def test_purging_trigger_turns_every_fire_into_fire_and_purge(
-    nested: TriggerResult, purging: TriggerResult
-) -> None:
+def test_purging_trigger_turns_every_fire_into_fire_and_purge(nested: TriggerResult, purging: TriggerResult) -> None:
     inner = ScriptedTrigger()
     inner.element_result = inner.event_time_result = inner.processing_time_result = nested
     trigger = PurgingTrigger.of(inner)

@@ -535,9 +535,7 @@ def test_windows_are_merged_eagerly_into_one_state_window(make: Any, domain: Tim
 
 
 @DOMAINS
-def test_merging_that_moves_a_window_end_behind_the_current_time_is_rejected(
-    make: Any, domain: TimeDomain
-) -> None:
+def test_merging_that_moves_a_window_end_behind_the_current_time_is_rejected(make: Any, domain: TimeDomain) -> None:
     lateness = 10 if domain.event_time else 0  # no allowed lateness in processing time
     assigner = ScriptedMergingAssigner([TimeWindow(0, 22)], event_time=domain.event_time)
     s = make(assigner, lateness=lateness)
@@ -563,9 +561,7 @@ def test_merging_that_moves_a_window_end_behind_the_current_time_is_rejected(
 
 
 @DOMAINS
-def test_merging_existing_windows_keeps_one_state_window_and_one_cleanup_timer(
-    make: Any, domain: TimeDomain
-) -> None:
+def test_merging_existing_windows_keeps_one_state_window_and_one_cleanup_timer(make: Any, domain: TimeDomain) -> None:
     assigner = ScriptedMergingAssigner([TimeWindow(0, 2)], event_time=domain.event_time)
     s = make(assigner)
     domain.advance(s.harness, LONG_MIN)

@@ -285,9 +285,7 @@ def test_late_elements_without_a_side_output_are_counted() -> None:
 
 @pytest.mark.parametrize("spec", ["list", "reduce"])
 def test_cleanup_after_firing_emits_nothing_more_for_tumbling_windows(spec: str) -> None:
-    kwargs: dict[str, Any] = (
-        {"reduce": sum_pairs} if spec == "reduce" else {"function": lambda k, c, e: list(e)}
-    )
+    kwargs: dict[str, Any] = {"reduce": sum_pairs} if spec == "reduce" else {"function": lambda k, c, e: list(e)}
     h = WindowOperatorHarness(TumblingEventTimeWindows.of(2000), key_selector=first, allowed_lateness=1, **kwargs)
     one(h, 1, 1000)
     for wm in (1599, 1999, 2000, 5000):
@@ -305,12 +303,8 @@ def test_cleanup_after_firing_emits_nothing_more_for_tumbling_windows(spec: str)
 
 @pytest.mark.parametrize("spec", ["list", "reduce"])
 def test_cleanup_after_firing_emits_nothing_more_for_sessions(spec: str) -> None:
-    kwargs: dict[str, Any] = (
-        {"reduce": sum_pairs} if spec == "reduce" else {"function": lambda k, c, e: list(e)}
-    )
-    h = WindowOperatorHarness(
-        EventTimeSessionWindows.with_gap(3000), key_selector=first, allowed_lateness=10, **kwargs
-    )
+    kwargs: dict[str, Any] = {"reduce": sum_pairs} if spec == "reduce" else {"function": lambda k, c, e: list(e)}
+    h = WindowOperatorHarness(EventTimeSessionWindows.with_gap(3000), key_selector=first, allowed_lateness=10, **kwargs)
     one(h, 1, 1000)
     h.process_watermark(4998)
     h.process_watermark(14600)

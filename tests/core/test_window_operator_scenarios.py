@@ -212,9 +212,7 @@ def test_the_order_of_elements_in_a_merged_session_follows_flinks_state_merging(
     """Five sessions bridged one by one. Each merge keeps the state window Java's hash order picks and
     appends the other state windows' contents to it; the pane lists its elements in that order. (The
     expected order was computed by replaying the merges on ``java.util.HashMap``/``HashSet``.)"""
-    h = WindowOperatorHarness(
-        EventTimeSessionWindows.with_gap(10), lambda k, c, e: [list(e)], key_selector=lambda v: 0
-    )
+    h = WindowOperatorHarness(EventTimeSessionWindows.with_gap(10), lambda k, c, e: [list(e)], key_selector=lambda v: 0)
     for ts in (0, 20, 40, 60, 80, 70, 10, 50, 30):
         h.process_element(ts, ts)
     h.process_watermark(LONG_MAX)
@@ -411,9 +409,20 @@ class AllWindows(ProcessAllWindowFunction[Pair, Any, TimeWindow]):
         (process_spec(as_process_all_window_function(AllWindows())), [((0, 2), 9), ((0, 1), 9)]),
     ],
     ids=[
-        "reduce", "reduce+process", "aggregate", "aggregate+process", "process", "all-apply", "all-process",
-        "lambda", "window-function", "lambda-window-function", "lambda-all-apply", "all-apply-object",
-        "lambda-all-process", "all-process-object",
+        "reduce",
+        "reduce+process",
+        "aggregate",
+        "aggregate+process",
+        "process",
+        "all-apply",
+        "all-process",
+        "lambda",
+        "window-function",
+        "lambda-window-function",
+        "lambda-all-apply",
+        "all-apply-object",
+        "lambda-all-process",
+        "all-process-object",
     ],
 )
 def test_window_function_kinds(spec: Any, expected: list[Any]) -> None:
@@ -425,9 +434,7 @@ def test_window_function_kinds(spec: Any, expected: list[Any]) -> None:
 
 
 def test_reduce_keeps_the_running_value_first() -> None:
-    h = WindowOperatorHarness(
-        TumblingEventTimeWindows.of(10), reduce=lambda a, b: a + b, key_selector=lambda v: 0
-    )
+    h = WindowOperatorHarness(TumblingEventTimeWindows.of(10), reduce=lambda a, b: a + b, key_selector=lambda v: 0)
     for i, word in enumerate(["x", "y", "z"]):
         h.process_element(word, i)
     h.process_watermark(9)
@@ -459,7 +466,9 @@ def test_an_emitted_pane_is_a_snapshot_not_the_live_window_state() -> None:
     """Emitting the iterable the function was handed gives the pane as it was at that firing (Flink copies
     records on emission); later elements of the window do not show up in earlier results."""
     h = WindowOperatorHarness(
-        GlobalWindows.create(), lambda key, ctx, elements: [elements], key_selector=lambda v: 0,
+        GlobalWindows.create(),
+        lambda key, ctx, elements: [elements],
+        key_selector=lambda v: 0,
         trigger=CountTrigger.of(1),
     )
     h.process_element(1, 0)

@@ -93,7 +93,10 @@ def linearize(plan: Plan) -> list[Step]:
         if transformation.is_virtual:
             continue
         inputs = [_resolve(parent) for parent in transformation.inputs]
-        steps.append(Step(len(steps), transformation, inputs, _key_selectors(transformation)))
+        # steps travel to executors: keep the transformation without its inputs (a DataFrame source upstream
+        # holds the SparkContext, which cannot leave the driver)
+        shipped = transformation.with_settings(inputs=())
+        steps.append(Step(len(steps), shipped, inputs, _key_selectors(transformation)))
     last_reader: dict[Channel, int] = {}
     for step in steps:
         for channel in step.consumed:

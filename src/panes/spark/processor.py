@@ -1,7 +1,8 @@
 """The streaming host: one ``transformWithStateInPandas`` processor per keyed step, called per shard.
 
-Per shard it keeps the operator's whole snapshot in one ValueState blob and one Spark event-time timer at
-the operator's next event-time timer (shifted, see ``codec``) as a wake-up. On every call it advances the
+Per shard it keeps the operator's whole snapshot in one ValueState blob and one Spark timer as a wake-up:
+in event time at the operator's next event-time timer (shifted, see ``codec``); in a query without
+watermarks (processing time) at its next processing-time timer. On every call it advances the
 operator to Spark's current watermark before handling the batch's rows (``host``), so timers fire and
 rows are processed in Flink's order at micro-batch granularity.
 """
@@ -36,7 +37,10 @@ def frame(rows: list[Row], codes: ChannelCodes, passing: list[tuple[int, bytes, 
 class ShardProcessor(StatefulProcessor):
     """Hosts ``step``'s operator for the shard Spark groups by (see the module docstring)."""
 
-    def __init__(self, step: Step, codes: ChannelCodes, num_shards: int, max_parallelism: int) -> None:
+    def __init__(
+        self, step: Step, codes: ChannelCodes, num_shards: int, max_parallelism: int, event_time: bool = True
+    ) -> None:
+        self.event_time = event_time
         self.step = step
         self.codes = codes
         self.num_shards = num_shards
@@ -90,11 +94,14 @@ class ShardProcessor(StatefulProcessor):
         out = host.process(mine, watermark, now)
         self.blob.update((host.snapshot(),))
         host.close()
-        self._set_wake_up(host.next_event_time_timer(), fired)
+        if self.event_time:
+            wake_up = host.next_event_time_timer()
+            self._set_wake_up(None if wake_up is None else to_spark_time(wake_up), fired)
+        else:
+            self._set_wake_up(host.operator.next_processing_time_timer(), fired)
         return frame(out, self.codes, passing)
 
-    def _set_wake_up(self, next_timer: int | None, fired: int | None) -> None:
-        wanted = None if next_timer is None else to_spark_time(next_timer)
+    def _set_wake_up(self, wanted: int | None, fired: int | None) -> None:
         present = False
         for registered in list(self.handle.listTimers()):
             if registered == wanted:

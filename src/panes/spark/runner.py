@@ -46,6 +46,7 @@ SHARD_DDL = ROW_DDL + ", shard INT"
 
 def _upstream_sources(plan: Plan, step: Step) -> set[int]:
     """Ids of the source transformations ``step`` reads from, through any number of transformations."""
+    by_id = {t.id: t for t in plan.transformations()}
     found: set[int] = set()
 
     def visit(node: Any) -> None:
@@ -54,8 +55,29 @@ def _upstream_sources(plan: Plan, step: Step) -> set[int]:
         for parent in node.inputs:
             visit(parent)
 
-    visit(step.transformation)
+    visit(by_id[step.transformation.id])
     return found
+
+
+def check_strategy_on_spark(strategy: Any) -> None:
+    """Refuse what Spark cannot do with a clear message (see docs/spark-runner.md).
+
+    Idleness needs per-input watermarks that move on processing time while the input is silent; Spark keeps
+    one global watermark per query, made of each watermarked input's largest value, so a silent input can
+    neither be excluded nor included. Alignment needs pausing one source's reading; Spark reads all sources
+    of a micro-batch together.
+    """
+    if strategy.idle_timeouts:
+        raise ValueError(
+            "WatermarkStrategy.with_idleness is not supported on Spark: Spark's watermark is global per query, "
+            "so a silent input cannot be marked idle. Remove with_idleness (or run on the local runner); with "
+            "several sources consider spark.sql.streaming.multipleWatermarkPolicy=max."
+        )
+    if strategy.alignment.is_enabled():
+        raise ValueError(
+            "WatermarkStrategy.with_watermark_alignment is not supported on Spark: Spark reads every source of a "
+            "micro-batch together and cannot pause one. Remove the alignment (or run on the local runner)."
+        )
 
 
 class SparkJob:
@@ -154,6 +176,7 @@ class SparkRunner:
             elif kind == "sink":
                 continue
             elif kind == "timestamps":
+                check_strategy_on_spark(t.spec)  # type: ignore[attr-defined]
                 rated = df.mapInArrow(timestamps_function(step, codes, _upstream_sources(plan, step)), WM_DDL)
                 if streaming:
                     rated = rated.withColumn("wm_ts", F.timestamp_millis(F.col("wm")))
@@ -174,7 +197,7 @@ class SparkRunner:
             else:
                 keyed = df.mapInArrow(keying_function(step, codes, self.num_shards, env.max_parallelism), SHARD_DDL)
                 if streaming:
-                    processor = ShardProcessor(step, codes, self.num_shards, env.max_parallelism)
+                    processor = ShardProcessor(step, codes, self.num_shards, env.max_parallelism, has_watermark)
                     df = keyed.groupBy("shard").transformWithStateInPandas(
                         processor, ROW_DDL, "Append", "EventTime" if has_watermark else "ProcessingTime"
                     )

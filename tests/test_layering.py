@@ -1,0 +1,68 @@
+"""The architecture's import rule: only ``panes.spark`` imports pyspark, and the core never imports runners."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "panes"
+CORE = [
+    "windowing",
+    "state",
+    "timers",
+    "operators",
+    "watermarks",
+    "testing",
+    "functions",
+    "elements.py",
+    "time.py",
+    "tags.py",
+    "errors.py",
+    "keygroups.py",
+]
+
+
+def imported_modules(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def python_files(entry: str) -> list[Path]:
+    target = PACKAGE / entry
+    return [target] if target.is_file() else sorted(target.rglob("*.py"))
+
+
+def test_only_the_spark_package_imports_pyspark() -> None:
+    offenders = [
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if "spark" not in path.relative_to(PACKAGE).parts[:1]
+        and any(name == "pyspark" or name.startswith("pyspark.") for name in imported_modules(path))
+    ]
+    assert offenders == []
+
+
+def test_the_core_imports_neither_the_api_nor_the_runners() -> None:
+    forbidden = ("panes.datastream", "panes.local", "panes.spark", "panes.cli")
+    offenders = {
+        str(path.relative_to(PACKAGE)): sorted(n for n in imported_modules(path) if n.startswith(forbidden))
+        for entry in CORE
+        for path in python_files(entry)
+    }
+    assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def test_the_core_depends_only_on_the_standard_library_numpy_and_pyarrow() -> None:
+    import sys
+
+    allowed_third_party = {"numpy", "pyarrow"}
+    for entry in CORE:
+        for path in python_files(entry):
+            for name in imported_modules(path):
+                top = name.split(".")[0]
+                assert top in sys.stdlib_module_names or top == "panes" or top in allowed_third_party, (path, name)
