@@ -21,16 +21,20 @@ from panes.spark.host import Row, StepHost
 from panes.spark.linear import Step
 
 BLOB = StructType([StructField("blob", BinaryType())])
-COLUMNS = ["ch", "v", "ts", "seq", "ph"]
 
 
 def frame(rows: list[Row], codes: ChannelCodes, passing: list[tuple[int, bytes, Any, int, int]]) -> pd.DataFrame:
     data = [(codes.code[c], dumps(v), ts, seq, ph) for c, v, ts, seq, ph in rows] + passing
-    result = pd.DataFrame(data, columns=COLUMNS)
-    result["ch"] = result["ch"].astype("int32")
-    result["ts"] = pd.array(result["ts"].tolist(), dtype="Int64")
-    result["seq"] = result["seq"].astype("int64")
-    result["ph"] = result["ph"].astype("int32")
+    columns = list(zip(*data, strict=True)) if data else [(), (), (), (), ()]
+    result: pd.DataFrame = pd.DataFrame(
+        {
+            "ch": pd.array(columns[0], dtype="int32"),
+            "v": pd.array(columns[1], dtype=object),
+            "ts": pd.array(columns[2], dtype="Int64"),
+            "seq": pd.array(columns[3], dtype="int64"),
+            "ph": pd.array(columns[4], dtype="int32"),
+        }
+    )
     return result
 
 
@@ -52,7 +56,7 @@ class ShardProcessor(StatefulProcessor):
         self.handle = handle
         self.blob = handle.getValueState("operator", BLOB)
 
-    def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues: Any) -> Iterator[pd.DataFrame]:
+    def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[pd.DataFrame]:
         mine: list[Row] = []
         passing: list[tuple[int, bytes, Any, int, int]] = []
         channel = self.codes.channel
