@@ -120,8 +120,3 @@ def encode(
         ],
         schema=ROW_SCHEMA,
     )
-
-
-def raw_rows(batch: pa.RecordBatch) -> Iterator[tuple[int, bytes, Any, int, int]]:
-    columns = [batch.column(i).to_pylist() for i in range(5)]
-    return zip(*columns, strict=True)

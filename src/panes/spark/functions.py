@@ -1,13 +1,21 @@
-"""The Python functions Spark runs for each kind of step (shipped to executors with cloudpickle).
+"""The Python functions Spark runs (shipped to executors with cloudpickle).
 
-Each takes and returns Arrow record batches of panes rows (``codec``). Rows of channels a step does not
-read pass through untouched, as do rows of channels it reads that a later step also reads.
+Consecutive row-local steps of one branch of the plan (stateless operators, one timestamps step, and the
+keying before a keyed step) run fused in one ``mapInArrow`` call: rows are unpickled once, go through every
+step in order, and are pickled once. Rows of channels no fused step reads pass through as raw bytes; rows
+a step reads pass on too when a later step also reads them.
+
+A timestamps step rates each row with the watermark its generator emits after it; the fused call reports
+the largest rating of each Arrow batch on one *carrier* row (channel :data:`CARRIER`) in column ``wm``, on
+which the query defines its watermark before dropping carriers. End-of-input sentinels of the step's
+sources are rated ``END_MS`` the same way.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -15,34 +23,51 @@ import pyarrow as pa
 from panes.elements import StreamRecord
 from panes.errors import BadRecordError, ErrorRecord
 from panes.operators.base import extract_key
-from panes.spark.codec import END, END_MS, ROW_SCHEMA, ChannelCodes, decode, encode, to_spark_time
+from panes.spark.codec import END, END_MS, ROW_SCHEMA, ChannelCodes, dumps, encode, loads, to_spark_time
 from panes.spark.host import Row, StepHost
 from panes.spark.linear import Step
-from panes.spark.microbatch import rate_watermarks, shard_of
+from panes.spark.microbatch import _Capture, rate_watermarks, shard_of
 from panes.time import LONG_MIN
 from panes.watermarks import TimestampsAndWatermarksOperator
 
 Raw = tuple[int, bytes, Any, int, int]
+CARRIER = -2
+"""The channel code of watermark carrier rows (dropped right after the watermark is defined)."""
 
 
-def split(batch: pa.RecordBatch, step: Step, codes: ChannelCodes) -> tuple[list[Row], list[Raw]]:
-    """The rows ``step`` reads (decoded) and the rows that pass (raw)."""
-    consumed = set(codes.codes(step.consumed))
-    keep = set(codes.codes(step.passthrough))
-    columns = [batch.column(i).to_pylist() for i in range(5)]
-    mine: list[Row] = []
-    passing: list[Raw] = []
-    channel = codes.channel
-    from panes.spark.codec import loads
 
-    for code, blob, ts, seq, ph in zip(*columns, strict=True):
-        if code in consumed:
-            mine.append((channel[code], loads(blob), ts, seq, ph))
-            if code in keep:
-                passing.append((code, blob, ts, seq, ph))
-        else:
-            passing.append((code, blob, ts, seq, ph))
-    return mine, passing
+@dataclass
+class Chain:
+    """Row-local steps fused into one call, and what the call adds: ``wm`` (a timestamps step is fused, with
+    the ids of the sources whose sentinels it rates) and/or ``shard`` (``keyed`` is the keyed step next)."""
+
+    steps: list[Step] = field(default_factory=list)
+    timestamp_sources: set[int] = field(default_factory=set)
+    keyed: Step | None = None
+
+    @property
+    def has_timestamps(self) -> bool:
+        return any(step.kind == "timestamps" for step in self.steps)
+
+    def schema(self) -> pa.Schema:
+        fields = list(ROW_SCHEMA)
+        if self.keyed is not None:
+            fields.append(pa.field("shard", pa.int32()))
+        if self.has_timestamps:
+            fields.append(pa.field("wm", pa.int64()))
+        return pa.schema(fields)
+
+    def ddl(self) -> str:
+        names = {
+            "ch": "INT",
+            "v": "BINARY",
+            "ts": "BIGINT",
+            "seq": "BIGINT",
+            "ph": "INT",
+            "shard": "INT",
+            "wm": "BIGINT",
+        }
+        return ", ".join(f"{f.name} {names[f.name]}" for f in self.schema())
 
 
 def by_batch(rows: list[Row]) -> dict[int, list[Row]]:
@@ -52,114 +77,120 @@ def by_batch(rows: list[Row]) -> dict[int, list[Row]]:
     return groups
 
 
-def stateless_function(
-    step: Step, codes: ChannelCodes
+def _timestamps_operator(step: Step) -> TimestampsAndWatermarksOperator:
+    factory = step.transformation.operator_factory  # type: ignore[attr-defined]
+    operator: TimestampsAndWatermarksOperator = factory()
+    operator.setup(_Capture([]))
+    operator.open()
+    return operator
+
+
+def chain_function(
+    chain: Chain, codes: ChannelCodes, num_shards: int, max_parallelism: int
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """``mapInArrow`` function of a non-keyed operator: one operator instance per partition."""
+    """The ``mapInArrow`` function of ``chain`` (see the module docstring)."""
+    read = set()
+    for step in chain.steps:
+        read |= set(codes.codes(step.consumed))
+    if chain.keyed is not None:
+        read |= set(codes.codes(chain.keyed.consumed))
+    schema = chain.schema()
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        host = StepHost(step)
+        hosts: dict[int, StepHost] = {}
+        stamps: dict[int, TimestampsAndWatermarksOperator] = {}
         for batch in batches:
-            mine, passing = split(batch, step, codes)
-            out: list[Row] = []
-            for index, rows in sorted(by_batch(mine).items()):
-                out.extend(host.process(rows, LONG_MIN, 0, index))
-            yield encode(out, codes, passing)
-        host.close()
+            columns = [batch.column(i).to_pylist() for i in range(5)]
+            rows: list[Row] = []
+            raw: list[Raw] = []
+            lookup = codes.channel
+            top: int | None = None
+            for code, blob, ts, seq, ph in zip(*columns, strict=True):
+                if code in read:
+                    rows.append((lookup[code], loads(blob), ts, seq, ph))
+                elif code == END and chain.has_timestamps and seq in chain.timestamp_sources:
+                    top = END_MS
+                else:
+                    raw.append((code, blob, ts, seq, ph))
+            for step in chain.steps:
+                mine = [r for r in rows if r[0] in step.consumed]
+                rest = [r for r in rows if r[0] not in step.consumed or r[0] in step.passthrough]
+                if step.kind == "timestamps":
+                    operator = stamps.get(step.index)
+                    if operator is None:
+                        operator = stamps[step.index] = _timestamps_operator(step)
+                    stamped, ratings = rate_watermarks(operator, mine, step)
+                    best = max((r for r in ratings if r != LONG_MIN), default=None)
+                    if best is not None:
+                        rated = to_spark_time(best)
+                        top = rated if top is None else max(top, rated)
+                    rows = rest + stamped
+                else:
+                    host = hosts.get(step.index)
+                    if host is None:
+                        host = hosts[step.index] = StepHost(step)
+                    produced: list[Row] = []
+                    for index, group in sorted(by_batch(mine).items()):
+                        produced.extend(host.process(group, LONG_MIN, 0, index))
+                    rows = rest + produced
+            out = encode(rows, codes, raw)
+            arrays = list(out.columns)
+            if chain.keyed is not None:
+                arrays, shards = _keyed(chain.keyed, codes, out, num_shards, max_parallelism)
+                arrays.append(pa.array(shards, pa.int32()))
+            if chain.has_timestamps:
+                size = len(arrays[0])
+                arrays = [
+                    pa.concat_arrays([arrays[0], pa.array([CARRIER], pa.int32())]),
+                    pa.concat_arrays([arrays[1], pa.array([b""], pa.binary())]),
+                    pa.concat_arrays([arrays[2], pa.array([None], pa.int64())]),
+                    pa.concat_arrays([arrays[3], pa.array([0], pa.int64())]),
+                    pa.concat_arrays([arrays[4], pa.array([1], pa.int32())]),
+                    *([pa.concat_arrays([arrays[5], pa.array([0], pa.int32())])] if chain.keyed is not None else []),
+                    pa.array([None] * size + [top], pa.int64()),
+                ]
+            yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+        for host in hosts.values():
+            host.close()
 
     return run
 
 
-WM_SCHEMA = ROW_SCHEMA.append(pa.field("wm", pa.int64()))
-
-
-def timestamps_function(
-    step: Step, codes: ChannelCodes, sources: set[int]
-) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """``mapInArrow`` function of a timestamps step: assigns timestamps and rates each row with the watermark
-    its generator emits after it (column ``wm``, shifted Spark ms; null when none). End-of-input sentinels
-    of ``sources`` are rated ``END_MS``."""
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        factory = step.transformation.operator_factory  # type: ignore[attr-defined]
-        operator: TimestampsAndWatermarksOperator = factory()
-        from panes.spark.microbatch import _Capture
-
-        operator.setup(_Capture([]))
-        operator.open()
-        for batch in batches:
-            mine, passing = split(batch, step, codes)
-            stamped: list[Row] = []
-            ratings: list[Any] = []
-            for row in mine:
-                out, rating = rate_watermarks(operator, [row], step)
-                stamped.extend(out)
-                value = None if not rating or rating[0] == LONG_MIN else to_spark_time(rating[0])
-                ratings.extend([value] * len(out))
-            pass_ratings = [END_MS if code == END and seq in sources else None for code, _, _, seq, _ in passing]
-            rows = encode(stamped, codes, passing)
-            yield pa.RecordBatch.from_arrays(
-                [*rows.columns, pa.array(ratings + pass_ratings, pa.int64())], schema=WM_SCHEMA
-            )
-
-    return run
-
-
-SHARD_SCHEMA = ROW_SCHEMA.append(pa.field("shard", pa.int32()))
-
-
-def keying_function(
-    step: Step, codes: ChannelCodes, num_shards: int, max_parallelism: int
-) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """``mapInArrow`` function adding each row's shard before a keyed step: the shard of its key for rows
-    the step reads, any shard for rows that pass. A key that cannot be extracted is a bad record: an
-    ``ErrorRecord`` on the step's error output, or a failure when it has none."""
+def _keyed(
+    step: Step, codes: ChannelCodes, batch: pa.RecordBatch, num_shards: int, max_parallelism: int
+) -> tuple[list[pa.Array], list[int]]:
+    """The columns of ``batch`` with bad-keyed rows replaced by error records, and each row's shard: the shard
+    of its key for rows ``step`` reads, any shard for rows that pass."""
     error_tag = step.transformation.error_tag
+    error_channel = None if error_tag is None else (step.transformation.id, error_tag.tag_id)
     inputs = step.channel_input()
     consumed = set(codes.codes(step.consumed))
     channel = codes.channel
-    own = step.transformation.id
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from panes.spark.codec import loads
-
-        for batch in batches:
-            codes_column = batch.column(0).to_pylist()
-            values = batch.column(1).to_pylist()
-            timestamps = batch.column(2).to_pylist()
-            orders = batch.column(3).to_pylist()
-            shards: list[int] = []
-            errors: list[Row] = []
-            keep: list[int] = []
-            for i, code in enumerate(codes_column):
-                if code in consumed:
-                    selector = step.key_selectors[inputs[channel[code]]]
-                    assert selector is not None
-                    try:
-                        key = extract_key(selector, loads(values[i]))
-                    except BadRecordError as error:
-                        if error_tag is None:
-                            raise
-                        failure = ErrorRecord(
-                            loads(values[i]),
-                            timestamps[i],
-                            f"{error} ({error.__cause__!r})",
-                            type(error).__name__,
-                            step.transformation.name,
-                        )
-                        errors.append(((own, error_tag.tag_id), failure, timestamps[i], orders[i], 1))
-                        continue
-                    shards.append(shard_of(key, num_shards, max_parallelism))
-                else:
-                    shards.append(orders[i] % num_shards)
-                keep.append(i)
-            kept = batch.take(pa.array(keep, pa.int64())) if len(keep) != batch.num_rows else batch
-            if errors and (own, error_tag.tag_id if error_tag else None) in codes.code:
-                kept = pa.concat_batches([kept, encode(errors, codes)]) if kept.num_rows else encode(errors, codes)
-                shards.extend(0 for _ in errors)
-            yield pa.RecordBatch.from_arrays([*kept.columns, pa.array(shards, pa.int32())], schema=SHARD_SCHEMA)
-
-    return run
+    columns = [batch.column(i).to_pylist() for i in range(5)]
+    shards: list[int] = []
+    for i, (code, blob, ts, seq, _) in enumerate(zip(*columns, strict=True)):
+        if code not in consumed:
+            shards.append(seq % num_shards)
+            continue
+        selector = step.key_selectors[inputs[channel[code]]]
+        assert selector is not None
+        value = loads(blob)
+        try:
+            shards.append(shard_of(extract_key(selector, value), num_shards, max_parallelism))
+        except BadRecordError as error:
+            if error_tag is None:
+                raise
+            failure = ErrorRecord(
+                value, ts, f"{error} ({error.__cause__!r})", type(error).__name__, step.transformation.name
+            )
+            if error_channel in codes.code:
+                columns[0][i] = codes.code[error_channel]
+                columns[1][i] = dumps(failure)
+            else:
+                columns[0][i] = CARRIER  # nobody reads the error output: the row is dropped with the carriers
+            shards.append(0)
+    arrays = [pa.array(columns[i], ROW_SCHEMA.field(i).type) for i in range(5)]
+    return arrays, shards
 
 
 def keyed_shard_function(
@@ -167,15 +198,23 @@ def keyed_shard_function(
 ) -> Callable[[Any, Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """``applyInArrow`` function of a keyed step over bounded input: one shard, every batch in order, batch
     ``b`` processed at ``watermarks[b]`` (the bounded path's ``[LONG_MIN, last watermark, LONG_MAX]``)."""
+    consumed = set(codes.codes(step.consumed))
+    keep = set(codes.codes(step.passthrough))
 
     def run(key: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         shard = int(key[0].as_py())
         mine: list[Row] = []
         passing: list[Raw] = []
+        lookup = codes.channel
         for batch in batches:
-            rows, raw = split(batch.drop_columns(["shard"]), step, codes)
-            mine.extend(rows)
-            passing.extend(raw)
+            columns = [batch.column(i).to_pylist() for i in range(5)]
+            for code, blob, ts, seq, ph in zip(*columns, strict=True):
+                if code in consumed:
+                    mine.append((lookup[code], loads(blob), ts, seq, ph))
+                    if code in keep:
+                        passing.append((code, blob, ts, seq, ph))
+                else:
+                    passing.append((code, blob, ts, seq, ph))
         host = StepHost(step, shard, num_shards, max_parallelism)
         groups = by_batch(mine)
         out: list[Row] = []
@@ -189,4 +228,6 @@ def keyed_shard_function(
 
 def decode_values(batch: pa.RecordBatch, codes: ChannelCodes) -> list[tuple[int, StreamRecord[Any]]]:
     """``(code, record)`` of every known row of ``batch`` (for sinks)."""
+    from panes.spark.codec import decode
+
     return [(code, StreamRecord(row[1], row[2])) for code, row in decode(batch, codes) if row is not None]

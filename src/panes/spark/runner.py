@@ -23,61 +23,12 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import functions as F
 
 from panes.datastream.plan import Plan
-from panes.spark.codec import END, END_MS, ROW_DDL, ChannelCodes, from_spark_watermark
-from panes.spark.functions import (
-    keyed_shard_function,
-    keying_function,
-    stateless_function,
-    timestamps_function,
-)
-from panes.spark.linear import Step, linearize
-from panes.spark.processor import ShardProcessor
 from panes.spark.session import create_session
 from panes.spark.sinks import SinkWriter
-from panes.spark.sources import source_rows
-from panes.time import LONG_MAX, LONG_MIN
+from panes.spark.translate import Translation, Translator
 
 if TYPE_CHECKING:
     from panes.datastream.environment import JobExecutionResult, StreamEnvironment
-
-WM_DDL = ROW_DDL + ", wm BIGINT"
-SHARD_DDL = ROW_DDL + ", shard INT"
-
-
-def _upstream_sources(plan: Plan, step: Step) -> set[int]:
-    """Ids of the source transformations ``step`` reads from, through any number of transformations."""
-    by_id = {t.id: t for t in plan.transformations()}
-    found: set[int] = set()
-
-    def visit(node: Any) -> None:
-        if node.kind == "source":
-            found.add(node.id)
-        for parent in node.inputs:
-            visit(parent)
-
-    visit(by_id[step.transformation.id])
-    return found
-
-
-def check_strategy_on_spark(strategy: Any) -> None:
-    """Refuse what Spark cannot do with a clear message (see docs/spark-runner.md).
-
-    Idleness needs per-input watermarks that move on processing time while the input is silent; Spark keeps
-    one global watermark per query, made of each watermarked input's largest value, so a silent input can
-    neither be excluded nor included. Alignment needs pausing one source's reading; Spark reads all sources
-    of a micro-batch together.
-    """
-    if strategy.idle_timeouts:
-        raise ValueError(
-            "WatermarkStrategy.with_idleness is not supported on Spark: Spark's watermark is global per query, "
-            "so a silent input cannot be marked idle. Remove with_idleness (or run on the local runner); with "
-            "several sources consider spark.sql.streaming.multipleWatermarkPolicy=max."
-        )
-    if strategy.alignment.is_enabled():
-        raise ValueError(
-            "WatermarkStrategy.with_watermark_alignment is not supported on Spark: Spark reads every source of a "
-            "micro-batch together and cannot pause one. Remove the alignment (or run on the local runner)."
-        )
 
 
 class SparkJob:
@@ -148,69 +99,8 @@ class SparkRunner:
             self._spark = create_session(self.master, config=self.config)
         return self._spark
 
-    # -- translation ----------------------------------------------------------------------------------------
-
-    def _translate(
-        self, plan: Plan, env: StreamEnvironment, streaming: bool, folder: str
-    ) -> tuple[Any, list[Step], ChannelCodes, list[int]]:
-        steps = linearize(plan)
-        codes = ChannelCodes(steps)
-        spark = self.spark
-        df: Any = None
-        watermarks: list[int] = []
-        has_watermark = False
-        for step in steps:
-            t = step.transformation
-            kind = step.kind
-            if kind == "source":
-                channel = (t.id, None)
-                if channel not in codes.code:
-                    continue
-                rows = source_rows(spark, t.source, codes.code[channel], t.id, folder)  # type: ignore[attr-defined]
-                if rows.isStreaming != streaming:
-                    raise ValueError(
-                        "a plan mixes bounded and streaming sources; on Spark every source must be streaming "
-                        "(micro-batches, streaming files or DataFrames) or every source bounded"
-                    )
-                df = rows if df is None else df.unionByName(rows)
-            elif kind == "sink":
-                continue
-            elif kind == "timestamps":
-                check_strategy_on_spark(t.spec)  # type: ignore[attr-defined]
-                rated = df.mapInArrow(timestamps_function(step, codes, _upstream_sources(plan, step)), WM_DDL)
-                if streaming:
-                    rated = rated.withColumn("wm_ts", F.timestamp_millis(F.col("wm")))
-                    rated = rated.withWatermark("wm_ts", "0 seconds")
-                    # the filter names the watermark column, so Spark keeps it above the watermark operator
-                    rated = rated.filter(F.col("wm_ts").isNull() | (F.col("wm_ts") < F.timestamp_millis(F.lit(END_MS))))
-                    df = rated.drop("wm", "wm_ts")
-                    has_watermark = True
-                else:
-                    rated = rated.filter(F.col("ch") != END).cache()
-                    own = rated.filter(F.col("ch").isin(codes.codes(step.needed_outputs)))
-                    top = own.agg(F.max("wm")).collect()[0][0]
-                    if top is not None:
-                        watermarks.append(from_spark_watermark(int(top)))
-                    df = rated.drop("wm")
-            elif kind == "stateless":
-                df = df.mapInArrow(stateless_function(step, codes), ROW_DDL)
-            else:
-                keyed = df.mapInArrow(keying_function(step, codes, self.num_shards, env.max_parallelism), SHARD_DDL)
-                if streaming:
-                    processor = ShardProcessor(step, codes, self.num_shards, env.max_parallelism, has_watermark)
-                    df = keyed.groupBy("shard").transformWithStateInPandas(
-                        processor, ROW_DDL, "Append", "EventTime" if has_watermark else "ProcessingTime"
-                    )
-                else:
-                    last = min(watermarks) if watermarks else LONG_MIN
-                    now = int(time.time() * 1000)
-                    function = keyed_shard_function(
-                        step, codes, self.num_shards, env.max_parallelism, [LONG_MIN, last, LONG_MAX], now
-                    )
-                    df = keyed.groupBy("shard").applyInArrow(function, ROW_DDL)
-        if df is None:
-            raise ValueError("the plan reads no source")
-        return df, steps, codes, watermarks
+    def _translate(self, plan: Plan, env: StreamEnvironment, streaming: bool, folder: str) -> Translation:
+        return Translator(self.spark, plan, env, streaming, folder, self.num_shards).translate()
 
     # -- execution ----------------------------------------------------------------------------------------------
 
@@ -236,9 +126,9 @@ class SparkRunner:
         """Run a plan of bounded sources as one Spark batch job and write its sinks."""
         folder = tempfile.mkdtemp(prefix="panes-")
         try:
-            df, steps, codes, _ = self._translate(plan, env, streaming=False, folder=folder)
-            writer = SinkWriter(steps, codes)
-            rows = df.filter(F.col("ch").isin(writer.wanted_codes())).collect()
+            translation = self._translate(plan, env, streaming=False, folder=folder)
+            writer = SinkWriter(translation.steps, translation.codes)
+            rows = translation.df.filter(F.col("ch").isin(writer.wanted_codes())).collect()
             writer.write(self.spark, [row.asDict() for row in rows], 0)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
@@ -247,8 +137,9 @@ class SparkRunner:
         """Start ``plan`` as a streaming query (see the class docstring for triggers and checkpoints)."""
         owns = self.checkpoint_location is None
         checkpoint = self.checkpoint_location or tempfile.mkdtemp(prefix="panes-checkpoint-")
-        df, steps, codes, _ = self._translate(plan, env, streaming=True, folder=os.path.join(checkpoint, "sources"))
-        writer = SinkWriter(steps, codes)
+        translation = self._translate(plan, env, streaming=True, folder=os.path.join(checkpoint, "sources"))
+        df = translation.df
+        writer = SinkWriter(translation.steps, translation.codes)
         wanted = writer.wanted_codes()
         spark = self.spark
 
