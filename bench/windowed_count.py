@@ -64,10 +64,10 @@ def native(spark: Any, folder: str, batches: int, checkpoint: str) -> tuple[floa
     return time.monotonic() - started, sum(results)
 
 
-def panes_run(spark: Any, folder: str, shards: int) -> tuple[float, int]:
-    from panes.datastream import StreamEnvironment
+def panes_run(spark: Any, folder: str, shards: int | None) -> tuple[float, int]:
+    from panes.datastream import ListSink, StreamEnvironment
     from panes.functions import AggregateFunction
-    from panes.spark import ForeachBatchSink, SparkRunner
+    from panes.spark import SparkRunner
     from panes.watermarks import WatermarkStrategy
     from panes.windowing import TumblingEventTimeWindows
 
@@ -84,7 +84,7 @@ def panes_run(spark: Any, folder: str, shards: int) -> tuple[float, int]:
         def merge(self, a: tuple[int, float], b: tuple[int, float]) -> tuple[int, float]:
             return (a[0] + b[0], a[1] + b[1])
 
-    counted: list[int] = []
+    results = ListSink()
     frame = (
         spark.readStream.schema("key STRING, ts BIGINT, value DOUBLE").option("maxFilesPerTrigger", 1).parquet(folder)
     )
@@ -97,11 +97,11 @@ def panes_run(spark: Any, folder: str, shards: int) -> tuple[float, int]:
         .key_by("key")
         .window(TumblingEventTimeWindows.of(10_000))
         .aggregate(CountSum(), lambda key, window, results: [(key, window.start, *r) for r in results])
-        .sink_to(ForeachBatchSink(lambda batch, _: counted.append(batch.count())))
+        .sink_to(results)
     )
     started = time.monotonic()
     env.execute("bench")
-    return time.monotonic() - started, sum(counted)
+    return time.monotonic() - started, len(results.records)
 
 
 def main() -> int:
@@ -109,7 +109,7 @@ def main() -> int:
     parser.add_argument("--events", type=int, default=200_000)
     parser.add_argument("--keys", type=int, default=1_000)
     parser.add_argument("--batches", type=int, default=10)
-    parser.add_argument("--shards", type=int, default=8)
+    parser.add_argument("--shards", type=int, default=None, help="panes shards (default: the runner's)")
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from panes.spark import create_session

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from panes.datastream import DataStream, ListSink, StreamEnvironment
+from panes.functions import AggregateFunction
 from panes.local import LocalRunner
 from panes.spark import SparkRunner
 from panes.spark.microbatch import MicroBatchExecutor
@@ -19,13 +20,26 @@ from tests.local.test_process_functions import CountWithTimeout, IntervalJoin
 
 pytestmark = pytest.mark.spark
 
+
+class _Count(AggregateFunction[Any, int, int]):
+    def create_accumulator(self) -> int:
+        return 0
+
+    def add(self, value: Any, accumulator: int) -> int:
+        return accumulator + 1
+
+    def get_result(self, accumulator: int) -> int:
+        return accumulator
+
+    def merge(self, acc_a: int, acc_b: int) -> int:
+        return acc_a + acc_b
+
+
 Build = Callable[[StreamEnvironment, list[DataStream]], DataStream]
 
 
 def strategy(field: Any, delay: int = 0) -> WatermarkStrategy:
-    return WatermarkStrategy.for_bounded_out_of_orderness(delay).with_timestamp_assigner(
-        lambda e, _: e[field] if not isinstance(field, str) else e[field]
-    )
+    return WatermarkStrategy.for_bounded_out_of_orderness(delay).with_timestamp_assigner(lambda e, _: e[field])
 
 
 def on_spark(spark: Any, batches_per_source: list[list[list[Any]]], build: Build) -> list[Any]:
@@ -46,7 +60,10 @@ def in_process(batches_per_source: list[list[list[Any]]], build: Build) -> list[
     steps = max(len(b) for b in batches_per_source)
     executor.run(
         [
-            {s.transformation.id: (b[i] if i < len(b) else []) for s, b in zip(sources, batches_per_source, strict=True)}
+            {
+                s.transformation.id: (b[i] if i < len(b) else [])
+                for s, b in zip(sources, batches_per_source, strict=True)
+            }
             for i in range(steps)
         ]
     )
@@ -63,7 +80,9 @@ def test_keyed_process_function_with_state_and_timers(spark: Any) -> None:
     events = [[("a", 0), ("b", 100)], [("a", 500)], [("a", 2000)], [("b", 2600)], [("a", 3200)]]
 
     def build(env: StreamEnvironment, sources: list[DataStream]) -> DataStream:
-        return sources[0].assign_timestamps_and_watermarks(strategy(1)).key_by(lambda e: e[0]).process(CountWithTimeout())
+        return (
+            sources[0].assign_timestamps_and_watermarks(strategy(1)).key_by(lambda e: e[0]).process(CountWithTimeout())
+        )
 
     got = on_spark(spark, [events], build)
     assert sorted(got) == sorted(in_process([events], build))
@@ -73,7 +92,12 @@ def test_keyed_process_function_with_state_and_timers(spark: Any) -> None:
 
 def test_interval_join_of_two_watermarked_sources(spark: Any) -> None:
     orders = [[{"id": "o1", "ts": 0}], [{"id": "o2", "ts": 100}], [{"id": "o3", "ts": 300}], [{"id": "o4", "ts": 3000}]]
-    payments = [[{"id": "o2", "ts": 600}], [{"id": "o3", "ts": 900}], [{"id": "o1", "ts": 1500}], [{"id": "o4", "ts": 2900}]]
+    payments = [
+        [{"id": "o2", "ts": 600}],
+        [{"id": "o3", "ts": 900}],
+        [{"id": "o1", "ts": 1500}],
+        [{"id": "o4", "ts": 2900}],
+    ]
 
     def build(env: StreamEnvironment, sources: list[DataStream]) -> DataStream:
         first, second = (s.assign_timestamps_and_watermarks(strategy("ts", 500)) for s in sources)
@@ -91,7 +115,8 @@ def test_chained_keyed_steps_see_results_before_the_watermark_that_fired_them(sp
 
     def build(env: StreamEnvironment, sources: list[DataStream]) -> DataStream:
         per_user = (
-            sources[0].assign_timestamps_and_watermarks(strategy(1))
+            sources[0]
+            .assign_timestamps_and_watermarks(strategy(1))
             .key_by(lambda e: e[0])
             .window(TumblingEventTimeWindows.of(1000))
             .aggregate(_Count(), lambda user, window, counts: [(user, window.start, c) for c in counts])
@@ -106,20 +131,3 @@ def test_chained_keyed_steps_see_results_before_the_watermark_that_fired_them(sp
     assert sorted(got) == sorted(in_process([batches], build))
     assert sorted(got) == sorted(on_local([batches], build))
     assert len(got) == 7
-
-
-from panes.functions import AggregateFunction  # noqa: E402
-
-
-class _Count(AggregateFunction[Any, int, int]):
-    def create_accumulator(self) -> int:
-        return 0
-
-    def add(self, value: Any, accumulator: int) -> int:
-        return accumulator + 1
-
-    def get_result(self, accumulator: int) -> int:
-        return accumulator
-
-    def merge(self, acc_a: int, acc_b: int) -> int:
-        return acc_a + acc_b

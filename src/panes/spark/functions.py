@@ -23,7 +23,7 @@ import pyarrow as pa
 from panes.elements import StreamRecord
 from panes.errors import BadRecordError, ErrorRecord
 from panes.operators.base import extract_key
-from panes.spark.codec import END, END_MS, ROW_SCHEMA, ChannelCodes, dumps, encode, loads, to_spark_time
+from panes.spark.codec import END, END_MS, ROW_SCHEMA, ChannelCodes, encode, loads, to_spark_time
 from panes.spark.host import Row, StepHost
 from panes.spark.linear import Step
 from panes.spark.microbatch import _Capture, rate_watermarks, shard_of
@@ -99,6 +99,7 @@ def chain_function(
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         hosts: dict[int, StepHost] = {}
         stamps: dict[int, TimestampsAndWatermarksOperator] = {}
+        shard_cache: dict[Any, int] = {}
         for batch in batches:
             columns = [batch.column(i).to_pylist() for i in range(5)]
             rows: list[Row] = []
@@ -133,10 +134,13 @@ def chain_function(
                     for index, group in sorted(by_batch(mine).items()):
                         produced.extend(host.process(group, LONG_MIN, 0, index))
                     rows = rest + produced
+            shards: list[int] = []
+            if chain.keyed is not None:
+                rows, shards = _shard_rows(chain.keyed, rows, codes, num_shards, max_parallelism, shard_cache)
+                shards.extend(r[3] % num_shards for r in raw)
             out = encode(rows, codes, raw)
             arrays = list(out.columns)
             if chain.keyed is not None:
-                arrays, shards = _keyed(chain.keyed, codes, out, num_shards, max_parallelism)
                 arrays.append(pa.array(shards, pa.int32()))
             if chain.has_timestamps:
                 size = len(arrays[0])
@@ -156,41 +160,44 @@ def chain_function(
     return run
 
 
-def _keyed(
-    step: Step, codes: ChannelCodes, batch: pa.RecordBatch, num_shards: int, max_parallelism: int
-) -> tuple[list[pa.Array], list[int]]:
-    """The columns of ``batch`` with bad-keyed rows replaced by error records, and each row's shard: the shard
-    of its key for rows ``step`` reads, any shard for rows that pass."""
+def _shard_rows(
+    step: Step, rows: list[Row], codes: ChannelCodes, num_shards: int, max_parallelism: int, cache: dict[Any, int]
+) -> tuple[list[Row], list[int]]:
+    """Each row's shard before the keyed ``step``: its key's shard for rows the step reads (``cache`` remembers
+    keys), any shard for rows passing by. A key that cannot be extracted is a bad record: an ``ErrorRecord``
+    on the step's error output when there is one (dropped when nobody reads it), a failure otherwise."""
     error_tag = step.transformation.error_tag
     error_channel = None if error_tag is None else (step.transformation.id, error_tag.tag_id)
-    inputs = step.channel_input()
-    consumed = set(codes.codes(step.consumed))
-    channel = codes.channel
-    columns = [batch.column(i).to_pylist() for i in range(5)]
+    inputs = step.input_of
+    selectors = step.key_selectors
+    kept: list[Row] = []
     shards: list[int] = []
-    for i, (code, blob, ts, seq, _) in enumerate(zip(*columns, strict=True)):
-        if code not in consumed:
+    for row in rows:
+        channel, value, ts, seq, ph = row
+        index = inputs.get(channel)
+        if index is None:
+            kept.append(row)
             shards.append(seq % num_shards)
             continue
-        selector = step.key_selectors[inputs[channel[code]]]
+        selector = selectors[index]
         assert selector is not None
-        value = loads(blob)
         try:
-            shards.append(shard_of(extract_key(selector, value), num_shards, max_parallelism))
+            key = extract_key(selector, value)
         except BadRecordError as error:
             if error_tag is None:
                 raise
-            failure = ErrorRecord(
-                value, ts, f"{error} ({error.__cause__!r})", type(error).__name__, step.transformation.name
-            )
             if error_channel in codes.code:
-                columns[0][i] = codes.code[error_channel]
-                columns[1][i] = dumps(failure)
-            else:
-                columns[0][i] = CARRIER  # nobody reads the error output: the row is dropped with the carriers
-            shards.append(0)
-    arrays = [pa.array(columns[i], ROW_SCHEMA.field(i).type) for i in range(5)]
-    return arrays, shards
+                reason = f"{error} ({error.__cause__!r})"
+                failure = ErrorRecord(value, ts, reason, type(error).__name__, step.transformation.name)
+                kept.append((error_channel, failure, ts, seq, ph))
+                shards.append(0)
+            continue
+        shard = cache.get(key)
+        if shard is None:
+            shard = cache[key] = shard_of(key, num_shards, max_parallelism)
+        kept.append(row)
+        shards.append(shard)
+    return kept, shards
 
 
 def keyed_shard_function(

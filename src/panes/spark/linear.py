@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from panes.datastream.plan import (
@@ -58,13 +59,17 @@ class Step:
             return "timestamps"
         return "keyed" if any(k is not None for k in self.key_selectors) else "stateless"
 
-    @property
-    def consumed(self) -> set[Channel]:
-        return {channel for channels in self.inputs for channel in channels}
+    @cached_property
+    def consumed(self) -> frozenset[Channel]:
+        return frozenset(channel for channels in self.inputs for channel in channels)
 
-    def channel_input(self) -> dict[Channel, int]:
+    @cached_property
+    def input_of(self) -> dict[Channel, int]:
         """Which input index each consumed channel feeds."""
         return {channel: index for index, channels in enumerate(self.inputs) for channel in channels}
+
+    def channel_input(self) -> dict[Channel, int]:
+        return self.input_of
 
 
 def _resolve(source: Transformation, tag: OutputTag[Any] | None = None) -> list[Channel]:

@@ -26,7 +26,11 @@ from panes.operators.base import extract_key
 from panes.spark.host import Row, StepHost
 from panes.spark.linear import Channel, Step, channel_of, linearize
 from panes.time import LONG_MAX, LONG_MIN
-from panes.watermarks import TimestampsAndWatermarksOperator
+from panes.watermarks import (
+    AscendingTimestampsWatermarks,
+    BoundedOutOfOrdernessWatermarks,
+    TimestampsAndWatermarksOperator,
+)
 
 
 def shard_of(key: Any, num_shards: int, max_parallelism: int) -> int:
@@ -44,30 +48,38 @@ def rate_watermarks(
     stamped: list[Row] = []
     ratings: list[int] = []
     own = step.transformation.id
-    error_tag = step.transformation.error_tag
+    main = (own, None)
+    consumed = step.consumed
+    operator.error_tag = step.transformation.error_tag
     generator = operator.watermark_generator
     emitter = operator._emitter
     assert generator is not None and emitter is not None
+    captured: list[StreamRecord[Any]] = []
+    capture = _Capture(captured)
+    operator.output = capture
+    emitter._output = capture
+    # the built-in periodic generators emit their running maximum minus the bound: read it directly
+    bounded = type(generator) in (BoundedOutOfOrdernessWatermarks, AscendingTimestampsWatermarks)
     for channel, value, timestamp, seq, phase in rows:
-        if channel not in step.consumed:
+        if channel not in consumed:
             continue
-        captured: list[StreamRecord[Any]] = []
-        capture = _Capture(captured)
-        operator.output = capture
-        emitter._output = capture
+        record = StreamRecord(value, timestamp)
         try:
-            operator.process_element(StreamRecord(value, timestamp))
+            operator.process_element(record)
         except BadRecordError as error:
-            if error_tag is None:
-                raise
-            operator.error_tag = error_tag
-            operator.report_bad_record(StreamRecord(value, timestamp), error)
-        generator.on_periodic_emit(emitter)
-        for record in captured:
-            stamped.append(((own, None), record.value, record.timestamp, seq, phase))
-        for tag, record in capture.side:
-            stamped.append(((own, tag), record.value, record.timestamp, seq, phase))
-        ratings.append(emitter.current_watermark)
+            operator.report_bad_record(record, error)
+        if bounded:
+            ratings.append(generator.max_timestamp - generator.out_of_orderness - 1)  # type: ignore[attr-defined]
+        else:
+            generator.on_periodic_emit(emitter)
+            ratings.append(emitter.current_watermark)
+        for out in captured:
+            stamped.append((main, out.value, out.timestamp, seq, phase))
+        captured.clear()
+        if capture.side:
+            for tag, out in capture.side:
+                stamped.append(((own, tag), out.value, out.timestamp, seq, phase))
+            capture.side.clear()
     return stamped, ratings
 
 

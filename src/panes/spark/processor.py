@@ -9,18 +9,27 @@ rows are processed in Flink's order at micro-batch granularity.
 
 from __future__ import annotations
 
+import random
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pandas as pd
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
-from pyspark.sql.types import BinaryType, StructField, StructType
+from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
 from panes.spark.codec import ChannelCodes, dumps, from_spark_watermark, loads, to_spark_time
 from panes.spark.host import Row, StepHost
 from panes.spark.linear import Step
 
 BLOB = StructType([StructField("blob", BinaryType())])
+VERSION = StructType([StructField("version", LongType())])
+
+_LIVE: dict[tuple[str, int], tuple[int, StepHost]] = {}
+"""Operators kept alive in this Python worker between micro-batches: (processor, shard) -> (version, host).
+
+A live operator is used only when its version equals the version committed in the state store, so a
+replayed batch, a restarted query or another worker's newer state always restores from the store."""
 
 
 def frame(rows: list[Row], codes: ChannelCodes, passing: list[tuple[int, bytes, Any, int, int]]) -> pd.DataFrame:
@@ -45,6 +54,7 @@ class ShardProcessor(StatefulProcessor):
         self, step: Step, codes: ChannelCodes, num_shards: int, max_parallelism: int, event_time: bool = True
     ) -> None:
         self.event_time = event_time
+        self.uid = uuid.uuid4().hex
         self.step = step
         self.codes = codes
         self.num_shards = num_shards
@@ -55,6 +65,7 @@ class ShardProcessor(StatefulProcessor):
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
         self.blob = handle.getValueState("operator", BLOB)
+        self.version = handle.getValueState("version", VERSION)
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[pd.DataFrame]:
         mine: list[Row] = []
@@ -91,19 +102,30 @@ class ShardProcessor(StatefulProcessor):
     ) -> pd.DataFrame:
         watermark = from_spark_watermark(timer_values.getCurrentWatermarkInMs())
         now = max(int(timer_values.getCurrentProcessingTimeInMs()), 0)
-        host = StepHost(self.step, shard, self.num_shards, self.max_parallelism)
-        stored = self.blob.get() if self.blob.exists() else None
-        if stored is not None:
-            host.restore(stored[0])
+        host = self._host(shard)
         out = host.process(mine, watermark, now)
+        version = random.getrandbits(62)
         self.blob.update((host.snapshot(),))
-        host.close()
+        self.version.update((version,))
+        _LIVE[(self.uid, shard)] = (version, host)
         if self.event_time:
             wake_up = host.next_event_time_timer()
             self._set_wake_up(None if wake_up is None else to_spark_time(wake_up), fired)
         else:
             self._set_wake_up(host.operator.next_processing_time_timer(), fired)
         return frame(out, self.codes, passing)
+
+    def _host(self, shard: int) -> StepHost:
+        """The shard's operator: the live one when it is the committed version, else restored from the store."""
+        stored_version = self.version.get() if self.version.exists() else None
+        live = _LIVE.get((self.uid, shard))
+        if live is not None and stored_version is not None and live[0] == stored_version[0]:
+            return live[1]
+        host = StepHost(self.step, shard, self.num_shards, self.max_parallelism)
+        stored = self.blob.get() if self.blob.exists() else None
+        if stored is not None:
+            host.restore(stored[0])
+        return host
 
     def _set_wake_up(self, wanted: int | None, fired: int | None) -> None:
         present = False

@@ -65,8 +65,9 @@ class SparkRunner:
       ``config``).
     - ``checkpoint_location``: where a streaming query keeps its state and progress (a fresh temporary
       folder, removed afterwards, when not given; give one to restart a query where it stopped).
-    - ``num_shards``: how many shards keyed state is split into (default 8); each shard is one Python call
-      per micro-batch hosting the operator for all its keys.
+    - ``num_shards``: how many shards keyed state is split into (default: twice
+      ``spark.sql.shuffle.partitions``); each shard is one Python call per micro-batch hosting the operator
+      for all its keys, so fewer shards cost less per batch and more shards spread state and work wider.
     - ``trigger``: ``"available_now"`` (process what is there, then stop; the default when every source is
       finite), ``"continuous"`` (run until stopped: Spark's default trigger) or a processing-time interval
       such as ``"5 seconds"``.
@@ -79,11 +80,11 @@ class SparkRunner:
         master: str = "local[2]",
         config: dict[str, str] | None = None,
         checkpoint_location: str | None = None,
-        num_shards: int = 8,
+        num_shards: int | None = None,
         trigger: str | None = None,
         query_name: str | None = None,
     ) -> None:
-        if num_shards <= 0:
+        if num_shards is not None and num_shards <= 0:
             raise ValueError(f"num_shards must be > 0 (got {num_shards})")
         self._spark = spark
         self.master = master
@@ -100,7 +101,8 @@ class SparkRunner:
         return self._spark
 
     def _translate(self, plan: Plan, env: StreamEnvironment, streaming: bool, folder: str) -> Translation:
-        return Translator(self.spark, plan, env, streaming, folder, self.num_shards).translate()
+        shards = self.num_shards or 2 * int(self.spark.conf.get("spark.sql.shuffle.partitions"))
+        return Translator(self.spark, plan, env, streaming, folder, shards).translate()
 
     # -- execution ----------------------------------------------------------------------------------------------
 

@@ -202,8 +202,6 @@ class Translator:
                     self.watermarks.append(from_spark_watermark(int(top)))
                 df = df.filter(~F.col("ch").isin(CARRIER, END)).drop("wm")
             branch.watermarked = True
-        elif keyed is not None and keyed.transformation.error_tag is not None:
-            df = df.filter(F.col("ch") != CARRIER)
         branch.df = df
         branch.chain = Chain()
         return df
