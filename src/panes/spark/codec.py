@@ -120,3 +120,19 @@ def encode(
         ],
         schema=ROW_SCHEMA,
     )
+
+
+def pack(batch: pa.RecordBatch) -> bytes:
+    """``batch`` as Arrow IPC stream bytes: a keyed step receives one such payload per shard and input
+    batch, so Spark hands its Python processor a few large rows instead of many small ones."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def unpack(payload: bytes) -> Iterator[tuple[int, bytes, Any, int, int]]:
+    """The rows of a :func:`pack` payload, as raw ``(ch, v, ts, seq, ph)`` tuples."""
+    for batch in pa.ipc.open_stream(payload):
+        columns = [batch.column(i).to_pylist() for i in range(5)]
+        yield from zip(*columns, strict=True)

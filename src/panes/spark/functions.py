@@ -23,7 +23,7 @@ import pyarrow as pa
 from panes.elements import StreamRecord
 from panes.errors import BadRecordError, ErrorRecord
 from panes.operators.base import extract_key
-from panes.spark.codec import END, END_MS, ROW_SCHEMA, ChannelCodes, encode, loads, to_spark_time
+from panes.spark.codec import END, END_MS, ROW_SCHEMA, ChannelCodes, encode, loads, pack, to_spark_time, unpack
 from panes.spark.host import Row, StepHost
 from panes.spark.linear import Step
 from panes.spark.microbatch import _Capture, rate_watermarks, shard_of
@@ -33,7 +33,6 @@ from panes.watermarks import TimestampsAndWatermarksOperator
 Raw = tuple[int, bytes, Any, int, int]
 CARRIER = -2
 """The channel code of watermark carrier rows (dropped right after the watermark is defined)."""
-
 
 
 @dataclass
@@ -50,24 +49,23 @@ class Chain:
         return any(step.kind == "timestamps" for step in self.steps)
 
     def schema(self) -> pa.Schema:
-        fields = list(ROW_SCHEMA)
-        if self.keyed is not None:
-            fields.append(pa.field("shard", pa.int32()))
+        """Rows (``ROW_SCHEMA``), or before a keyed step one packed payload per shard (``shard, payload``);
+        plus ``wm`` when a timestamps step is fused."""
+        if self.keyed is None:
+            fields = list(ROW_SCHEMA)
+        else:
+            fields = [pa.field("shard", pa.int32()), pa.field("payload", pa.binary())]
         if self.has_timestamps:
             fields.append(pa.field("wm", pa.int64()))
         return pa.schema(fields)
 
+    def carrier(self) -> tuple[str, int]:
+        """The column and value that mark the watermark carrier rows of this chain's output."""
+        return ("ch", CARRIER) if self.keyed is None else ("shard", -1)
+
     def ddl(self) -> str:
-        names = {
-            "ch": "INT",
-            "v": "BINARY",
-            "ts": "BIGINT",
-            "seq": "BIGINT",
-            "ph": "INT",
-            "shard": "INT",
-            "wm": "BIGINT",
-        }
-        return ", ".join(f"{f.name} {names[f.name]}" for f in self.schema())
+        spark_types = {pa.int32(): "INT", pa.int64(): "BIGINT", pa.binary(): "BINARY"}
+        return ", ".join(f"{f.name} {spark_types[f.type]}" for f in self.schema())
 
 
 def by_batch(rows: list[Row]) -> dict[int, list[Row]]:
@@ -134,25 +132,32 @@ def chain_function(
                     for index, group in sorted(by_batch(mine).items()):
                         produced.extend(host.process(group, LONG_MIN, 0, index))
                     rows = rest + produced
-            shards: list[int] = []
-            if chain.keyed is not None:
+            if chain.keyed is None:
+                arrays = list(encode(rows, codes, raw).columns)
+                carrier: list[pa.Array] = [
+                    pa.array([CARRIER], pa.int32()),
+                    pa.array([b""], pa.binary()),
+                    pa.array([None], pa.int64()),
+                    pa.array([0], pa.int64()),
+                    pa.array([1], pa.int32()),
+                ]
+            else:
                 rows, shards = _shard_rows(chain.keyed, rows, codes, num_shards, max_parallelism, shard_cache)
-                shards.extend(r[3] % num_shards for r in raw)
-            out = encode(rows, codes, raw)
-            arrays = list(out.columns)
-            if chain.keyed is not None:
-                arrays.append(pa.array(shards, pa.int32()))
+                by_shard: dict[int, tuple[list[Row], list[Raw]]] = defaultdict(lambda: ([], []))
+                for row, shard in zip(rows, shards, strict=True):
+                    by_shard[shard][0].append(row)
+                for item in raw:
+                    by_shard[item[3] % num_shards][1].append(item)
+                ordered = sorted(by_shard)
+                arrays = [
+                    pa.array(ordered, pa.int32()),
+                    pa.array([pack(encode(by_shard[s][0], codes, by_shard[s][1])) for s in ordered], pa.binary()),
+                ]
+                carrier = [pa.array([-1], pa.int32()), pa.array([b""], pa.binary())]
             if chain.has_timestamps:
                 size = len(arrays[0])
-                arrays = [
-                    pa.concat_arrays([arrays[0], pa.array([CARRIER], pa.int32())]),
-                    pa.concat_arrays([arrays[1], pa.array([b""], pa.binary())]),
-                    pa.concat_arrays([arrays[2], pa.array([None], pa.int64())]),
-                    pa.concat_arrays([arrays[3], pa.array([0], pa.int64())]),
-                    pa.concat_arrays([arrays[4], pa.array([1], pa.int32())]),
-                    *([pa.concat_arrays([arrays[5], pa.array([0], pa.int32())])] if chain.keyed is not None else []),
-                    pa.array([None] * size + [top], pa.int64()),
-                ]
+                arrays = [pa.concat_arrays([array, extra]) for array, extra in zip(arrays, carrier, strict=True)]
+                arrays.append(pa.array([None] * size + [top], pa.int64()))
             yield pa.RecordBatch.from_arrays(arrays, schema=schema)
         for host in hosts.values():
             host.close()
@@ -214,8 +219,7 @@ def keyed_shard_function(
         passing: list[Raw] = []
         lookup = codes.channel
         for batch in batches:
-            columns = [batch.column(i).to_pylist() for i in range(5)]
-            for code, blob, ts, seq, ph in zip(*columns, strict=True):
+            for code, blob, ts, seq, ph in (row for payload in batch.column(1).to_pylist() for row in unpack(payload)):
                 if code in consumed:
                     mine.append((lookup[code], loads(blob), ts, seq, ph))
                     if code in keep:

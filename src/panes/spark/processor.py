@@ -18,7 +18,7 @@ import pandas as pd
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
-from panes.spark.codec import ChannelCodes, dumps, from_spark_watermark, loads, to_spark_time
+from panes.spark.codec import ChannelCodes, dumps, from_spark_watermark, loads, to_spark_time, unpack
 from panes.spark.host import Row, StepHost
 from panes.spark.linear import Step
 
@@ -72,21 +72,14 @@ class ShardProcessor(StatefulProcessor):
         passing: list[tuple[int, bytes, Any, int, int]] = []
         channel = self.codes.channel
         for pdf in rows:
-            for code, blob, ts, seq, ph in zip(
-                pdf["ch"].tolist(),
-                pdf["v"].tolist(),
-                pdf["ts"].tolist(),
-                pdf["seq"].tolist(),
-                pdf["ph"].tolist(),
-                strict=True,
-            ):
-                timestamp = None if ts is None or pd.isna(ts) else int(ts)
-                if code in self._consumed:
-                    mine.append((channel[code], loads(blob), timestamp, int(seq), int(ph)))
-                    if code in self._keep:
-                        passing.append((int(code), blob, timestamp, int(seq), int(ph)))
-                else:
-                    passing.append((int(code), blob, timestamp, int(seq), int(ph)))
+            for payload in pdf["payload"].tolist():
+                for code, blob, timestamp, seq, ph in unpack(payload):
+                    if code in self._consumed:
+                        mine.append((channel[code], loads(blob), timestamp, seq, ph))
+                        if code in self._keep:
+                            passing.append((code, blob, timestamp, seq, ph))
+                    else:
+                        passing.append((code, blob, timestamp, seq, ph))
         yield self._run(int(key[0]), mine, passing, timerValues)
 
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import functions as F
 
 from panes.datastream.plan import Plan
-from panes.spark.codec import END, END_MS, ROW_DDL, ChannelCodes, from_spark_watermark
-from panes.spark.functions import CARRIER, Chain, chain_function, keyed_shard_function
+from panes.spark.codec import END_MS, ROW_DDL, ChannelCodes, from_spark_watermark
+from panes.spark.functions import Chain, chain_function, keyed_shard_function
 from panes.spark.linear import Channel, Step, linearize
 from panes.spark.processor import ShardProcessor
 from panes.spark.sources import source_rows
@@ -188,19 +188,20 @@ class Translator:
         chain.keyed = keyed
         df = branch.df.mapInArrow(chain_function(chain, self.codes, self.num_shards, self.max_parallelism), chain.ddl())
         if chain.has_timestamps:
+            column, marker = chain.carrier()
             if self.streaming:
                 df = df.withColumn("wm_ts", F.timestamp_millis(F.col("wm"))).withWatermark("wm_ts", "0 seconds")
                 # one CASE expression naming the watermark column: Spark cannot push it below withWatermark
-                keep = F.when(F.col("ch") == CARRIER, F.lit(False)).otherwise(
+                keep = F.when(F.col(column) == marker, F.lit(False)).otherwise(
                     F.col("wm_ts").isNull() | (F.col("wm_ts") < F.timestamp_millis(F.lit(END_MS)))
                 )
                 df = df.filter(keep).drop("wm", "wm_ts")
             else:
                 df = df.cache()
-                top = df.filter(F.col("ch") == CARRIER).agg(F.max("wm")).collect()[0][0]
+                top = df.filter(F.col(column) == marker).agg(F.max("wm")).collect()[0][0]
                 if top is not None:
                     self.watermarks.append(from_spark_watermark(int(top)))
-                df = df.filter(~F.col("ch").isin(CARRIER, END)).drop("wm")
+                df = df.filter(F.col(column) != marker).drop("wm")
             branch.watermarked = True
         branch.df = df
         branch.chain = Chain()
