@@ -45,10 +45,24 @@ class WindowSpec:
     keyed: bool
 
     def create_operator(self) -> WindowOperator:
+        """The window operator computing this window (Flink's, element by element)."""
+        return self._create(aligned=False)
+
+    def create_aligned_operator(self) -> WindowOperator:
+        """The lean operator for tumbling/sliding event-time windows with the default trigger (same results,
+        panes of different keys firing together may leave in another order), or the general one otherwise."""
+        return self._create(aligned=True)
+
+    def _create(self, aligned: bool) -> WindowOperator:
         from panes.datastream.stream import instance_copy
+        from panes.windowing.aligned import AlignedWindowOperator, supports
 
         spec = instance_copy(self.function)
         trigger = instance_copy(self.trigger)
+        if aligned and supports(self.assigner, trigger, self.evictor):
+            return AlignedWindowOperator(
+                self.assigner, spec, self.key_selector, trigger, self.allowed_lateness, self.late_data_tag
+            )
         if self.evictor is not None:
             return EvictingWindowOperator(
                 self.assigner,

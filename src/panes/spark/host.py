@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from panes.datastream.plan import OneInputTransformation, TwoInputTransformation
+from panes.datastream.windowed import WindowSpec
 from panes.elements import StreamRecord, Watermark, WatermarkStatus
 from panes.operators.base import AbstractStreamOperator, OneInputStreamOperator
 from panes.operators.two_input import TwoInputStreamOperator
@@ -61,7 +62,12 @@ class StepHost:
         self.step = step
         self.shard = shard
         self.clock = ManualProcessingTimeService()
-        self.operator: AbstractStreamOperator = transformation.operator_factory()
+        spec = getattr(transformation, "spec", None)
+        if isinstance(spec, WindowSpec):
+            # Spark does not promise Flink's cross-key emission order: the lean operator is as exact otherwise
+            self.operator: AbstractStreamOperator = spec.create_aligned_operator()
+        else:
+            self.operator = transformation.operator_factory()
         self.operator.error_tag = transformation.error_tag
         self.operator.setup(
             _Output(self),

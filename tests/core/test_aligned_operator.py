@@ -1,0 +1,166 @@
+"""``AlignedWindowOperator`` gives exactly the window operator's results (only cross-key order may differ)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from panes.elements import StreamRecord, Watermark
+from panes.functions import AggregateFunction
+from panes.tags import OutputTag
+from panes.testing import OneInputOperatorHarness
+from panes.testing.harness import window_function_spec
+from panes.windowing import (
+    ContinuousEventTimeTrigger,
+    CountEvictor,
+    EventTimeSessionWindows,
+    SlidingEventTimeWindows,
+    TumblingEventTimeWindows,
+    WindowStagger,
+)
+from panes.windowing.aligned import AlignedWindowOperator, supports
+from panes.windowing.operator import WindowOperator
+
+LATE: OutputTag[Any] = OutputTag("late")
+
+
+class SumCount(AggregateFunction[tuple[str, int, int], tuple[int, int], tuple[int, int]]):
+    def create_accumulator(self) -> tuple[int, int]:
+        return (0, 0)
+
+    def add(self, value: tuple[str, int, int], acc: tuple[int, int]) -> tuple[int, int]:
+        return (acc[0] + value[2], acc[1] + 1)
+
+    def get_result(self, acc: tuple[int, int]) -> tuple[int, int]:
+        return acc
+
+    def merge(self, a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+        return (a[0] + b[0], a[1] + b[1])
+
+
+def describe(key: Any, ctx: Any, elements: Any) -> list[Any]:
+    return [(key, ctx.window().start, ctx.current_watermark(), list(elements))]
+
+
+FUNCTIONS = {
+    "process": lambda: window_function_spec(describe),
+    "reduce": lambda: window_function_spec(describe, reduce=lambda a, b: (a[0], a[1], a[2] + b[2])),
+    "aggregate": lambda: window_function_spec(describe, aggregate=SumCount()),
+}
+
+# times near window boundaries (multiples of 100, minus 1, plus 0) as often as anywhere else
+times = st.one_of(
+    st.integers(-1000, 3000), st.integers(-10, 30).flatmap(lambda x: st.sampled_from([x * 100 - 1, x * 100]))
+)
+steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("e"), st.sampled_from("abc"), times, st.integers(0, 9)),
+        st.tuples(st.just("w"), times),
+    ),
+    max_size=60,
+)
+
+
+def run(operator: WindowOperator, script: list[Any]) -> tuple[dict[Any, list[Any]], list[Any], list[int]]:
+    harness = OneInputOperatorHarness(operator)
+    for step in script:
+        if step[0] == "e":
+            harness.process_element(StreamRecord((step[1], step[2], step[3]), step[2]))
+        else:
+            harness.process_watermark(step[1])
+    harness.process_watermark(2**63 - 1)
+    per_window: dict[Any, list[Any]] = defaultdict(list)
+    watermarks = []
+    for element in harness.get_output():
+        if isinstance(element, Watermark):
+            watermarks.append(element.timestamp)
+        else:
+            key, start, _, _ = element.value
+            per_window[(key, start)].append((element.value, element.timestamp))
+    late = sorted((r.value, r.timestamp) for r in harness.get_side_output(LATE))
+    return dict(per_window), late, watermarks
+
+
+@settings(max_examples=300, deadline=None)
+@example(  # an element for a window whose end the watermark reached exactly fires at once
+    script=[("e", "a", 500, 1), ("w", 699), ("e", "a", 600, 2)],
+    sliding=False,
+    lateness=250,
+    kind="process",
+    tagged=False,
+)
+@example(  # a window whose cleanup time the watermark reached exactly is late
+    script=[("e", "a", 500, 1), ("w", 699), ("e", "a", 600, 2)],
+    sliding=False,
+    lateness=0,
+    kind="reduce",
+    tagged=True,
+)
+@example(  # the same at a sliding window's end with lateness
+    script=[("e", "b", 150, 1), ("w", 1349), ("e", "b", 1000, 2), ("w", 1599), ("e", "b", 1300, 3)],
+    sliding=True,
+    lateness=250,
+    kind="aggregate",
+    tagged=True,
+)
+@given(
+    script=steps,
+    sliding=st.booleans(),
+    lateness=st.sampled_from([0, 250, 1000]),
+    kind=st.sampled_from(sorted(FUNCTIONS)),
+    tagged=st.booleans(),
+)
+def test_same_panes_late_elements_and_watermarks_as_the_window_operator(
+    script: list[Any], sliding: bool, lateness: int, kind: str, tagged: bool
+) -> None:
+    assigner = SlidingEventTimeWindows.of(1000, 400, 100) if sliding else TumblingEventTimeWindows.of(1000, -300)
+    tag = LATE if tagged else None
+
+    def key(element: tuple[str, int, int]) -> str:
+        return element[0]
+
+    exact = WindowOperator(assigner, FUNCTIONS[kind](), key, None, lateness, tag)
+    lean = AlignedWindowOperator(assigner, FUNCTIONS[kind](), key, None, lateness, tag)
+    assert run(lean, script) == run(exact, script)
+    assert lean.num_late_records_dropped == exact.num_late_records_dropped
+
+
+def test_snapshot_and_restore_continue_exactly() -> None:
+    script = [("e", "a", 100, 1), ("e", "b", 900, 2), ("w", 500), ("e", "a", 1200, 3), ("w", 1500), ("e", "a", 50, 4)]
+    spec = FUNCTIONS["aggregate"]
+    assigner = TumblingEventTimeWindows.of(1000)
+    reference = run(AlignedWindowOperator(assigner, spec(), lambda e: e[0], None, 600, LATE), script)
+    first = OneInputOperatorHarness(AlignedWindowOperator(assigner, spec(), lambda e: e[0], None, 600, LATE))
+    for step in script[:3]:
+        if step[0] == "e":
+            first.process_element(StreamRecord((step[1], step[2], step[3]), step[2]))
+        else:
+            first.process_watermark(step[1])
+    snapshot = first.snapshot()
+    second = AlignedWindowOperator(assigner, spec(), lambda e: e[0], None, 600, LATE)
+    harness = OneInputOperatorHarness(second)
+    harness.restore(snapshot)
+    panes, late, _ = run(second, script[3:])
+    before = [e.value for e in first.get_output() if not isinstance(e, Watermark)]
+    combined: dict[Any, list[Any]] = defaultdict(list)
+    for value in before:
+        combined[(value[0], value[1])].append((value, (value[1] + 999)))
+    for slot, items in panes.items():
+        combined[slot].extend(items)
+    assert dict(combined) == reference[0]
+    assert late == reference[1]
+
+
+def test_supports_only_what_it_implements() -> None:
+    assert supports(TumblingEventTimeWindows.of(10), None, None)
+    assert supports(SlidingEventTimeWindows.of(10, 5), None, None)
+    assert not supports(TumblingEventTimeWindows.of(10, 0, WindowStagger.NATURAL), None, None)
+    assert not supports(EventTimeSessionWindows.with_gap(10), None, None)
+    assert not supports(TumblingEventTimeWindows.of(10), ContinuousEventTimeTrigger.of(5), None)
+    assert not supports(TumblingEventTimeWindows.of(10), None, CountEvictor.of(2))
+    with pytest.raises(ValueError, match="cannot run"):
+        AlignedWindowOperator(EventTimeSessionWindows.with_gap(10), FUNCTIONS["process"](), lambda e: e, None)
