@@ -25,8 +25,9 @@ from panes.errors import BadRecordError, ErrorRecord
 from panes.operators.base import extract_key
 from panes.spark.codec import END, END_MS, ROW_SCHEMA, ChannelCodes, encode, loads, pack, to_spark_time, unpack
 from panes.spark.host import Row, StepHost
-from panes.spark.linear import Step
+from panes.spark.linear import Channel, Step
 from panes.spark.microbatch import _Capture, rate_watermarks, shard_of
+from panes.spark.sources import RowDecoder
 from panes.time import LONG_MIN
 from panes.watermarks import TimestampsAndWatermarksOperator
 
@@ -43,6 +44,8 @@ class Chain:
     steps: list[Step] = field(default_factory=list)
     timestamp_sources: set[int] = field(default_factory=set)
     keyed: Step | None = None
+    source: tuple[Channel, str] | None = None
+    """Set when the input is a source DataFrame's own columns: its channel and how rows become values."""
 
     @property
     def has_timestamps(self) -> bool:
@@ -98,19 +101,24 @@ def chain_function(
         hosts: dict[int, StepHost] = {}
         stamps: dict[int, TimestampsAndWatermarksOperator] = {}
         shard_cache: dict[Any, int] = {}
+        decoder = None if chain.source is None else RowDecoder(chain.source[1])
         for batch in batches:
-            columns = [batch.column(i).to_pylist() for i in range(5)]
             rows: list[Row] = []
             raw: list[Raw] = []
-            lookup = codes.channel
             top: int | None = None
-            for code, blob, ts, seq, ph in zip(*columns, strict=True):
-                if code in read:
-                    rows.append((lookup[code], loads(blob), ts, seq, ph))
-                elif code == END and chain.has_timestamps and seq in chain.timestamp_sources:
-                    top = END_MS
-                else:
-                    raw.append((code, blob, ts, seq, ph))
+            if decoder is not None and chain.source is not None:
+                source = chain.source[0]
+                rows = [(source, value, None, seq, 1) for value, seq in decoder.values(batch)]
+            else:
+                columns = [batch.column(i).to_pylist() for i in range(5)]
+                lookup = codes.channel
+                for code, blob, ts, seq, ph in zip(*columns, strict=True):
+                    if code in read:
+                        rows.append((lookup[code], loads(blob), ts, seq, ph))
+                    elif code == END and chain.has_timestamps and seq in chain.timestamp_sources:
+                        top = END_MS
+                    else:
+                        raw.append((code, blob, ts, seq, ph))
             for step in chain.steps:
                 mine = [r for r in rows if r[0] in step.consumed]
                 rest = [r for r in rows if r[0] not in step.consumed or r[0] in step.passthrough]

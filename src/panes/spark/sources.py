@@ -15,6 +15,7 @@ import os
 import pickle
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -50,44 +51,41 @@ class DataFrameSource:
         return f"DataFrameSource({kind}, as {self.as_})"
 
 
-def _values_to_rows(code: int, as_: str) -> Any:
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+@dataclass(frozen=True)
+class ColumnarInput:
+    """A source DataFrame whose rows become values inside the first fused step of its branch (``functions``),
+    saving a Python pass: ``code`` is the source's channel code, ``as_`` how rows become values."""
+
+    dataframe: Any
+    code: int
+    as_: str = "dict"
+
+
+class RowDecoder:
+    """Turns Arrow batches of a source DataFrame into values with ordering numbers unique per partition."""
+
+    def __init__(self, as_: str) -> None:
         from pyspark import TaskContext
 
         context = TaskContext.get()
-        base = (context.partitionId() if context is not None else 0) << 40
-        count = 0
-        row_type = None
-        if as_ == "row":
+        self.base = (context.partitionId() if context is not None else 0) << 40
+        self.count = 0
+        self.as_ = as_
+
+    def values(self, batch: pa.RecordBatch) -> list[tuple[Any, int]]:
+        """``(value, seq)`` for every row of ``batch``."""
+        items = batch.to_pylist()
+        if self.as_ == "tuple":
+            values: list[Any] = [tuple(item.values()) for item in items]
+        elif self.as_ == "row":
             from pyspark.sql import Row
 
-            row_type = Row
-        for batch in batches:
-            values: list[bytes] = []
-            seqs: list[int] = []
-            for item in batch.to_pylist():
-                value: Any = item if as_ == "dict" else tuple(item.values()) if as_ == "tuple" else row_type(**item)  # type: ignore[misc]
-                values.append(dumps(value))
-                count += 1
-                seqs.append(base | count)
-            n = len(values)
-            yield pa.RecordBatch.from_arrays(
-                [
-                    pa.array([code] * n, pa.int32()),
-                    pa.array(values, pa.binary()),
-                    pa.array([None] * n, pa.int64()),
-                    pa.array(seqs, pa.int64()),
-                    pa.array([1] * n, pa.int32()),
-                ],
-                schema=ROW_SCHEMA,
-            )
-
-    return run
-
-
-def dataframe_rows(dataframe: Any, code: int, as_: str = "dict") -> Any:
-    """Panes rows (channel ``code``) of a DataFrame's rows."""
-    return dataframe.mapInArrow(_values_to_rows(code, as_), ROW_DDL)
+            values = [Row(**item) for item in items]
+        else:
+            values = items
+        start = self.count
+        self.count += len(values)
+        return [(value, self.base | (start + i + 1)) for i, value in enumerate(values)]
 
 
 # -- explicit micro-batches ---------------------------------------------------------------------------------
@@ -174,9 +172,10 @@ def micro_batch_rows(spark: Any, source: MicroBatchSource, code: int, source_id:
 
 
 def source_rows(spark: Any, source: Any, code: int, source_id: int, folder: str | None = None) -> Any:
-    """The panes rows of any supported source, as a (streaming or bounded) DataFrame."""
+    """The panes rows of any supported source, as a (streaming or bounded) DataFrame, or, for DataFrames and
+    files, a :class:`ColumnarInput` that the branch's first fused step decodes."""
     if isinstance(source, DataFrameSource):
-        return dataframe_rows(source.dataframe, code, source.as_)
+        return ColumnarInput(source.dataframe, code, source.as_)
     if isinstance(source, MicroBatchSource):
         return micro_batch_rows(spark, source, code, source_id, folder or tempfile.mkdtemp(prefix="panes-"))
     if isinstance(source, FileSource):
@@ -188,7 +187,7 @@ def source_rows(spark: Any, source: Any, code: int, source_id: int, folder: str 
             reader = reader.option("header", "true")
         if source.streaming and source.max_files_per_trigger is not None:
             reader = reader.option("maxFilesPerTrigger", str(source.max_files_per_trigger))
-        return dataframe_rows(reader.load(source.path), code, "dict")
+        return ColumnarInput(reader.load(source.path), code, "dict")
     if isinstance(source, (CollectionSource, SplitsSource, GeneratorSource, IterableSource)):
         if not source.is_bounded():
             raise ValueError(f"{source!r} is unbounded; on Spark use a streaming DataFrame or micro-batches")

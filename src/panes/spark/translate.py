@@ -23,7 +23,7 @@ from panes.spark.codec import END_MS, ROW_DDL, ChannelCodes, from_spark_watermar
 from panes.spark.functions import Chain, chain_function, keyed_shard_function
 from panes.spark.linear import Channel, Step, linearize
 from panes.spark.processor import ShardProcessor
-from panes.spark.sources import source_rows
+from panes.spark.sources import ColumnarInput, source_rows
 from panes.time import LONG_MAX, LONG_MIN
 
 if TYPE_CHECKING:
@@ -120,12 +120,16 @@ class Translator:
         if channel not in self.codes.code:
             return
         rows = source_rows(self.spark, t.source, self.codes.code[channel], t.id, self.folder)  # type: ignore[attr-defined]
+        chain = Chain()
+        if isinstance(rows, ColumnarInput):
+            chain.source = (channel, rows.as_)
+            rows = rows.dataframe
         if rows.isStreaming != self.streaming:
             raise ValueError(
                 "a plan mixes bounded and streaming sources; on Spark every source must be streaming "
                 "(micro-batches, streaming files or DataFrames) or every source bounded"
             )
-        self.branches.append(Branch(rows, {channel}))
+        self.branches.append(Branch(rows, {channel}, chain))
 
     def _row_local(self, step: Step) -> None:
         involved = [b for b in self.branches if b.channels & step.consumed]
@@ -183,7 +187,7 @@ class Translator:
     def _flush(self, branch: Branch, keyed: Step | None = None) -> Any:
         """The branch's DataFrame after its queued steps (and the keying for ``keyed``), watermark defined."""
         chain = branch.chain
-        if not chain.steps and keyed is None:
+        if not chain.steps and keyed is None and chain.source is None:
             return branch.df
         chain.keyed = keyed
         df = branch.df.mapInArrow(chain_function(chain, self.codes, self.num_shards, self.max_parallelism), chain.ddl())
