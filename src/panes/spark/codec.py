@@ -122,17 +122,38 @@ def encode(
     )
 
 
-def pack(batch: pa.RecordBatch) -> bytes:
-    """``batch`` as Arrow IPC stream bytes: a keyed step receives one such payload per shard and input
-    batch, so Spark hands its Python processor a few large rows instead of many small ones."""
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, batch.schema) as writer:
-        writer.write_batch(batch)
-    return bytes(sink.getvalue().to_pybytes())
+def pack(rows: list[Row], raw: list[tuple[int, bytes, Any, int, int]], codes: ChannelCodes) -> bytes:
+    """One shard's rows for a keyed step as one payload: decoded ``rows`` pickled together (one pickle call
+    for all values, shared strings stored once) and ``raw`` rows as they are. A keyed step receives one
+    payload per shard and input batch, so Spark hands its Python processor a few large rows."""
+    code = codes.code
+    return dumps(([(code[c], v, ts, seq, ph) for c, v, ts, seq, ph in rows], raw))
 
 
-def unpack(payload: bytes) -> Iterator[tuple[int, bytes, Any, int, int]]:
-    """The rows of a :func:`pack` payload, as raw ``(ch, v, ts, seq, ph)`` tuples."""
-    for batch in pa.ipc.open_stream(payload):
-        columns = [batch.column(i).to_pylist() for i in range(5)]
-        yield from zip(*columns, strict=True)
+def unpack(payload: bytes, codes: ChannelCodes) -> tuple[list[Row], list[tuple[int, bytes, Any, int, int]]]:
+    """The decoded rows and raw rows of a :func:`pack` payload."""
+    decoded, raw = loads(payload)
+    channel = codes.channel
+    return [(channel[c], v, ts, seq, ph) for c, v, ts, seq, ph in decoded], raw
+
+
+def split_payload(
+    payload: bytes, step: Step, codes: ChannelCodes, mine: list[Row], passing: list[tuple[int, bytes, Any, int, int]]
+) -> None:
+    """Add the rows of a :func:`pack` payload that ``step`` reads to ``mine`` and the others (and those a
+    later step reads too) to ``passing``, pickled as they travel on."""
+    decoded, raw = unpack(payload, codes)
+    consumed, keep, code_of, channel = step.consumed, step.passthrough, codes.code, codes.channel
+    for row in decoded:
+        if row[0] in consumed:
+            mine.append(row)
+            if row[0] not in keep:
+                continue
+        passing.append((code_of[row[0]], dumps(row[1]), row[2], row[3], row[4]))
+    for item in raw:
+        target = channel.get(item[0])
+        if target is not None and target in consumed:
+            mine.append((target, loads(item[1]), item[2], item[3], item[4]))
+            if target not in keep:
+                continue
+        passing.append(item)

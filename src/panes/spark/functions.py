@@ -23,7 +23,17 @@ import pyarrow as pa
 from panes.elements import StreamRecord
 from panes.errors import BadRecordError, ErrorRecord
 from panes.operators.base import extract_key
-from panes.spark.codec import END, END_MS, ROW_SCHEMA, ChannelCodes, encode, loads, pack, to_spark_time, unpack
+from panes.spark.codec import (
+    END,
+    END_MS,
+    ROW_SCHEMA,
+    ChannelCodes,
+    encode,
+    loads,
+    pack,
+    split_payload,
+    to_spark_time,
+)
 from panes.spark.host import Row, StepHost
 from panes.spark.linear import Channel, Step
 from panes.spark.microbatch import _Capture, rate_watermarks, shard_of
@@ -159,7 +169,7 @@ def chain_function(
                 ordered = sorted(by_shard)
                 arrays = [
                     pa.array(ordered, pa.int32()),
-                    pa.array([pack(encode(by_shard[s][0], codes, by_shard[s][1])) for s in ordered], pa.binary()),
+                    pa.array([pack(by_shard[s][0], by_shard[s][1], codes) for s in ordered], pa.binary()),
                 ]
                 carrier = [pa.array([-1], pa.int32()), pa.array([b""], pa.binary())]
             if chain.has_timestamps:
@@ -218,22 +228,14 @@ def keyed_shard_function(
 ) -> Callable[[Any, Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """``applyInArrow`` function of a keyed step over bounded input: one shard, every batch in order, batch
     ``b`` processed at ``watermarks[b]`` (the bounded path's ``[LONG_MIN, last watermark, LONG_MAX]``)."""
-    consumed = set(codes.codes(step.consumed))
-    keep = set(codes.codes(step.passthrough))
 
     def run(key: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         shard = int(key[0].as_py())
         mine: list[Row] = []
         passing: list[Raw] = []
-        lookup = codes.channel
         for batch in batches:
-            for code, blob, ts, seq, ph in (row for payload in batch.column(1).to_pylist() for row in unpack(payload)):
-                if code in consumed:
-                    mine.append((lookup[code], loads(blob), ts, seq, ph))
-                    if code in keep:
-                        passing.append((code, blob, ts, seq, ph))
-                else:
-                    passing.append((code, blob, ts, seq, ph))
+            for payload in batch.column(1).to_pylist():
+                split_payload(payload, step, codes, mine, passing)
         host = StepHost(step, shard, num_shards, max_parallelism)
         groups = by_batch(mine)
         out: list[Row] = []

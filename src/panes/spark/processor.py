@@ -18,7 +18,7 @@ import pandas as pd
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
-from panes.spark.codec import ChannelCodes, dumps, from_spark_watermark, loads, to_spark_time, unpack
+from panes.spark.codec import ChannelCodes, dumps, from_spark_watermark, split_payload, to_spark_time
 from panes.spark.host import Row, StepHost
 from panes.spark.linear import Step
 
@@ -59,8 +59,6 @@ class ShardProcessor(StatefulProcessor):
         self.codes = codes
         self.num_shards = num_shards
         self.max_parallelism = max_parallelism
-        self._consumed = set(codes.codes(step.consumed))
-        self._keep = set(codes.codes(step.passthrough))
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
@@ -70,16 +68,9 @@ class ShardProcessor(StatefulProcessor):
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[pd.DataFrame]:
         mine: list[Row] = []
         passing: list[tuple[int, bytes, Any, int, int]] = []
-        channel = self.codes.channel
         for pdf in rows:
             for payload in pdf["payload"].tolist():
-                for code, blob, timestamp, seq, ph in unpack(payload):
-                    if code in self._consumed:
-                        mine.append((channel[code], loads(blob), timestamp, seq, ph))
-                        if code in self._keep:
-                            passing.append((code, blob, timestamp, seq, ph))
-                    else:
-                        passing.append((code, blob, timestamp, seq, ph))
+                split_payload(payload, self.step, self.codes, mine, passing)
         yield self._run(int(key[0]), mine, passing, timerValues)
 
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
