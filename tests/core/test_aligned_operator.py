@@ -107,6 +107,13 @@ def run(operator: WindowOperator, script: list[Any]) -> tuple[dict[Any, list[Any
     kind="aggregate",
     tagged=True,
 )
+@example(  # a watermark that goes back (the harness allows it) re-arms the window's timer, as in Flink
+    script=[("e", "a", 0, 0), ("w", 699), ("w", 0), ("e", "a", 0, 0)],
+    sliding=False,
+    lateness=250,
+    kind="aggregate",
+    tagged=False,
+)
 @given(
     script=steps,
     sliding=st.booleans(),

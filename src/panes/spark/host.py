@@ -160,8 +160,16 @@ class StepHost:
             index += 1
         self.advance(watermark, now)
         self._phase = 2 * batch + 1
-        for row in ordered[index:]:
-            self._feed(row)
+        operator = self.operator
+        if isinstance(operator, OneInputStreamOperator):
+            process = operator.process_record
+            for row in ordered[index:]:
+                self._current_seq = row[3]
+                process(StreamRecord(row[1], row[2]))
+            self._current_seq = None
+        else:
+            for row in ordered[index:]:
+                self._feed(row)
         out, self._out = self._out, []
         return out
 

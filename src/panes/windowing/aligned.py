@@ -116,12 +116,12 @@ class AlignedWindowOperator(WindowOperator):
             slot = (key, start)
             acc = panes.get(slot)
             if acc is None:
-                acc = value if self._create is None else self._create()
-                if self._create is not None:
-                    acc = self._add(value, acc)
+                acc = value if self._create is None else self._add(value, self._create())
             else:
                 acc = self._add(value, acc)
             panes[slot] = acc
+            # as EventTimeTrigger and the window operator do for every element (timers are de-duplicated;
+            # a watermark that went back makes an already fired window fire again)
             if max_timestamp <= watermark:
                 self._emit(key, start, acc)
             else:
