@@ -11,6 +11,7 @@ import copy
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from panes.datastream.aggregations import FieldAggregations
 from panes.datastream.partitioning import (
     BroadcastPartitioner,
     CustomPartitionerWrapper,
@@ -31,7 +32,6 @@ from panes.datastream.plan import (
     UnionTransformation,
 )
 from panes.datastream.sinks import FunctionSink, ListSink, PrintSink, Sink
-from panes.functions.aggregators import ComparableAggregator, SumAggregator
 from panes.functions.base import ReduceFunction, as_reduce_function
 from panes.functions.stream import (
     KeyedProcessFunction,
@@ -310,7 +310,7 @@ def _field_or_function_key(key_selector: Any) -> Callable[[Any], Any]:
     return selector.get_key
 
 
-class KeyedStream(DataStream):
+class KeyedStream(FieldAggregations, DataStream):
     """A stream partitioned by key: keyed state, timers and windows per key."""
 
     def __init__(
@@ -344,21 +344,6 @@ class KeyedStream(DataStream):
         return self._one_input(
             "Keyed Reduce", "reduce", function, lambda: StreamGroupedReduceOperator(instance_copy(function), key), key
         )
-
-    def sum(self, position_to_sum: int | str = 0) -> DataStream:
-        return self.reduce(SumAggregator(position_to_sum))
-
-    def min(self, position_to_min: int | str = 0) -> DataStream:
-        return self.reduce(ComparableAggregator(position_to_min, "min", by=False))
-
-    def max(self, position_to_max: int | str = 0) -> DataStream:
-        return self.reduce(ComparableAggregator(position_to_max, "max", by=False))
-
-    def min_by(self, position_to_min_by: int | str = 0, first: bool = True) -> DataStream:
-        return self.reduce(ComparableAggregator(position_to_min_by, "min", by=True, first=first))
-
-    def max_by(self, position_to_max_by: int | str = 0, first: bool = True) -> DataStream:
-        return self.reduce(ComparableAggregator(position_to_max_by, "max", by=True, first=first))
 
     def window(self, window_assigner: WindowAssigner[Any, Any]) -> WindowedStream:
         """Windows per key, assigned by ``window_assigner``."""

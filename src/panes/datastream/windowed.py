@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from panes.datastream.aggregations import FieldAggregations
 from panes.datastream.plan import OneInputTransformation
-from panes.functions.aggregators import ComparableAggregator, SumAggregator
 from panes.tags import OutputTag
 from panes.time import Duration
 from panes.windowing.assigners.base import WindowAssigner
@@ -83,7 +83,7 @@ def _constant_key(value: Any) -> int:
     return 0
 
 
-class _Windowed:
+class _Windowed(FieldAggregations):
     def __init__(self, input_stream: DataStream, assigner: WindowAssigner[Any, Any]) -> None:
         if not isinstance(assigner, WindowAssigner):
             raise TypeError(f"expected a WindowAssigner, got {type(assigner).__name__}")
@@ -164,21 +164,6 @@ class _Windowed:
     def aggregate(self, aggregate_function: Any, window_function: Any = None) -> DataStream:
         """Aggregate each pane incrementally; the optional ``window_function`` gets the result."""
         return self._build("Window(Aggregate)", aggregate_spec(aggregate_function, self._wrap(window_function)))
-
-    def sum(self, position_to_sum: int | str = 0) -> DataStream:
-        return self.reduce(SumAggregator(position_to_sum))
-
-    def min(self, position_to_min: int | str = 0) -> DataStream:
-        return self.reduce(ComparableAggregator(position_to_min, "min", by=False))
-
-    def max(self, position_to_max: int | str = 0) -> DataStream:
-        return self.reduce(ComparableAggregator(position_to_max, "max", by=False))
-
-    def min_by(self, position_to_min_by: int | str = 0, first: bool = True) -> DataStream:
-        return self.reduce(ComparableAggregator(position_to_min_by, "min", by=True, first=first))
-
-    def max_by(self, position_to_max_by: int | str = 0, first: bool = True) -> DataStream:
-        return self.reduce(ComparableAggregator(position_to_max_by, "max", by=True, first=first))
 
     def _wrap(self, window_function: Any) -> Any:
         return window_function

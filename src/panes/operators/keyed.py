@@ -12,7 +12,7 @@ from typing import Any
 from panes.elements import StreamRecord
 from panes.functions.base import ReduceFunction
 from panes.functions.stream import KeyedProcessFunction, OnTimerContext, TimeDomain, TimerService
-from panes.operators.base import KeySelector, OneInputStreamOperator, TimestampedCollector
+from panes.operators.base import AbstractStreamOperator, KeySelector, OneInputStreamOperator, TimestampedCollector
 from panes.state.backend import VOID_NAMESPACE
 from panes.state.descriptors import ValueStateDescriptor
 from panes.tags import OutputTag
@@ -76,12 +76,11 @@ class KeyedContext(OnTimerContext):
         self._operator.output.collect_side(output_tag, StreamRecord(value, self.current_timestamp))
 
 
-class KeyedProcessOperator(OneInputStreamOperator):
-    """Hosts a ``KeyedProcessFunction``: keyed state through its runtime context, timers through ``ctx``."""
+class KeyedFunctionHost(AbstractStreamOperator):
+    """What the keyed process operators share: the user function's lifecycle, its context and timers, and the
+    ``on_timer`` calls (event-time results carry the timer's time, processing-time results no timestamp)."""
 
-    def __init__(self, function: KeyedProcessFunction[Any, Any, Any], key_selector: KeySelector) -> None:
-        super().__init__(key_selector)
-        self.function = function
+    function: Any
 
     def open(self) -> None:
         self.collector = TimestampedCollector(self.output)
@@ -92,12 +91,12 @@ class KeyedProcessOperator(OneInputStreamOperator):
     def close(self) -> None:
         self.function.close()
 
-    def process_element(self, record: StreamRecord[Any]) -> None:
+    def _call(self, method: Any, record: StreamRecord[Any]) -> None:
+        """Call ``method(value, ctx)`` for ``record`` and emit its results with the record's timestamp."""
         self.collector.timestamp = record.timestamp
-        context = self.context
-        context.current_timestamp = record.timestamp
-        context.domain = None
-        self.collector.collect_all(self.function.process_element(record.value, context))
+        self.context.current_timestamp = record.timestamp
+        self.context.domain = None
+        self.collector.collect_all(method(record.value, self.context))
 
     def on_event_time(self, timer: InternalTimer) -> None:
         self._on_timer(timer, TimeDomain.EVENT_TIME, timer.timestamp)
@@ -112,6 +111,17 @@ class KeyedProcessOperator(OneInputStreamOperator):
         context.domain = domain
         self.collector.collect_all(self.function.on_timer(timer.timestamp, context))
         context.domain = None
+
+
+class KeyedProcessOperator(KeyedFunctionHost, OneInputStreamOperator):
+    """Hosts a ``KeyedProcessFunction``: keyed state through its runtime context, timers through ``ctx``."""
+
+    def __init__(self, function: KeyedProcessFunction[Any, Any, Any], key_selector: KeySelector) -> None:
+        super().__init__(key_selector)
+        self.function = function
+
+    def process_element(self, record: StreamRecord[Any]) -> None:
+        self._call(self.function.process_element, record)
 
 
 class StreamGroupedReduceOperator(OneInputStreamOperator):

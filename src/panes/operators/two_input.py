@@ -16,13 +16,11 @@ from panes.functions.stream import (
     CoMapFunction,
     CoProcessFunction,
     KeyedCoProcessFunction,
-    TimeDomain,
 )
 from panes.operators.base import AbstractStreamOperator, KeySelector, TimestampedCollector, extract_key
-from panes.operators.keyed import USER_TIMERS, KeyedContext, KeyedTimerService
+from panes.operators.keyed import KeyedFunctionHost
 from panes.operators.stateless import _NoTimersService, _ProcessContext
 from panes.time import LONG_MIN
-from panes.timers.heap import InternalTimer
 
 
 class CombinedWatermarkStatus:
@@ -195,7 +193,7 @@ class CoProcessOperator(TwoInputStreamOperator):
         self.collector.collect_all(self.function.process_element2(record.value, self.context))
 
 
-class KeyedCoProcessOperator(TwoInputStreamOperator):
+class KeyedCoProcessOperator(KeyedFunctionHost, TwoInputStreamOperator):
     """Hosts a ``KeyedCoProcessFunction``: both inputs keyed alike, shared keyed state and timers."""
 
     def __init__(
@@ -207,34 +205,8 @@ class KeyedCoProcessOperator(TwoInputStreamOperator):
         super().__init__(key_selector1, key_selector2)
         self.function = function
 
-    def open(self) -> None:
-        self.collector = TimestampedCollector(self.output)
-        self.timer_service = self.get_internal_timer_service(USER_TIMERS, self)
-        self.context = KeyedContext(self, KeyedTimerService(self.timer_service))
-        self.function.open(self.runtime_context())
-
-    def close(self) -> None:
-        self.function.close()
-
     def process_element1(self, record: StreamRecord[Any]) -> None:
-        self.collector.timestamp = record.timestamp
-        self.context.current_timestamp = record.timestamp
-        self.collector.collect_all(self.function.process_element1(record.value, self.context))
+        self._call(self.function.process_element1, record)
 
     def process_element2(self, record: StreamRecord[Any]) -> None:
-        self.collector.timestamp = record.timestamp
-        self.context.current_timestamp = record.timestamp
-        self.collector.collect_all(self.function.process_element2(record.value, self.context))
-
-    def on_event_time(self, timer: InternalTimer) -> None:
-        self._on_timer(timer, TimeDomain.EVENT_TIME, timer.timestamp)
-
-    def on_processing_time(self, timer: InternalTimer) -> None:
-        self._on_timer(timer, TimeDomain.PROCESSING_TIME, None)
-
-    def _on_timer(self, timer: InternalTimer, domain: TimeDomain, output_timestamp: int | None) -> None:
-        self.collector.timestamp = output_timestamp
-        self.context.current_timestamp = timer.timestamp
-        self.context.domain = domain
-        self.collector.collect_all(self.function.on_timer(timer.timestamp, self.context))
-        self.context.domain = None
+        self._call(self.function.process_element2, record)
