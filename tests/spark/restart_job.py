@@ -7,25 +7,11 @@ import sys
 from typing import Any
 
 from panes.datastream import OutputTag, StreamEnvironment
-from panes.functions import AggregateFunction
 from panes.watermarks import WatermarkStrategy
 from panes.windowing import TumblingEventTimeWindows
+from tests.aggregates import Count
 
 LATE: OutputTag[Any] = OutputTag("late")
-
-
-class _Count(AggregateFunction[Any, int, int]):
-    def create_accumulator(self) -> int:
-        return 0
-
-    def add(self, value: Any, accumulator: int) -> int:
-        return accumulator + 1
-
-    def get_result(self, accumulator: int) -> int:
-        return accumulator
-
-    def merge(self, acc_a: int, acc_b: int) -> int:
-        return acc_a + acc_b
 
 
 def batches() -> list[list[dict[str, Any]]]:
@@ -49,7 +35,7 @@ def build(env: StreamEnvironment, output: str) -> None:
         .allowed_lateness(200)
         .side_output_late_data(LATE)
         .aggregate(
-            _Count(),
+            Count(),
             lambda page, window, n: [{"page": page, "start": window.start, "views": next(iter(n))}],
         )
     )

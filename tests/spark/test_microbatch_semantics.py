@@ -38,3 +38,27 @@ def test_conformance_example_one_event_per_micro_batch(scenario: Scenario, num_s
     assert scenario.expected is not None
     got = comparable(run_micro_batches(scenario, num_shards), WITHOUT_EMISSION_ORDER)
     assert got == comparable(scenario.expected, WITHOUT_EMISSION_ORDER)
+
+
+def test_records_whose_key_cannot_be_read_go_to_the_error_output_of_the_keyed_step() -> None:
+    from panes.datastream import OutputTag
+    from panes.errors import ErrorRecord
+    from panes.windowing import GlobalWindows
+
+    errors: OutputTag[Any] = OutputTag("errors")
+    env = StreamEnvironment("local")
+    source = env.from_collection([])
+    counts = (
+        source.key_by("k")
+        .window(GlobalWindows.create_with_end_of_stream_trigger())
+        .side_output_errors(errors)
+        .process(lambda key, ctx, rows: [(key, len(list(rows)))])
+    )
+    main, bad = ListSink(), ListSink()
+    counts.sink_to(main)
+    counts.get_side_output(errors).sink_to(bad)
+    executor = MicroBatchExecutor(env.plan(), num_shards=2)
+    executor.run([{source.transformation.id: [{"k": "a"}, {"x": 1}, {"k": "a"}]}])
+    assert executor.sink_values(env.plan().sinks[0].id) == [("a", 2)]
+    failures = executor.sink_values(env.plan().sinks[1].id)
+    assert [type(f) for f in failures] == [ErrorRecord] and failures[0].value == {"x": 1}

@@ -10,29 +10,15 @@ from typing import Any
 import pytest
 
 from panes.datastream import DataStream, ListSink, StreamEnvironment
-from panes.functions import AggregateFunction
 from panes.local import LocalRunner
 from panes.spark import SparkRunner
 from panes.spark.microbatch import MicroBatchExecutor
 from panes.watermarks import WatermarkStrategy
 from panes.windowing import SlidingEventTimeWindows, TumblingEventTimeWindows
+from tests.aggregates import Count
 from tests.local.test_process_functions import CountWithTimeout, IntervalJoin
 
 pytestmark = pytest.mark.spark
-
-
-class _Count(AggregateFunction[Any, int, int]):
-    def create_accumulator(self) -> int:
-        return 0
-
-    def add(self, value: Any, accumulator: int) -> int:
-        return accumulator + 1
-
-    def get_result(self, accumulator: int) -> int:
-        return accumulator
-
-    def merge(self, acc_a: int, acc_b: int) -> int:
-        return acc_a + acc_b
 
 
 Build = Callable[[StreamEnvironment, list[DataStream]], DataStream]
@@ -119,7 +105,7 @@ def test_chained_keyed_steps_see_results_before_the_watermark_that_fired_them(sp
             .assign_timestamps_and_watermarks(strategy(1))
             .key_by(lambda e: e[0])
             .window(TumblingEventTimeWindows.of(1000))
-            .aggregate(_Count(), lambda user, window, counts: [(user, window.start, c) for c in counts])
+            .aggregate(Count(), lambda user, window, counts: [(user, window.start, c) for c in counts])
         )
         return (
             per_user.key_by(lambda r: "all")

@@ -61,6 +61,20 @@ class FunctionSink(Sink):
         return f"FunctionSink({type(self.function).__name__})"
 
 
+def deliver(sink: Sink, record: StreamRecord[Any], subtask: int = 0, parallelism: int = 1) -> bool:
+    """Hand ``record`` to a sink that lives in this process (list, print, function); False for other sinks,
+    which each runner writes its own way."""
+    if isinstance(sink, ListSink):
+        sink.add(record)
+    elif isinstance(sink, PrintSink):
+        print(sink.line(record.value, subtask, parallelism))
+    elif isinstance(sink, FunctionSink):
+        sink.function.invoke(record.value, record)
+    else:
+        return False
+    return True
+
+
 class FileSink(Sink):
     """Writes values as rows of files under directory ``path`` (``format`` parquet, json or csv).
 

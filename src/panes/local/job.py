@@ -18,7 +18,7 @@ from typing import Any
 
 from panes.datastream.partitioning import StreamPartitioner
 from panes.datastream.plan import OneInputTransformation, Plan, SinkTransformation, SourceTransformation
-from panes.datastream.sinks import FileSink, FunctionSink, ListSink, PrintSink, as_row
+from panes.datastream.sinks import FileSink, as_row, deliver
 from panes.datastream.sources import Source
 from panes.elements import MAX_WATERMARK, StreamRecord, Watermark, WatermarkStatus
 from panes.errors import BadRecordError
@@ -156,13 +156,7 @@ class _Instance:
 def _write(sink: Any, record: StreamRecord[Any], index: int, parallelism: int, files: dict[int, Any]) -> None:
     if isinstance(sink, FileSink):
         files.setdefault(id(sink), (sink, []))[1].append(as_row(record.value))
-    elif isinstance(sink, ListSink):
-        sink.add(record)
-    elif isinstance(sink, PrintSink):
-        print(sink.line(record.value, index, parallelism))
-    elif isinstance(sink, FunctionSink):
-        sink.function.invoke(record.value, record)
-    else:
+    elif not deliver(sink, record, index, parallelism):
         raise TypeError(f"the local runner cannot write to {sink!r}")
 
 

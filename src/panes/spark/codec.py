@@ -13,7 +13,7 @@ timestamp holds; it stands for Flink's final ``LONG_MAX`` watermark.
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 import pyarrow as pa
@@ -71,22 +71,6 @@ class ChannelCodes:
 
     def codes(self, channels: Iterable[Channel]) -> list[int]:
         return sorted(self.code[c] for c in channels if c in self.code)
-
-
-def decode(batch: pa.RecordBatch, codes: ChannelCodes) -> Iterator[tuple[int, Row | None]]:
-    """``(code, row)`` per row of ``batch``; ``row`` is ``None`` for rows of channels this plan does not know."""
-    ch = batch.column(0).to_pylist()
-    v = batch.column(1).to_pylist()
-    ts = batch.column(2).to_pylist()
-    seq = batch.column(3).to_pylist()
-    ph = batch.column(4).to_pylist()
-    lookup = codes.channel
-    for i, code in enumerate(ch):
-        channel = lookup.get(code)
-        if channel is None:
-            yield code, None
-        else:
-            yield code, (channel, loads(v[i]), ts[i], seq[i], ph[i])
 
 
 def encode(

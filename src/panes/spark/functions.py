@@ -20,9 +20,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from panes.elements import StreamRecord
-from panes.errors import BadRecordError, ErrorRecord
-from panes.operators.base import extract_key
 from panes.spark.codec import (
     END,
     END_MS,
@@ -36,7 +33,7 @@ from panes.spark.codec import (
 )
 from panes.spark.host import Row, StepHost
 from panes.spark.linear import Channel, Step
-from panes.spark.microbatch import _Capture, rate_watermarks, shard_of
+from panes.spark.microbatch import rate_watermarks, shard_rows, timestamps_operator
 from panes.spark.sources import RowDecoder
 from panes.time import LONG_MIN
 from panes.watermarks import TimestampsAndWatermarksOperator
@@ -88,14 +85,6 @@ def by_batch(rows: list[Row]) -> dict[int, list[Row]]:
     return groups
 
 
-def _timestamps_operator(step: Step) -> TimestampsAndWatermarksOperator:
-    factory = step.transformation.operator_factory  # type: ignore[attr-defined]
-    operator: TimestampsAndWatermarksOperator = factory()
-    operator.setup(_Capture([]))
-    operator.open()
-    return operator
-
-
 def chain_function(
     chain: Chain, codes: ChannelCodes, num_shards: int, max_parallelism: int
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
@@ -135,7 +124,7 @@ def chain_function(
                 if step.kind == "timestamps":
                     operator = stamps.get(step.index)
                     if operator is None:
-                        operator = stamps[step.index] = _timestamps_operator(step)
+                        operator = stamps[step.index] = timestamps_operator(step)
                     stamped, ratings = rate_watermarks(operator, mine, step)
                     best = max((r for r in ratings if r != LONG_MIN), default=None)
                     if best is not None:
@@ -160,7 +149,7 @@ def chain_function(
                     pa.array([1], pa.int32()),
                 ]
             else:
-                rows, shards = _shard_rows(chain.keyed, rows, codes, num_shards, max_parallelism, shard_cache)
+                rows, shards = shard_rows(chain.keyed, rows, num_shards, max_parallelism, shard_cache)
                 by_shard: dict[int, tuple[list[Row], list[Raw]]] = defaultdict(lambda: ([], []))
                 for row, shard in zip(rows, shards, strict=True):
                     by_shard[shard][0].append(row)
@@ -181,46 +170,6 @@ def chain_function(
             host.close()
 
     return run
-
-
-def _shard_rows(
-    step: Step, rows: list[Row], codes: ChannelCodes, num_shards: int, max_parallelism: int, cache: dict[Any, int]
-) -> tuple[list[Row], list[int]]:
-    """Each row's shard before the keyed ``step``: its key's shard for rows the step reads (``cache`` remembers
-    keys), any shard for rows passing by. A key that cannot be extracted is a bad record: an ``ErrorRecord``
-    on the step's error output when there is one (dropped when nobody reads it), a failure otherwise."""
-    error_tag = step.transformation.error_tag
-    error_channel = None if error_tag is None else (step.transformation.id, error_tag.tag_id)
-    inputs = step.input_of
-    selectors = step.key_selectors
-    kept: list[Row] = []
-    shards: list[int] = []
-    for row in rows:
-        channel, value, ts, seq, ph = row
-        index = inputs.get(channel)
-        if index is None:
-            kept.append(row)
-            shards.append(seq % num_shards)
-            continue
-        selector = selectors[index]
-        assert selector is not None
-        try:
-            key = extract_key(selector, value)
-        except BadRecordError as error:
-            if error_tag is None:
-                raise
-            if error_channel in codes.code:
-                reason = f"{error} ({error.__cause__!r})"
-                failure = ErrorRecord(value, ts, reason, type(error).__name__, step.transformation.name)
-                kept.append((error_channel, failure, ts, seq, ph))
-                shards.append(0)
-            continue
-        shard = cache.get(key)
-        if shard is None:
-            shard = cache[key] = shard_of(key, num_shards, max_parallelism)
-        kept.append(row)
-        shards.append(shard)
-    return kept, shards
 
 
 def keyed_shard_function(
@@ -246,9 +195,3 @@ def keyed_shard_function(
 
     return run
 
-
-def decode_values(batch: pa.RecordBatch, codes: ChannelCodes) -> list[tuple[int, StreamRecord[Any]]]:
-    """``(code, record)`` of every known row of ``batch`` (for sinks)."""
-    from panes.spark.codec import decode
-
-    return [(code, StreamRecord(row[1], row[2])) for code, row in decode(batch, codes) if row is not None]

@@ -79,7 +79,7 @@ class StepHost:
         )
         self._own = transformation.id
         self._needed = step.needed_outputs
-        self._inputs = step.channel_input()
+        self._inputs = step.input_of
         self._out: list[Row] = []
         self._phase = 0
         self._counter = 0

@@ -68,8 +68,6 @@ class Step:
         """Which input index each consumed channel feeds."""
         return {channel: index for index, channels in enumerate(self.inputs) for channel in channels}
 
-    def channel_input(self) -> dict[Channel, int]:
-        return self.input_of
 
 
 def _resolve(source: Transformation, tag: OutputTag[Any] | None = None) -> list[Channel]:

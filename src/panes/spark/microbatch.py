@@ -20,11 +20,11 @@ from typing import Any
 
 from panes.datastream.plan import Plan, SinkTransformation
 from panes.elements import StreamRecord
-from panes.errors import BadRecordError
+from panes.errors import BadRecordError, ErrorRecord
 from panes.keygroups import assign_to_key_group
 from panes.operators.base import extract_key
 from panes.spark.host import Row, StepHost
-from panes.spark.linear import Channel, Step, channel_of, linearize
+from panes.spark.linear import Step, channel_of, linearize
 from panes.time import LONG_MAX, LONG_MIN
 from panes.watermarks import (
     AscendingTimestampsWatermarks,
@@ -94,6 +94,55 @@ def rate_watermarks(
     return stamped, ratings
 
 
+def shard_rows(
+    step: Step, rows: list[Row], num_shards: int, max_parallelism: int, cache: dict[Any, int]
+) -> tuple[list[Row], list[int]]:
+    """Each row's shard before the keyed ``step``: its key's shard for rows the step reads (``cache`` remembers
+    keys), any shard for rows passing by. A key that cannot be extracted is a bad record: an ``ErrorRecord``
+    on the step's error output when there is one (dropped when nobody reads it), a failure otherwise."""
+    error_tag = step.transformation.error_tag
+    error_channel = None if error_tag is None else (step.transformation.id, error_tag.tag_id)
+    inputs = step.input_of
+    selectors = step.key_selectors
+    kept: list[Row] = []
+    shards: list[int] = []
+    for row in rows:
+        channel, value, ts, seq, ph = row
+        index = inputs.get(channel)
+        if index is None:
+            kept.append(row)
+            shards.append(seq % num_shards)
+            continue
+        selector = selectors[index]
+        assert selector is not None
+        try:
+            key = extract_key(selector, value)
+        except BadRecordError as error:
+            if error_tag is None:
+                raise
+            if error_channel in step.needed_outputs:
+                reason = f"{error} ({error.__cause__!r})"
+                failure = ErrorRecord(value, ts, reason, type(error).__name__, step.transformation.name)
+                kept.append((error_channel, failure, ts, seq, ph))
+                shards.append(0)
+            continue
+        shard = cache.get(key)
+        if shard is None:
+            shard = cache[key] = shard_of(key, num_shards, max_parallelism)
+        kept.append(row)
+        shards.append(shard)
+    return kept, shards
+
+
+def timestamps_operator(step: Step) -> TimestampsAndWatermarksOperator:
+    """A fresh, open timestamps operator of ``step`` (each Spark partition of each micro-batch gets one)."""
+    factory = step.transformation.operator_factory  # type: ignore[attr-defined]
+    operator: TimestampsAndWatermarksOperator = factory()
+    operator.setup(_Capture([]))
+    operator.open()
+    return operator
+
+
 class _Capture:
     def __init__(self, records: list[StreamRecord[Any]]) -> None:
         self.records = records
@@ -155,7 +204,7 @@ class MicroBatchExecutor:
                 rows = rest
                 continue
             if kind == "timestamps":
-                operator = self._timestamps_operator(step)
+                operator = timestamps_operator(step)
                 stamped, step_ratings = rate_watermarks(operator, mine, step)
                 ratings[step.index].extend(step_ratings)
                 rows = rest + stamped
@@ -163,17 +212,11 @@ class MicroBatchExecutor:
             if kind == "stateless":
                 rows = rest + self._host(step, 0).process(mine, self.watermark, self.now)
                 continue
+            keyed, shards = shard_rows(step, mine, self.num_shards, self.max_parallelism, {})
             by_shard: dict[int, list[Row]] = defaultdict(list)
-            for row in mine:
-                selector = step.key_selectors[step.channel_input()[row[0]]]
-                assert selector is not None
-                try:
-                    key = extract_key(selector, row[1])
-                except BadRecordError as error:
-                    self._host(step, 0).open()
-                    self._host(step, 0).operator.report_bad_record(StreamRecord(row[1], row[2]), error)
-                    continue
-                by_shard[shard_of(key, self.num_shards, self.max_parallelism)].append(row)
+            errors: list[Row] = []
+            for row, shard in zip(keyed, shards, strict=True):
+                (by_shard[shard] if row[0] in step.consumed else errors).append(row)
             produced: list[Row] = []
             for shard in range(self.num_shards):
                 # as on Spark: a shard runs when it has rows, or when the watermark reached its next timer
@@ -182,20 +225,12 @@ class MicroBatchExecutor:
                 if by_shard.get(shard) or (timer is not None and timer <= self.watermark):
                     host = self._host(step, shard)
                     produced.extend(host.process(by_shard.get(shard, []), self.watermark, self.now))
-            rows = rest + produced
+            rows = rest + errors + produced
         for index, values in ratings.items():
             if values:
                 self.step_watermarks[index] = max(self.step_watermarks.get(index, LONG_MIN), *values)
         if self.step_watermarks:
             self.watermark = max(self.watermark, min(self.step_watermarks.values()))
-
-    def _timestamps_operator(self, step: Step) -> TimestampsAndWatermarksOperator:
-        """A fresh timestamps operator, as each Spark partition of each micro-batch gets one."""
-        factory = step.transformation.operator_factory  # type: ignore[attr-defined]
-        operator: TimestampsAndWatermarksOperator = factory()
-        operator.setup(_Capture([]))
-        operator.open()
-        return operator
 
     def finish(self) -> None:
         """End of a bounded input: one empty batch at the last watermark, then one at ``LONG_MAX``."""
@@ -214,6 +249,3 @@ class MicroBatchExecutor:
     def sink_values(self, sink_id: int) -> list[Any]:
         return [row[1] for row in self.sink_rows[sink_id]]
 
-
-def channels_by_sink(steps: list[Step]) -> dict[int, list[Channel]]:
-    return {s.transformation.id: sorted(s.consumed, key=str) for s in steps if s.kind == "sink"}

@@ -25,6 +25,7 @@ from pyspark.sql import functions as F
 from panes.datastream.plan import Plan
 from panes.spark.session import create_session
 from panes.spark.sinks import SinkWriter
+from panes.spark.sources import reads_as_stream
 from panes.spark.translate import Translation, Translator
 
 if TYPE_CHECKING:
@@ -107,22 +108,7 @@ class SparkRunner:
     # -- execution ----------------------------------------------------------------------------------------------
 
     def _is_streaming(self, plan: Plan) -> bool:
-        from panes.datastream.sources import Source
-        from panes.spark.sources import DataFrameSource
-
-        kinds = set()
-        for t in plan:
-            if t.kind == "source":
-                source = t.source  # type: ignore[attr-defined]
-                if isinstance(source, DataFrameSource):
-                    kinds.add(not source.is_bounded())
-                elif isinstance(source, Source):
-                    from panes.datastream.sources import FileSource, MicroBatchSource
-
-                    kinds.add(
-                        isinstance(source, MicroBatchSource) or (isinstance(source, FileSource) and source.streaming)
-                    )
-        return True in kinds
+        return any(reads_as_stream(t.source) for t in plan if t.kind == "source")  # type: ignore[attr-defined]
 
     def run_bounded(self, plan: Plan, env: StreamEnvironment) -> None:
         """Run a plan of bounded sources as one Spark batch job and write its sinks."""

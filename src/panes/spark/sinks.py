@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from panes.datastream.sinks import FileSink, FunctionSink, ListSink, PrintSink, Sink, as_row
+from panes.datastream.sinks import FileSink, FunctionSink, ListSink, PrintSink, Sink, as_row, deliver
 from panes.elements import StreamRecord
 from panes.spark.codec import ChannelCodes, loads
 from panes.spark.linear import Step
@@ -69,14 +69,9 @@ class SinkWriter:
 
 
 def _write(spark: Any, sink: Any, records: list[StreamRecord[Any]], batch_id: int) -> None:
-    if isinstance(sink, ListSink):
-        sink.records.extend(records)
-    elif isinstance(sink, PrintSink):
+    if isinstance(sink, (ListSink, PrintSink, FunctionSink)):
         for record in records:
-            print(sink.line(record.value, 0, 1))
-    elif isinstance(sink, FunctionSink):
-        for record in records:
-            sink.function.invoke(record.value, record)
+            deliver(sink, record)
     elif isinstance(sink, FileSink):
         frame = values_dataframe(spark, [r.value for r in records], sink.schema)
         if frame is not None:

@@ -171,6 +171,13 @@ def micro_batch_rows(spark: Any, source: MicroBatchSource, code: int, source_id:
     return spark.readStream.format("panes_micro_batches").option("path", path).load()
 
 
+def reads_as_stream(source: Any) -> bool:
+    """Whether Spark reads ``source`` as a stream (streaming DataFrames, micro-batches, streaming files)."""
+    if isinstance(source, DataFrameSource):
+        return not source.is_bounded()
+    return isinstance(source, MicroBatchSource) or (isinstance(source, FileSource) and source.streaming)
+
+
 def source_rows(spark: Any, source: Any, code: int, source_id: int, folder: str | None = None) -> Any:
     """The panes rows of any supported source, as a (streaming or bounded) DataFrame, or, for DataFrames and
     files, a :class:`ColumnarInput` that the branch's first fused step decodes."""
