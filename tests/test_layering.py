@@ -14,6 +14,7 @@ CORE = [
     "watermarks",
     "testing",
     "functions",
+    "types",
     "elements.py",
     "time.py",
     "tags.py",

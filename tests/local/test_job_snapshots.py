@@ -79,17 +79,17 @@ events = st.lists(
 def test_restored_job_continues_exactly(data: list[tuple[str, int, int]], cut: int, parallelism: int) -> None:
     env, plan, reference_sinks = build(data, parallelism)
     runner = LocalRunner(clock="stepping")
-    reference = runner.start(plan, env)
+    reference = runner.start(plan, env.config())
     reference.run()
     expected = [sink.records for sink in reference_sinks]
 
     env, plan, sinks = build(data, parallelism)
-    first = runner.start(plan, env)
+    first = runner.start(plan, env.config())
     for _ in range(cut):
         if not first.step():
             break
     snapshot = first.snapshot()
     # the first job is abandoned; a new job over the same plan resumes from the snapshot
-    second = runner.start(plan, env, snapshot=snapshot)
+    second = runner.start(plan, env.config(), snapshot=snapshot)
     second.run()
     assert [sink.records for sink in sinks] == expected

@@ -37,8 +37,10 @@ class ConnectedStreams:
         """Key both inputs (by selectors that yield comparable keys)."""
         return ConnectedStreams(self.first.key_by(key_selector1), self.second.key_by(key_selector2))
 
-    def _two_input(self, name: str, op_kind: str, spec: Any, factory: Callable[[], Any]) -> DataStream:
-        from panes.datastream.stream import DataStream
+    def _two_input(
+        self, name: str, op_kind: str, spec: Any, factory: Callable[[], Any], output_type: Any = None
+    ) -> DataStream:
+        from panes.datastream.stream import DataStream, declared_type
 
         k1, k2 = self._keys()
         transformation = TwoInputTransformation(
@@ -49,6 +51,7 @@ class ConnectedStreams:
             operator_factory=factory,
             key_selector1=k1,
             key_selector2=k2,
+            output_type=declared_type(output_type),
         )
         return DataStream(self.env, transformation)
 
@@ -57,7 +60,7 @@ class ConnectedStreams:
 
         if not isinstance(func, CoMapFunction):
             raise TypeError(f"ConnectedStreams.map needs a CoMapFunction, got {type(func).__name__}")
-        return self._two_input("Co-Map", "co_map", func, lambda: CoStreamMap(instance_copy(func)))
+        return self._two_input("Co-Map", "co_map", func, lambda: CoStreamMap(instance_copy(func)), output_type)
 
     def flat_map(self, func: CoFlatMapFunction[Any, Any, Any], output_type: Any = None) -> DataStream:
         from panes.datastream.stream import instance_copy
@@ -65,7 +68,9 @@ class ConnectedStreams:
         if not isinstance(func, CoFlatMapFunction):
             raise TypeError(f"ConnectedStreams.flat_map needs a CoFlatMapFunction, got {type(func).__name__}")
         k1, k2 = self._keys()
-        return self._two_input("Co-FlatMap", "co_flat_map", func, lambda: CoStreamFlatMap(instance_copy(func), k1, k2))
+        return self._two_input(
+            "Co-FlatMap", "co_flat_map", func, lambda: CoStreamFlatMap(instance_copy(func), k1, k2), output_type
+        )
 
     def process(self, func: Any, output_type: Any = None) -> DataStream:
         """``CoProcessFunction`` for non-keyed inputs, ``KeyedCoProcessFunction`` for keyed ones."""
@@ -77,8 +82,14 @@ class ConnectedStreams:
                 raise TypeError(f"keyed connected streams need a KeyedCoProcessFunction, got {type(func).__name__}")
             assert k2 is not None
             return self._two_input(
-                "KeyedCo-Process", "keyed_co_process", func, lambda: KeyedCoProcessOperator(instance_copy(func), k1, k2)
+                "KeyedCo-Process",
+                "keyed_co_process",
+                func,
+                lambda: KeyedCoProcessOperator(instance_copy(func), k1, k2),
+                output_type,
             )
         if not isinstance(func, CoProcessFunction):
             raise TypeError(f"non-keyed connected streams need a CoProcessFunction, got {type(func).__name__}")
-        return self._two_input("Co-Process", "co_process", func, lambda: CoProcessOperator(instance_copy(func)))
+        return self._two_input(
+            "Co-Process", "co_process", func, lambda: CoProcessOperator(instance_copy(func)), output_type
+        )

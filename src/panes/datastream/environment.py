@@ -1,19 +1,21 @@
 """``StreamEnvironment``: where pipelines start (sources), what they run on (the runner) and how (parallelism,
 max parallelism = number of key groups, watermark interval).
 
-``runner`` is ``"local"`` (the in-process reference runner, the default), ``"spark"`` (``panes.spark``) or
-a runner object with ``execute(plan, env, job_name)``.
+``runner`` is a name looked up among the installed runners (``"local"``, the in-process reference runner and
+the default; ``"spark"``, ``panes.spark``) or a runner object with ``execute(plan, config, job_name)`` (see
+``panes.datastream.execution``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
+from panes.datastream.execution import ExecutionConfig, JobExecutionResult, Runner, lookup_runner
 from panes.datastream.plan import Plan, SinkTransformation, SourceTransformation
 from panes.datastream.sources import (
     CollectionSource,
+    DataFrameSource,
     FileSource,
     GeneratorSource,
     IterableSource,
@@ -25,25 +27,6 @@ from panes.time import Duration, duration_ms
 
 if TYPE_CHECKING:
     from panes.datastream.stream import DataStream
-
-
-class Runner(Protocol):
-    def execute(self, plan: Plan, env: StreamEnvironment, job_name: str) -> JobExecutionResult: ...
-
-
-@dataclass
-class JobExecutionResult:
-    """What ``execute`` returns: the job's name, how long it ran, and runner-specific details."""
-
-    job_name: str
-    net_runtime_ms: int = 0
-    details: dict[str, Any] = field(default_factory=dict)
-
-    def get_job_name(self) -> str:
-        return self.job_name
-
-    def get_net_runtime(self) -> int:
-        return self.net_runtime_ms
 
 
 DEFAULT_MAX_PARALLELISM = 128
@@ -114,26 +97,43 @@ class StreamEnvironment:
     @property
     def runner(self) -> Runner:
         if self._runner is None:
-            self._runner = _make_runner(self._runner_spec, self._runner_options)
+            spec = self._runner_spec
+            self._runner = lookup_runner(spec, self._runner_options) if isinstance(spec, str) else spec
         return self._runner
+
+    def config(self) -> ExecutionConfig:
+        """The settings runners receive with the plan."""
+        return ExecutionConfig(self.parallelism, self.max_parallelism, self.auto_watermark_interval)
 
     # -- sources ------------------------------------------
 
     def from_source(
-        self, source: Source | Any, watermark_strategy: Any = None, source_name: str = "Source"
+        self,
+        source: Source | Any,
+        watermark_strategy: Any = None,
+        source_name: str = "Source",
+        type_info: Any = None,
     ) -> DataStream:
-        """A stream from ``source``; with ``watermark_strategy`` timestamps and watermarks are assigned at once."""
-        from panes.datastream.stream import DataStream
+        """A stream from ``source``; with ``watermark_strategy`` timestamps and watermarks are assigned at once.
+        ``type_info`` (a ``Types`` type, a Spark DDL string or a pyarrow schema) declares the elements' type:
+        each must fit it, and runners move them as typed columns."""
+        from panes.datastream.stream import DataStream, declared_type
 
-        transformation = SourceTransformation(name=source_name, source=source, parallelism=_source_parallelism(source))
+        transformation = SourceTransformation(
+            name=source_name,
+            source=source,
+            parallelism=_source_parallelism(source),
+            output_type=declared_type(type_info),
+        )
         stream = DataStream(self, transformation)
         if watermark_strategy is not None:
             stream = stream.assign_timestamps_and_watermarks(watermark_strategy)
         return stream
 
     def from_collection(self, collection: Iterable[Any], type_info: Any = None) -> DataStream:
-        """The elements of ``collection`` in order, as a bounded stream without timestamps."""
-        return self.from_source(CollectionSource(collection), source_name="Collection Source")
+        """The elements of ``collection`` in order, as a bounded stream without timestamps (``type_info`` as for
+        ``from_source``)."""
+        return self.from_source(CollectionSource(collection), source_name="Collection Source", type_info=type_info)
 
     def from_iterable(self, iterable: Iterable[Any], bounded: bool = True) -> DataStream:
         """Whatever ``iterable`` yields (read once; jobs over it cannot be restored from a snapshot)."""
@@ -147,9 +147,14 @@ class StreamEnvironment:
         """A parallel source with explicit splits (instance ``i`` reads splits ``i, i + parallelism, ...``)."""
         return self.from_source(SplitsSource(splits), source_name="Splits Source")
 
-    def from_micro_batches(self, batches: Sequence[Iterable[Any]], end_of_input: bool = True) -> DataStream:
-        """Explicit micro-batches (``batches[i]`` arrives in batch ``i``); see ``MicroBatchSource``."""
-        return self.from_source(MicroBatchSource(batches, end_of_input), source_name="Micro-batch Source")
+    def from_micro_batches(
+        self, batches: Sequence[Iterable[Any]], end_of_input: bool = True, type_info: Any = None
+    ) -> DataStream:
+        """Explicit micro-batches (``batches[i]`` arrives in batch ``i``); see ``MicroBatchSource`` (``type_info``
+        as for ``from_source``)."""
+        return self.from_source(
+            MicroBatchSource(batches, end_of_input), source_name="Micro-batch Source", type_info=type_info
+        )
 
     def from_files(
         self,
@@ -167,8 +172,6 @@ class StreamEnvironment:
     def from_dataframe(self, dataframe: Any, as_: str = "dict") -> DataStream:
         """A Spark DataFrame (bounded or streaming) as a stream of rows, each a ``dict`` (default), ``tuple`` or
         ``Row`` (``as_``). Needs the Spark runner."""
-        from panes.spark.sources import DataFrameSource
-
         return self.from_source(DataFrameSource(dataframe, as_), source_name="DataFrame Source")
 
     # -- execution ------------------------------------------
@@ -192,10 +195,10 @@ class StreamEnvironment:
             raise RuntimeError("No operators defined in streaming topology. Cannot execute: add a sink first.")
         plan = self.plan()
         self._sinks = []
-        return self.runner.execute(plan, self, job_name)
+        return self.runner.execute(plan, self.config(), job_name)
 
     def execute_plan(self, plan: Plan, job_name: str = "panes job") -> JobExecutionResult:
-        return self.runner.execute(plan, self, job_name)
+        return self.runner.execute(plan, self.config(), job_name)
 
 
 StreamExecutionEnvironment = StreamEnvironment
@@ -205,18 +208,3 @@ def _source_parallelism(source: Any) -> int | None:
     if isinstance(source, Source) and source.num_splits() == 1:
         return 1
     return None
-
-
-def _make_runner(spec: str | Runner, options: dict[str, Any]) -> Runner:
-    if not isinstance(spec, str):
-        return spec
-    if spec == "local":
-        from panes.local.runner import LocalRunner
-
-        return LocalRunner(**options)
-    if spec == "spark":
-        from panes.spark.runner import SparkRunner
-
-        runner: Runner = SparkRunner(**options)
-        return runner
-    raise ValueError(f"unknown runner {spec!r}: use 'local', 'spark' or a runner object")

@@ -5,6 +5,13 @@ union, side output) only shape the connections between them, as in Flink. Each t
 ``kind`` (``"map"``, ``"window"``, ...) and carries a ``spec``: what it computes, in terms a runner can
 inspect (the Spark runner uses it to pick vectorised execution); ``operator_factory`` builds the operator
 that computes it element by element, which every runner can host.
+
+Types: a transformation's ``output_type`` says how its values map to columns (a ``panes.types.RecordType``),
+is ``None`` for values with no schema (any Python object, pickled where a runner must move it), or
+:data:`INHERIT` for operators whose output type is their input's (filter, reduce, timestamps, ...).
+``side_output_types`` does the same for side outputs (a window's late data has its input's type); other
+side outputs take the ``type_info`` of their ``OutputTag``, and error outputs carry ``ErrorRecord`` values
+with no schema. :func:`resolve_types` works out every channel's type for a runner.
 """
 
 from __future__ import annotations
@@ -16,8 +23,29 @@ from typing import Any
 
 from panes.datastream.partitioning import StreamPartitioner
 from panes.tags import OutputTag
+from panes.types import RecordType
 
 _ids = itertools.count(1)
+
+
+class _Inherit:
+    """The output type of an operator that emits values of its input's type."""
+
+    _instance: _Inherit | None = None
+
+    def __new__(cls) -> _Inherit:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "INHERIT"
+
+    def __reduce__(self) -> str:
+        return "INHERIT"
+
+
+INHERIT = _Inherit()
 
 
 def _next_id() -> int:
@@ -33,6 +61,8 @@ class Transformation:
     parallelism: int | None = None
     uid: str | None = None
     error_tag: OutputTag[Any] | None = None
+    output_type: RecordType | _Inherit | None = None
+    side_output_types: tuple[tuple[str, RecordType | _Inherit | None], ...] = ()
     id: int = field(default_factory=_next_id)
 
     kind = "transformation"
@@ -121,6 +151,101 @@ class SideOutputTransformation(Transformation):
 
     def describe(self) -> str:
         return f"{self.name} [{self.tag!r}]"
+
+
+Channel = tuple[int, "str | None"]
+"""An output of a physical transformation: (its id, a side-output tag id or ``None`` for the main output)."""
+
+
+def stream_channels(transformation: Transformation, tag: OutputTag[Any] | None = None) -> list[Channel]:
+    """The physical channels behind a stream (virtual transformations dissolve)."""
+    if isinstance(transformation, PartitionTransformation):
+        return stream_channels(transformation.inputs[0], tag)
+    if isinstance(transformation, SideOutputTransformation):
+        return stream_channels(transformation.inputs[0], transformation.tag)
+    if isinstance(transformation, UnionTransformation):
+        return [channel for parent in transformation.inputs for channel in stream_channels(parent, tag)]
+    return [(transformation.id, None if tag is None else tag.tag_id)]
+
+
+SourceTypes = Callable[[Any], "RecordType | None"]
+"""How a runner types a source's values (``source -> RecordType | None``)."""
+
+
+def declared_source_type(source: Any) -> RecordType | None:
+    """The type a source declares (``record_type()``), or ``None``."""
+    declared = getattr(source, "record_type", None)
+    return declared() if callable(declared) else None
+
+
+def resolve_types(plan: Plan, source_type: SourceTypes = declared_source_type) -> dict[Channel, RecordType | None]:
+    """The type of every channel of ``plan`` that something reads; ``source_type`` types sources (runners that
+    know more, such as the Spark runner reading a DataFrame's schema, pass their own)."""
+    transformations = plan.transformations()
+    by_id = {t.id: t for t in transformations}
+    tags = {
+        (t.inputs[0].id, t.tag.tag_id): t.tag
+        for t in transformations
+        if isinstance(t, SideOutputTransformation) and t.tag is not None
+    }
+    resolved: dict[Channel, RecordType | None] = {}
+
+    def input_type(transformation: Transformation) -> RecordType | None:
+        if not transformation.inputs:
+            return None
+        types = {channel_type(c) for c in stream_channels(transformation.inputs[0])}
+        return types.pop() if len(types) == 1 else None
+
+    def channel_type(channel: Channel) -> RecordType | None:
+        if channel in resolved:
+            return resolved[channel]
+        transformation = by_id[channel[0]]
+        tag_id = channel[1]
+        found: RecordType | _Inherit | None
+        if tag_id is None:
+            found = transformation.output_type
+            if found is None and isinstance(transformation, SourceTransformation):
+                found = source_type(transformation.source)
+        elif transformation.error_tag is not None and transformation.error_tag.tag_id == tag_id:
+            found = None
+        elif tag_id in dict(transformation.side_output_types):
+            found = dict(transformation.side_output_types)[tag_id]
+        else:
+            tag = tags.get(channel)
+            found = None if tag is None or tag.type_info is None else RecordType.of(tag.type_info)
+        result = input_type(transformation) if found is INHERIT else found
+        assert not isinstance(result, _Inherit)
+        resolved[channel] = result
+        return result
+
+    for transformation in transformations:
+        if not transformation.is_virtual:
+            channel_type((transformation.id, None))
+    for channel in tags:
+        channel_type(channel)
+    return resolved
+
+
+PASS_VALUES = frozenset({"filter", "timestamps_watermarks"})
+"""Operator kinds whose main output values are their input values, unchanged."""
+
+
+def checked_outputs(
+    transformation: Transformation, types: dict[Channel, RecordType | None]
+) -> dict[Channel, RecordType]:
+    """Of ``types`` (output channels of ``transformation`` and their types), the typed channels whose values the
+    operator makes, so a runner checks each value against its type: every typed output except the main output
+    of an operator that passes its input values on and a window's late data (its input elements)."""
+    passes = isinstance(transformation, OneInputTransformation) and transformation.op_kind in PASS_VALUES
+    late = getattr(getattr(transformation, "spec", None), "late_data_tag", None)
+    checked: dict[Channel, RecordType] = {}
+    for channel, record_type in types.items():
+        if record_type is None or channel[0] != transformation.id:
+            continue
+        if (channel[1] is None and passes) or (late is not None and channel[1] == late.tag_id):
+            continue
+        checked[channel] = record_type
+    return checked
 
 
 @dataclass(frozen=True)

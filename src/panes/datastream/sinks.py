@@ -9,6 +9,7 @@ from typing import Any
 
 from panes.elements import StreamRecord
 from panes.functions.stream import SinkFunction, as_sink_function
+from panes.types import RecordType
 
 
 class Sink:
@@ -78,13 +79,19 @@ def deliver(sink: Sink, record: StreamRecord[Any], subtask: int = 0, parallelism
 class FileSink(Sink):
     """Writes values as rows of files under directory ``path`` (``format`` parquet, json or csv).
 
-    Values become columns: a dict's keys, a tuple's positions (``_1``, ``_2``, ...), a dataclass's fields,
-    otherwise one ``value`` column. ``schema`` (a Spark DDL string) fixes the columns; without it they are
-    inferred from the values. The Spark runner writes each micro-batch to ``path/batch=<id>``, replacing
-    it when a batch is replayed after a restart (exactly-once); the local runner writes ``path/part-0``.
+    Values become columns: a dict's keys, a tuple's positions (``_1``, ``_2``, ...), a dataclass's fields, a
+    ``Row``'s fields, otherwise one ``value`` column. The columns are one schema for the life of the job:
+    ``schema`` (a Spark DDL string such as ``"user STRING, n BIGINT"``, a pyarrow schema or a
+    ``Types.ROW_NAMED(...)``) when given; else the stream's type when it has one (``output_type``); else
+    inferred once from the first record (a field that is ``None`` there is typed by the next records that
+    have it). A value that does not fit is a bad record: the job fails with the reason, or it goes to the
+    sink's error output (``sink_to_files(..., errors=tag)``). Files go to ``path/batch=<id>/``: on Spark one
+    directory per micro-batch, replaced when a batch is replayed after a restart (exactly-once); the local
+    runner writes everything to ``path/batch=0/`` when the job ends. Read them back with Spark or pyarrow
+    from ``path`` (the ``batch`` directories appear as a ``batch`` column).
     """
 
-    def __init__(self, path: str, format: str = "parquet", schema: str | None = None) -> None:
+    def __init__(self, path: str, format: str = "parquet", schema: Any = None) -> None:
         from panes.datastream.sources import FILE_FORMATS
 
         if format not in FILE_FORMATS:
@@ -92,6 +99,9 @@ class FileSink(Sink):
         self.path = path
         self.format = format
         self.schema = schema
+        self.record_type = None if schema is None else sink_row_type(RecordType.of(schema))
+        if self.record_type is not None and format == "csv":
+            check_flat(self.record_type)
 
     def __repr__(self) -> str:
         return f"FileSink({self.path!r}, {self.format})"
@@ -112,3 +122,49 @@ def as_row(value: Any) -> dict[str, Any]:
     if isinstance(value, (tuple, list)):
         return {f"_{i + 1}": item for i, item in enumerate(value)}
     return {"value": value}
+
+
+def sink_row_type(record_type: RecordType | None) -> RecordType | None:
+    """A record type as the rows of a sink: its columns, values as dicts (``None`` stays ``None``)."""
+    if record_type is None:
+        return None
+    return RecordType.of(record_type.columns())
+
+
+def sink_type(sink: Any) -> RecordType | None:
+    """The row type a sink declares (its ``schema``), or ``None``."""
+    schema = getattr(sink, "schema", None)
+    return None if schema is None else sink_row_type(RecordType.of(schema))
+
+
+def check_flat(record_type: RecordType) -> None:
+    """CSV holds plain columns only: raise ``ValueError`` naming a nested column."""
+    import pyarrow as pa
+
+    for f in record_type.columns():
+        if pa.types.is_nested(f.type):
+            raise ValueError(f"CSV files cannot hold column {f.name!r} of type {f.type}; use parquet or json")
+
+
+def as_sink_row(value: Any) -> Any:
+    """A value in the form a sink's row type conforms: records (dicts, tuples, rows, dataclasses, objects with
+    ``asDict``) as they are, any other value as a one-field tuple (the ``value`` column)."""
+    import dataclasses
+
+    from panes.types import Row
+
+    if isinstance(value, (dict, tuple, list, Row)) or hasattr(value, "asDict") or hasattr(value, "_asdict"):
+        return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return value
+    return (value,)
+
+
+def refusal(sink_name: str, schema: RecordType, error: Exception) -> str:
+    """Why a sink refuses a value (the ``ErrorRecord`` reason; a failure's message)."""
+    return f"{sink_name}: the value does not fit the sink's schema {schema.ddl()}: {error}"
+
+
+def sink_name(transformation: Any) -> str:
+    """How refusals name a sink (its transformation's name and the sink)."""
+    return f"{transformation.name} {transformation.sink!r}"

@@ -141,6 +141,25 @@ class MicroBatchSource(Source):
         return f"MicroBatchSource({len(self.batches)} batches)"
 
 
+class DataFrameSource:
+    """A Spark DataFrame (bounded or streaming) as a source; each row becomes a value: a ``dict`` (``as_``
+    ``"dict"``, the default), a ``tuple`` or a Spark ``Row``. Only a runner that runs on Spark can read it;
+    this class holds the DataFrame without importing Spark."""
+
+    def __init__(self, dataframe: Any, as_: str = "dict") -> None:
+        if as_ not in ("dict", "tuple", "row"):
+            raise ValueError(f"as_ must be 'dict', 'tuple' or 'row', got {as_!r}")
+        self.dataframe = dataframe
+        self.as_ = as_
+
+    def is_bounded(self) -> bool:
+        return not self.dataframe.isStreaming
+
+    def __repr__(self) -> str:
+        kind = "bounded" if self.is_bounded() else "streaming"
+        return f"DataFrameSource({kind}, as {self.as_})"
+
+
 FILE_FORMATS = ("parquet", "json", "csv")
 
 
@@ -200,6 +219,12 @@ class FileSource(Source):
 
     def is_bounded(self) -> bool:
         return not self.streaming
+
+    def record_type(self) -> Any:
+        """The rows' type when ``schema`` is given (dicts of its columns), else ``None``."""
+        from panes.types import RecordType
+
+        return None if self.schema is None else RecordType.of(self.schema)
 
     def __repr__(self) -> str:
         mode = "streaming" if self.streaming else "bounded"

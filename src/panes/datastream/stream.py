@@ -24,6 +24,7 @@ from panes.datastream.partitioning import (
     StreamPartitioner,
 )
 from panes.datastream.plan import (
+    INHERIT,
     OneInputTransformation,
     PartitionTransformation,
     SideOutputTransformation,
@@ -44,12 +45,19 @@ from panes.functions.stream import (
 from panes.operators.keyed import KeyedProcessOperator, StreamGroupedReduceOperator
 from panes.operators.stateless import ProcessOperator, StreamFilter, StreamFlatMap, StreamMap
 from panes.tags import OutputTag
+from panes.types import RecordType
 
 if TYPE_CHECKING:
     from panes.datastream.connected import ConnectedStreams
     from panes.datastream.environment import StreamEnvironment
     from panes.datastream.windowed import AllWindowedStream, WindowedStream
     from panes.windowing.assigners.base import WindowAssigner
+
+
+def declared_type(output_type: Any) -> RecordType | None:
+    """The record type of an ``output_type`` argument (``None`` when not given); raises ``TypeError`` for
+    something that is not a type declaration."""
+    return None if output_type is None else RecordType.of(output_type)
 
 
 def instance_copy(function: Any) -> Any:
@@ -105,6 +113,7 @@ class DataStream:
         factory: Callable[[], Any],
         key_selector: Callable[[Any], Any] | None = None,
         parallelism: int | None = None,
+        output_type: Any = None,
     ) -> DataStream:
         transformation = OneInputTransformation(
             name=name,
@@ -114,6 +123,7 @@ class DataStream:
             spec=spec,
             operator_factory=factory,
             key_selector=key_selector,
+            output_type=output_type,
         )
         return DataStream(self.env, transformation)
 
@@ -121,30 +131,42 @@ class DataStream:
         return None
 
     def map(self, func: Any, output_type: Any = None) -> DataStream:
-        """One result per element: ``func(value)`` (a ``MapFunction`` or a callable)."""
+        """One result per element: ``func(value)`` (a ``MapFunction`` or a callable). ``output_type`` (a
+        ``Types`` type, a Spark DDL string or a pyarrow schema) declares the results' type: results must fit it
+        (or are bad records), and runners move them as typed columns."""
         function = as_map_function(func)
         key = self._key_selector()
-        return self._one_input("Map", "map", function, lambda: StreamMap(instance_copy(function), key), key)
+        return self._one_input(
+            "Map", "map", function, lambda: StreamMap(instance_copy(function), key), key,
+            output_type=declared_type(output_type),
+        )
 
     def flat_map(self, func: Any, output_type: Any = None) -> DataStream:
-        """Zero or more results per element: ``func(value)`` returns an iterable."""
+        """Zero or more results per element: ``func(value)`` returns an iterable (``output_type`` as for ``map``)."""
         function = as_flat_map_function(func)
         key = self._key_selector()
         return self._one_input(
-            "FlatMap", "flat_map", function, lambda: StreamFlatMap(instance_copy(function), key), key
+            "FlatMap", "flat_map", function, lambda: StreamFlatMap(instance_copy(function), key), key,
+            output_type=declared_type(output_type),
         )
 
     def filter(self, func: Any) -> DataStream:
         """Keep the elements for which ``func(value)`` is true."""
         function = as_filter_function(func)
         key = self._key_selector()
-        return self._one_input("Filter", "filter", function, lambda: StreamFilter(instance_copy(function), key), key)
+        return self._one_input(
+            "Filter", "filter", function, lambda: StreamFilter(instance_copy(function), key), key, output_type=INHERIT
+        )
 
     def process(self, func: ProcessFunction[Any, Any], output_type: Any = None) -> DataStream:
-        """Low-level processing with a ``ProcessFunction`` (no timers on a non-keyed stream)."""
+        """Low-level processing with a ``ProcessFunction`` (no timers on a non-keyed stream; ``output_type`` as
+        for ``map``)."""
         if not isinstance(func, ProcessFunction):
             raise TypeError(f"DataStream.process needs a ProcessFunction, got {type(func).__name__}")
-        return self._one_input("Process", "process", func, lambda: ProcessOperator(instance_copy(func)))
+        return self._one_input(
+            "Process", "process", func, lambda: ProcessOperator(instance_copy(func)),
+            output_type=declared_type(output_type),
+        )
 
     def assign_timestamps_and_watermarks(self, watermark_strategy: Any) -> DataStream:
         """Assign timestamps and generate watermarks with ``watermark_strategy`` (a ``WatermarkStrategy``)."""
@@ -159,6 +181,7 @@ class DataStream:
             watermark_strategy,
             lambda: TimestampsAndWatermarksOperator(watermark_strategy, auto_watermark_interval=interval),
             parallelism=self.transformation.parallelism,
+            output_type=INHERIT,
         )
 
     # -- keys, windows, connections --------------------------------------------------------------------------------
@@ -214,9 +237,10 @@ class DataStream:
         return self._with(error_tag=output_tag)
 
     def get_side_output(self, output_tag: OutputTag[Any]) -> DataStream:
-        """The records this stream's operator emitted to ``output_tag``."""
+        """The records this stream's operator emitted to ``output_tag`` (typed by the tag's ``type_info``)."""
         if not isinstance(output_tag, OutputTag):
             raise TypeError(f"expected an OutputTag, got {type(output_tag).__name__}")
+        declared_type(output_tag.type_info)
         side = SideOutputTransformation(
             name=f"side output {output_tag.tag_id}", inputs=(self.transformation,), tag=output_tag
         )
@@ -254,25 +278,32 @@ class DataStream:
 
     # -- sinks ------------------------------------------
 
-    def sink_to(self, sink: Sink) -> DataStreamSink:
-        """Write the stream to ``sink``; the job runs on ``env.execute()``."""
+    def sink_to(self, sink: Sink, errors: OutputTag[Any] | None = None) -> DataStreamSink:
+        """Write the stream to ``sink``; the job runs on ``env.execute()``. For sinks with a schema (files),
+        ``errors`` names the error output of values that do not fit it (read with
+        ``get_side_output(errors)`` on the returned sink); without it such a value fails the job."""
         if not isinstance(sink, Sink):
             raise TypeError(f"expected a Sink, got {type(sink).__name__}; wrap functions with add_sink()")
+        if errors is not None and not isinstance(errors, OutputTag):
+            raise TypeError(f"errors must be an OutputTag, got {type(errors).__name__}")
         transformation = SinkTransformation(
-            name=f"Sink: {type(sink).__name__}", inputs=(self.transformation,), sink=sink
+            name=f"Sink: {type(sink).__name__}", inputs=(self.transformation,), sink=sink, error_tag=errors
         )
         self.env.add_sink_transformation(transformation)
-        return DataStreamSink(transformation)
+        return DataStreamSink(self.env, transformation)
 
     def add_sink(self, sink_func: Any) -> DataStreamSink:
         """Write the stream through a ``SinkFunction`` or a callable ``value -> None``."""
         return self.sink_to(FunctionSink(sink_func))
 
-    def sink_to_files(self, path: str, format: str = "parquet", schema: str | None = None) -> DataStreamSink:
-        """Write the values as rows of files (see ``FileSink``)."""
+    def sink_to_files(
+        self, path: str, format: str = "parquet", schema: Any = None, errors: OutputTag[Any] | None = None
+    ) -> DataStreamSink:
+        """Write the values as rows of files under ``path`` (see ``FileSink`` for the schema and layout); values
+        that do not fit the schema go to ``errors`` when given, else fail the job."""
         from panes.datastream.sinks import FileSink
 
-        return self.sink_to(FileSink(path, format, schema))
+        return self.sink_to(FileSink(path, format, schema), errors)
 
     def print(self, sink_identifier: str | None = None) -> DataStreamSink:
         return self.sink_to(PrintSink(sink_identifier))
@@ -289,11 +320,49 @@ class DataStream:
         return values if limit is None else values[:limit]
 
 
+    def to_dataframe(self, schema: Any = None) -> Any:
+        """This stream as a Spark DataFrame, streaming when the sources are (needs the Spark runner).
+
+        Write it with any Spark sink (``writeStream.format(...)``, ``foreachBatch``, ``toTable``) and your own
+        trigger and checkpoint. Its columns are ``schema`` (a Spark DDL string, a pyarrow schema or a
+        ``Types`` type) or, by default, the stream's type (declare ``output_type`` upstream); values that do
+        not fit fail the query. A Spark query has one sink: sinks added to the environment are not part of
+        this DataFrame (write several outputs of one query with ``env.execute()``, see ``docs``), so this
+        raises ``ValueError`` while the environment holds sinks.
+        """
+        make = getattr(self.env.runner, "to_dataframe", None)
+        if make is None:
+            raise TypeError(
+                f"to_dataframe needs the Spark runner (StreamEnvironment('spark')), not {type(self.env.runner).__name__}"
+                "; collect with execute_and_collect() or write with a sink instead"
+            )
+        pending = self.env.plan().sinks
+        if pending:
+            names = ", ".join(t.name for t in pending)
+            raise ValueError(
+                f"the environment also holds sinks ({names}) that a DataFrame query would not write: Spark runs one "
+                "sink per query. Write every output of the job with env.execute() (its sinks, such as "
+                "sink_to_files and ForeachBatchSink, are written on the executors through foreachBatch), or "
+                "build this DataFrame in an environment without other sinks."
+            )
+        return make(self.transformation, self.env.config(), declared_type(schema))
+
+
 class DataStreamSink:
     """The end of a pipeline (Flink's ``DataStreamSink``)."""
 
-    def __init__(self, transformation: SinkTransformation) -> None:
+    def __init__(self, env: StreamEnvironment, transformation: SinkTransformation) -> None:
+        self.env = env
         self.transformation = transformation
+
+    def get_side_output(self, output_tag: OutputTag[Any]) -> DataStream:
+        """The values the sink refused (``ErrorRecord``s), when it was given ``errors=output_tag``."""
+        if self.transformation.error_tag != output_tag:
+            raise ValueError(f"this sink has no error output {output_tag!r}: pass errors={output_tag!r} to the sink")
+        side = SideOutputTransformation(
+            name=f"side output {output_tag.tag_id}", inputs=(self.transformation,), tag=output_tag
+        )
+        return DataStream(self.env, side)
 
 
 def _field_or_function_key(key_selector: Any) -> Callable[[Any], Any]:
@@ -334,7 +403,8 @@ class KeyedStream(FieldAggregations, DataStream):
             raise TypeError(f"KeyedStream.process needs a KeyedProcessFunction, got {type(func).__name__}")
         key = self.key_selector
         return self._one_input(
-            "KeyedProcess", "keyed_process", func, lambda: KeyedProcessOperator(instance_copy(func), key), key
+            "KeyedProcess", "keyed_process", func, lambda: KeyedProcessOperator(instance_copy(func), key), key,
+            output_type=declared_type(output_type),
         )
 
     def reduce(self, func: ReduceFunction[Any] | Callable[[Any, Any], Any]) -> DataStream:
@@ -342,7 +412,8 @@ class KeyedStream(FieldAggregations, DataStream):
         function = as_reduce_function(func)
         key = self.key_selector
         return self._one_input(
-            "Keyed Reduce", "reduce", function, lambda: StreamGroupedReduceOperator(instance_copy(function), key), key
+            "Keyed Reduce", "reduce", function, lambda: StreamGroupedReduceOperator(instance_copy(function), key), key,
+            output_type=INHERIT,
         )
 
     def window(self, window_assigner: WindowAssigner[Any, Any]) -> WindowedStream:

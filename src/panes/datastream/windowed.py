@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from panes.datastream.aggregations import FieldAggregations
-from panes.datastream.plan import OneInputTransformation
+from panes.datastream.plan import INHERIT, OneInputTransformation
 from panes.tags import OutputTag
 from panes.time import Duration
 from panes.windowing.assigners.base import WindowAssigner
@@ -130,8 +130,10 @@ class _Windowed(FieldAggregations):
     def _key(self) -> Any:
         raise NotImplementedError
 
-    def _build(self, name: str, function: WindowFunctionSpec) -> DataStream:
-        from panes.datastream.stream import DataStream
+    def _build(self, name: str, function: WindowFunctionSpec, output_type: Any = INHERIT) -> DataStream:
+        """The window transformation; ``output_type`` is its results' type (``INHERIT``: the input's, for a
+        reduce without window function), a declaration, or ``None`` (no schema)."""
+        from panes.datastream.stream import DataStream, declared_type
 
         keyed = self._key() is not _constant_key
         spec = WindowSpec(
@@ -154,16 +156,26 @@ class _Windowed(FieldAggregations):
             operator_factory=spec.create_operator,
             key_selector=self._key(),
             error_tag=self._error_tag,
+            output_type=output_type if output_type is INHERIT else declared_type(output_type),
+            side_output_types=() if self._late_tag is None else ((self._late_tag.tag_id, INHERIT),),
         )
         return DataStream(self._input.env, transformation)
 
-    def reduce(self, reduce_function: Any, window_function: Any = None) -> DataStream:
-        """Reduce each pane incrementally; the optional ``window_function`` gets the reduced value."""
-        return self._build("Window(Reduce)", reduce_spec(reduce_function, self._wrap(window_function)))
+    def reduce(self, reduce_function: Any, window_function: Any = None, output_type: Any = None) -> DataStream:
+        """Reduce each pane incrementally; the optional ``window_function`` gets the reduced value. Results have
+        the input's type without a window function, else ``output_type`` (default: no schema)."""
+        spec = reduce_spec(reduce_function, self._wrap(window_function))
+        return self._build("Window(Reduce)", spec, INHERIT if window_function is None else output_type)
 
-    def aggregate(self, aggregate_function: Any, window_function: Any = None) -> DataStream:
-        """Aggregate each pane incrementally; the optional ``window_function`` gets the result."""
-        return self._build("Window(Aggregate)", aggregate_spec(aggregate_function, self._wrap(window_function)))
+    def aggregate(
+        self, aggregate_function: Any, window_function: Any = None, accumulator_type: Any = None,
+        output_type: Any = None,
+    ) -> DataStream:
+        """Aggregate each pane incrementally; the optional ``window_function`` gets the result. ``output_type``
+        declares the results' type (``accumulator_type`` is accepted for PyFlink's signature; accumulators stay
+        Python objects)."""
+        spec = aggregate_spec(aggregate_function, self._wrap(window_function))
+        return self._build("Window(Aggregate)", spec, output_type)
 
     def _wrap(self, window_function: Any) -> Any:
         return window_function
@@ -184,11 +196,11 @@ class WindowedStream(_Windowed):
 
     def process(self, process_window_function: Any, output_type: Any = None) -> DataStream:
         """Evaluate each pane whole with a ``ProcessWindowFunction`` (or callable ``(key, context, elements)``)."""
-        return self._build("Window(Process)", process_spec(process_window_function))
+        return self._build("Window(Process)", process_spec(process_window_function), output_type)
 
     def apply(self, window_function: Any, output_type: Any = None) -> DataStream:
         """Evaluate each pane whole with a ``WindowFunction`` (or callable ``(key, window, inputs)``)."""
-        return self._build("Window(Apply)", process_spec(as_window_function(window_function)))
+        return self._build("Window(Apply)", process_spec(as_window_function(window_function)), output_type)
 
 
 class AllWindowedStream(_Windowed):
@@ -203,9 +215,12 @@ class AllWindowedStream(_Windowed):
     def process(self, process_all_window_function: Any, output_type: Any = None) -> DataStream:
         """Evaluate each pane with a ``ProcessAllWindowFunction`` (or callable ``(context, elements)``)."""
         return self._build(
-            "AllWindow(Process)", process_spec(as_process_all_window_function(process_all_window_function))
+            "AllWindow(Process)", process_spec(as_process_all_window_function(process_all_window_function)),
+            output_type,
         )
 
     def apply(self, all_window_function: Any, output_type: Any = None) -> DataStream:
         """Evaluate each pane with an ``AllWindowFunction`` (or callable ``(window, inputs)``)."""
-        return self._build("AllWindow(Apply)", process_spec(as_all_window_function(all_window_function)))
+        return self._build(
+            "AllWindow(Apply)", process_spec(as_all_window_function(all_window_function)), output_type
+        )

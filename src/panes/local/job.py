@@ -17,16 +17,26 @@ from collections.abc import Iterator
 from typing import Any
 
 from panes.datastream.partitioning import StreamPartitioner
-from panes.datastream.plan import OneInputTransformation, Plan, SinkTransformation, SourceTransformation
-from panes.datastream.sinks import FileSink, as_row, deliver
+from panes.datastream.plan import (
+    OneInputTransformation,
+    Plan,
+    SinkTransformation,
+    SourceTransformation,
+    checked_outputs,
+    resolve_types,
+    stream_channels,
+)
+from panes.datastream.sinks import FileSink, deliver, sink_name
 from panes.datastream.sources import Source
 from panes.elements import MAX_WATERMARK, StreamRecord, Watermark, WatermarkStatus
-from panes.errors import BadRecordError
+from panes.errors import BadRecordError, ErrorRecord
+from panes.local.files import LocalFileSink
 from panes.local.graph import Edge, Node, build_graph
 from panes.operators.base import AbstractStreamOperator, OneInputStreamOperator
 from panes.operators.two_input import TwoInputStreamOperator
 from panes.tags import OutputTag
 from panes.timers.clock import ProcessingTimeService
+from panes.types import RecordType
 from panes.watermarks.valve import StatusWatermarkValve
 
 
@@ -41,8 +51,21 @@ class _Router:
             partitioner.setup(index, node.parallelism)
             self.routes.append((edge, partitioner))
         self._index = index
+        # outputs whose values the operator makes and whose type is declared: each value is checked
+        self.checked = job.checked_outputs(node)
+        self.operator: AbstractStreamOperator | None = None
 
     def _send(self, tag: OutputTag[Any] | None, record: StreamRecord[Any]) -> None:
+        if self.checked:
+            record_type = self.checked.get(None if tag is None else tag.tag_id)
+            if record_type is not None:
+                if self.operator is None:
+                    record = StreamRecord(record_type.conform(record.value), record.timestamp)
+                else:
+                    conformed = self.operator.conform_result(record, record_type)
+                    if conformed is None:
+                        return
+                    record = conformed
         for edge, partitioner in self.routes:
             if edge.tag == tag:
                 try:
@@ -118,8 +141,11 @@ class _Instance:
                 parallelism=node.parallelism,
                 max_parallelism=job.max_parallelism,
             )
+            self.output.operator = self.operator
         self.sink = transformation.sink if isinstance(transformation, SinkTransformation) else None
-        self.files = job.files
+        self.file: LocalFileSink | None = None
+        if isinstance(self.sink, FileSink):
+            self.file = job.file_sink(node, self.output)
         self.reader: _SourceReader | None = None
         if isinstance(transformation, SourceTransformation):
             self.reader = _SourceReader(transformation.source, index, node.parallelism)
@@ -135,8 +161,10 @@ class _Instance:
                 operator.process_record2(record)
         elif isinstance(operator, OneInputStreamOperator):
             operator.process_record(record)
-        elif self.sink is not None:
-            _write(self.sink, record, self.index, self.node.parallelism, self.files)
+        elif self.file is not None:
+            self.file.add(record)
+        elif self.sink is not None and not deliver(self.sink, record, self.index, self.node.parallelism):
+            raise TypeError(f"the local runner cannot write to {self.sink!r}")
 
     def on_watermark(self, input_index: int, watermark: Watermark) -> None:
         operator = self.operator
@@ -151,36 +179,6 @@ class _Instance:
             (operator.process_watermark_status1 if input_index == 0 else operator.process_watermark_status2)(status)
         elif operator is not None:
             operator.process_watermark_status(status)
-
-
-def _write(sink: Any, record: StreamRecord[Any], index: int, parallelism: int, files: dict[int, Any]) -> None:
-    if isinstance(sink, FileSink):
-        files.setdefault(id(sink), (sink, []))[1].append(as_row(record.value))
-    elif not deliver(sink, record, index, parallelism):
-        raise TypeError(f"the local runner cannot write to {sink!r}")
-
-
-def write_rows(sink: FileSink, rows: list[dict[str, Any]]) -> None:
-    """Write ``rows`` as one file ``part-0.<format>`` under the sink's directory (replacing it)."""
-    import os
-
-    import pyarrow as pa
-    import pyarrow.csv as pa_csv
-    import pyarrow.parquet as pa_parquet
-
-    os.makedirs(sink.path, exist_ok=True)
-    table = pa.Table.from_pylist(rows)
-    target = os.path.join(sink.path, f"part-0.{sink.format}")
-    if sink.format == "parquet":
-        pa_parquet.write_table(table, target)
-    elif sink.format == "csv":
-        pa_csv.write_csv(table, target)
-    else:
-        import json
-
-        with open(target, "w") as handle:
-            for row in rows:
-                handle.write(json.dumps(row, default=str) + "\n")
 
 
 class _SourceReader:
@@ -247,7 +245,8 @@ class LocalJob:
         self.plan = plan
         self.clock = clock
         self.max_parallelism = max_parallelism
-        self.files: dict[int, Any] = {}
+        self.types = resolve_types(plan)
+        self.files: dict[int, LocalFileSink] = {}
         self.nodes = build_graph(plan, parallelism)
         self.instances: dict[int, list[_Instance]] = {}
         for node in self.nodes:
@@ -261,6 +260,36 @@ class LocalJob:
         for instance in self._all_instances():
             if instance.operator is not None:
                 instance.operator.open()
+
+    def checked_outputs(self, node: Node) -> dict[str | None, RecordType]:
+        """By side-output tag id (``None``: main output): the declared types ``node``'s values are checked
+        against (see ``panes.datastream.plan.checked_outputs``; a source's declared type is checked too)."""
+        transformation = node.transformation
+        own = {channel: t for channel, t in self.types.items() if channel[0] == transformation.id}
+        if isinstance(transformation, SourceTransformation):
+            declared = transformation.output_type
+            return {} if not isinstance(declared, RecordType) else {None: declared}
+        return {channel[1]: t for channel, t in checked_outputs(transformation, own).items()}
+
+    def file_sink(self, node: Node, output: _Router) -> LocalFileSink:
+        """The (shared) file writer of ``node``'s ``FileSink``."""
+        transformation = node.transformation
+        assert isinstance(transformation, SinkTransformation)
+        sink = transformation.sink
+        if id(sink) not in self.files:
+            channels = stream_channels(transformation.inputs[0])
+            types = {self.types.get(c) for c in channels}
+            stream_type = types.pop() if len(types) == 1 else None
+            tag = transformation.error_tag
+
+            def refuse(record: StreamRecord[Any], failure: ErrorRecord) -> None:
+                assert tag is not None
+                output.collect_side(tag, StreamRecord(failure, record.timestamp))
+
+            self.files[id(sink)] = LocalFileSink(
+                sink, sink_name(transformation), stream_type, None if tag is None else refuse
+            )
+        return self.files[id(sink)]
 
     def _all_instances(self) -> Iterator[_Instance]:
         for node in self.nodes:
@@ -363,8 +392,11 @@ class LocalJob:
         for instance in self._all_instances():
             if instance.operator is not None:
                 instance.operator.close()
-        for sink, rows in self.files.values():
-            write_rows(sink, rows)
+        # in plan order: a sink writing another sink's refused values settles after it
+        for file in self.files.values():
+            file.finish()
+        for file in self.files.values():
+            file.write()
         self.files.clear()
 
     # -- snapshots ------------------------------------------

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from panes.datastream.execution import ExecutionConfig, JobExecutionResult
 from panes.datastream.plan import Plan, SourceTransformation
 from panes.datastream.sources import Source
 from panes.local.clock import SteppingClock
 from panes.local.job import LocalJob
 from panes.timers.clock import ManualProcessingTimeService, ProcessingTimeService, SystemProcessingTimeService
-
-if TYPE_CHECKING:
-    from panes.datastream.environment import JobExecutionResult, StreamEnvironment
 
 
 class LocalRunner:
@@ -31,7 +29,7 @@ class LocalRunner:
         self.step = step
         self.max_records = max_records
 
-    def _clock(self, env: StreamEnvironment) -> ProcessingTimeService:
+    def _clock(self, config: ExecutionConfig) -> ProcessingTimeService:
         spec = self.clock_spec
         if not isinstance(spec, str):
             return spec
@@ -40,18 +38,26 @@ class LocalRunner:
         if spec == "manual":
             return ManualProcessingTimeService()
         if spec == "stepping":
-            return SteppingClock(self.step if self.step is not None else env.auto_watermark_interval)
+            return SteppingClock(self.step if self.step is not None else config.auto_watermark_interval)
         raise ValueError(f"unknown clock {spec!r}: use 'system', 'manual', 'stepping' or a clock object")
 
-    def start(self, plan: Plan, env: StreamEnvironment, snapshot: bytes | None = None) -> LocalJob:
+    def start(self, plan: Plan, config: ExecutionConfig, snapshot: bytes | None = None) -> LocalJob:
         """A job ready to step (restored from ``snapshot`` when given)."""
+        foreign = [t.name for t in plan if isinstance(t, SourceTransformation) and not isinstance(t.source, Source)]
+        if foreign:
+            raise ValueError(
+                f"sources {foreign} cannot be read in this process (a Spark DataFrame needs the Spark runner: "
+                "StreamEnvironment('spark'))"
+            )
         return LocalJob(
-            plan, self._clock(env), parallelism=env.parallelism, max_parallelism=env.max_parallelism, snapshot=snapshot
+            plan,
+            self._clock(config),
+            parallelism=config.parallelism,
+            max_parallelism=config.max_parallelism,
+            snapshot=snapshot,
         )
 
-    def execute(self, plan: Plan, env: StreamEnvironment, job_name: str) -> JobExecutionResult:
-        from panes.datastream.environment import JobExecutionResult
-
+    def execute(self, plan: Plan, config: ExecutionConfig, job_name: str) -> JobExecutionResult:
         unbounded = [
             t.name
             for t in plan
@@ -62,7 +68,7 @@ class LocalRunner:
                 f"sources {unbounded} are unbounded: give LocalRunner(max_records=...) or step a LocalJob yourself"
             )
         started = time.monotonic()
-        job = self.start(plan, env)
+        job = self.start(plan, config)
         read = job.run(self.max_records)
         job.close()
         details: dict[str, Any] = {"records_read": read}

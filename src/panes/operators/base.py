@@ -24,6 +24,7 @@ from panes.tags import OutputTag
 from panes.time import LONG_MIN
 from panes.timers.clock import ManualProcessingTimeService, ProcessingTimeService
 from panes.timers.service import InternalTimerService, Triggerable
+from panes.types import RecordType, SchemaMismatchError
 
 KeySelector = Callable[[Any], Any]
 
@@ -180,6 +181,17 @@ class AbstractStreamOperator(ABC):
         reason = str(error) if error.__cause__ is None else f"{error} ({error.__cause__!r})"
         failure = ErrorRecord(record.value, record.timestamp, reason, type(error).__name__, self.task_name)
         self.output.collect_side(self.error_tag, StreamRecord(failure, record.timestamp))
+
+    def conform_result(self, record: StreamRecord[Any], record_type: RecordType) -> StreamRecord[Any] | None:
+        """``record`` with its value in the canonical form of ``record_type`` (the declared type of the output it
+        goes to), or ``None`` when it does not fit: then it went to the error side output (or this raised a
+        ``BadRecordError`` naming the operator and the type, when there is none)."""
+        try:
+            return StreamRecord(record_type.conform(record.value), record.timestamp)
+        except SchemaMismatchError as error:
+            problem = BadRecordError(f"a result of {self.task_name} does not fit its type {record_type.ddl()}: {error}")
+            self.report_bad_record(record, problem)
+            return None
 
     def get_current_key(self) -> Any:
         return self.backend.current_key

@@ -1,14 +1,19 @@
 """The Python functions Spark runs (shipped to executors with cloudpickle).
 
 Consecutive row-local steps of one branch of the plan (stateless operators, one timestamps step, and the
-keying before a keyed step) run fused in one ``mapInArrow`` call: rows are unpickled once, go through every
-step in order, and are pickled once. Rows of channels no fused step reads pass through as raw bytes; rows
-a step reads pass on too when a later step also reads them.
+keying before a keyed step) run fused in one ``mapInArrow`` call (:func:`chain_function`): the rows they
+read become :class:`Record` objects once, go through every step in order, and are encoded once; rows of
+channels no fused step reads stay Arrow columns and pass through without touching Python.
+
+What the call reads is either rows in a layout (``layout``), a source DataFrame's own columns (the
+branch's first call decodes them: ``Chain.source``), or the payloads a streaming keyed step returned
+(``Chain.packed``). What it returns is rows in its output layout or, before a keyed step, one Arrow IPC
+payload per shard (``shard, payload``).
 
 A timestamps step rates each row with the watermark its generator emits after it; the fused call reports
-the largest rating of each Arrow batch on one *carrier* row (channel :data:`CARRIER`) in column ``wm``, on
-which the query defines its watermark before dropping carriers. End-of-input sentinels of the step's
-sources are rated ``END_MS`` the same way.
+the largest rating of each Arrow batch on one *carrier* row (channel :data:`CARRIER`, or shard ``-1``) in
+column ``wm``, on which the query defines its watermark before dropping carriers. End-of-input sentinels
+of the step's sources are rated ``END_MS`` the same way.
 """
 
 from __future__ import annotations
@@ -18,180 +23,262 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
-from panes.spark.codec import (
+from panes.datastream.plan import Channel
+from panes.spark.codec import END_MS, to_spark_time
+from panes.spark.host import StepHost
+from panes.spark.layout import (
+    CARRIER,
     END,
-    END_MS,
-    ROW_SCHEMA,
     ChannelCodes,
-    encode,
-    loads,
+    Layout,
+    Record,
+    channel_mask,
     pack,
-    split_payload,
-    to_spark_time,
+    read_records,
+    unpack,
 )
-from panes.spark.host import Row, StepHost
-from panes.spark.linear import Channel, Step
+from panes.spark.linear import Step
 from panes.spark.microbatch import rate_watermarks, shard_rows, timestamps_operator
-from panes.spark.sources import RowDecoder
 from panes.time import LONG_MIN
 from panes.watermarks import TimestampsAndWatermarksOperator
 
-Raw = tuple[int, bytes, Any, int, int]
-CARRIER = -2
-"""The channel code of watermark carrier rows (dropped right after the watermark is defined)."""
+WM = pa.field("wm", pa.int64())
+SHARD_FIELDS = [pa.field("shard", pa.int32()), pa.field("payload", pa.binary())]
 
 
 @dataclass
 class Chain:
     """Row-local steps fused into one call, and what the call adds: ``wm`` (a timestamps step is fused, with
-    the ids of the sources whose sentinels it rates) and/or ``shard`` (``keyed`` is the keyed step next)."""
+    the ids of the sources whose sentinels it rates) and/or ``shard`` (``keyed`` is the keyed step next).
+
+    ``source`` is set when the input is a source DataFrame's own columns (its channel); ``packed`` when the
+    input is the payloads of a streaming keyed step."""
 
     steps: list[Step] = field(default_factory=list)
     timestamp_sources: set[int] = field(default_factory=set)
     keyed: Step | None = None
-    source: tuple[Channel, str] | None = None
-    """Set when the input is a source DataFrame's own columns: its channel and how rows become values."""
+    source: Channel | None = None
+    packed: bool = False
 
     @property
     def has_timestamps(self) -> bool:
         return any(step.kind == "timestamps" for step in self.steps)
 
-    def schema(self) -> pa.Schema:
-        """Rows (``ROW_SCHEMA``), or before a keyed step one packed payload per shard (``shard, payload``);
-        plus ``wm`` when a timestamps step is fused."""
-        if self.keyed is None:
-            fields = list(ROW_SCHEMA)
-        else:
-            fields = [pa.field("shard", pa.int32()), pa.field("payload", pa.binary())]
+    def is_empty(self) -> bool:
+        return not self.steps and self.keyed is None and self.source is None and not self.packed
+
+    def read_channels(self) -> set[Channel]:
+        """The channels some fused step (or the keying) reads."""
+        read: set[Channel] = set()
+        for step in self.steps:
+            read |= step.consumed
+        if self.keyed is not None:
+            read |= self.keyed.consumed
+        return read
+
+    def output_schema(self, layout: Layout) -> pa.Schema:
+        """Rows in ``layout``, or before a keyed step one payload per shard; plus ``wm`` with timestamps."""
+        fields = list(layout.schema) if self.keyed is None else list(SHARD_FIELDS)
         if self.has_timestamps:
-            fields.append(pa.field("wm", pa.int64()))
+            fields.append(WM)
         return pa.schema(fields)
 
     def carrier(self) -> tuple[str, int]:
         """The column and value that mark the watermark carrier rows of this chain's output."""
         return ("ch", CARRIER) if self.keyed is None else ("shard", -1)
 
-    def ddl(self) -> str:
-        spark_types = {pa.int32(): "INT", pa.int64(): "BIGINT", pa.binary(): "BINARY"}
-        return ", ".join(f"{f.name} {spark_types[f.type]}" for f in self.schema())
 
-
-def by_batch(rows: list[Row]) -> dict[int, list[Row]]:
-    groups: dict[int, list[Row]] = defaultdict(list)
+def by_batch(rows: list[Record]) -> dict[int, list[Record]]:
+    groups: dict[int, list[Record]] = defaultdict(list)
     for row in rows:
-        groups[row[4] // 2].append(row)
+        groups[row.phase // 2].append(row)
     return groups
 
 
+def _source_batch(
+    batch: pa.RecordBatch, channel: Channel, codes: ChannelCodes, base: int, start: int
+) -> pa.RecordBatch:
+    """A source DataFrame's batch as rows of ``channel`` (its columns become the channel's struct column,
+    untouched); ordering numbers ``base | start + 1, ...``."""
+    code = codes.code[channel]
+    count = batch.num_rows
+    column: pa.Array = pa.StructArray.from_arrays(batch.columns, fields=list(batch.schema))
+    record_type = codes.types[code]
+    if record_type is not None and column.type != record_type.arrow_type:
+        column = column.cast(record_type.arrow_type)
+    return Layout(codes, [channel]).adapt(
+        pa.RecordBatch.from_arrays([column], names=[codes.column(code)]),
+        ch=pa.array(np.full(count, code, dtype=np.int32)),
+        ts=pa.nulls(count, pa.int64()),
+        seq=pa.array(base | np.arange(start + 1, start + count + 1, dtype=np.int64)),
+        ph=pa.array(np.ones(count, dtype=np.int32)),
+    )
+
+
 def chain_function(
-    chain: Chain, codes: ChannelCodes, num_shards: int, max_parallelism: int
+    chain: Chain, codes: ChannelCodes, layout: Layout, num_shards: int, max_parallelism: int
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The ``mapInArrow`` function of ``chain`` (see the module docstring)."""
-    read = set()
-    for step in chain.steps:
-        read |= set(codes.codes(step.consumed))
-    if chain.keyed is not None:
-        read |= set(codes.codes(chain.keyed.consumed))
-    schema = chain.schema()
+    """The ``mapInArrow`` function of ``chain`` writing ``layout`` (see the module docstring)."""
+    read = codes.codes(chain.read_channels())
+    schema = chain.output_schema(layout)
+    sources = chain.timestamp_sources
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         hosts: dict[int, StepHost] = {}
         stamps: dict[int, TimestampsAndWatermarksOperator] = {}
         shard_cache: dict[Any, int] = {}
-        decoder = None if chain.source is None else RowDecoder(chain.source[1])
-        for batch in batches:
-            rows: list[Row] = []
-            raw: list[Raw] = []
+        base, count = _partition_base(), 0
+        for batch in _inputs(batches, chain.packed):
+            if chain.source is not None:
+                batch = _source_batch(batch, chain.source, codes, base, count)
+                count += batch.num_rows
             top: int | None = None
-            if decoder is not None and chain.source is not None:
-                source = chain.source[0]
-                rows = [(source, value, None, seq, 1) for value, seq in decoder.values(batch)]
-            else:
-                columns = [batch.column(i).to_pylist() for i in range(5)]
-                lookup = codes.channel
-                for code, blob, ts, seq, ph in zip(*columns, strict=True):
-                    if code in read:
-                        rows.append((lookup[code], loads(blob), ts, seq, ph))
-                    elif code == END and chain.has_timestamps and seq in chain.timestamp_sources:
-                        top = END_MS
-                    else:
-                        raw.append((code, blob, ts, seq, ph))
+            if chain.has_timestamps and (sentinels := _sentinels(batch, sources)):
+                top = END_MS
+                batch = batch.filter(pa.array(~sentinels))
+            # rows a fused step reads become records (and stay records while needed); the others stay columns
+            mine = channel_mask(batch, read)
+            rows = read_records(batch, codes, mine)
+            rest = batch.filter(pa.array(~mine)) if not mine.all() else None
             for step in chain.steps:
-                mine = [r for r in rows if r[0] in step.consumed]
-                rest = [r for r in rows if r[0] not in step.consumed or r[0] in step.passthrough]
+                consumed = step.consumed
+                own = [r for r in rows if r.channel in consumed]
+                rows = [r for r in rows if r.channel not in consumed or r.channel in step.passthrough]
                 if step.kind == "timestamps":
                     operator = stamps.get(step.index)
                     if operator is None:
                         operator = stamps[step.index] = timestamps_operator(step)
-                    stamped, ratings = rate_watermarks(operator, mine, step)
+                    stamped, ratings = rate_watermarks(operator, own, step)
                     best = max((r for r in ratings if r != LONG_MIN), default=None)
                     if best is not None:
                         rated = to_spark_time(best)
                         top = rated if top is None else max(top, rated)
-                    rows = rest + stamped
+                    rows += stamped
                 else:
                     host = hosts.get(step.index)
                     if host is None:
                         host = hosts[step.index] = StepHost(step)
-                    produced: list[Row] = []
-                    for index, group in sorted(by_batch(mine).items()):
-                        produced.extend(host.process(group, LONG_MIN, 0, index))
-                    rows = rest + produced
+                    for index, group in sorted(by_batch(own).items()):
+                        rows += host.process(group, LONG_MIN, 0, index)
             if chain.keyed is None:
-                arrays = list(encode(rows, codes, raw).columns)
-                carrier: list[pa.Array] = [
-                    pa.array([CARRIER], pa.int32()),
-                    pa.array([b""], pa.binary()),
-                    pa.array([None], pa.int64()),
-                    pa.array([0], pa.int64()),
-                    pa.array([1], pa.int32()),
-                ]
+                yield from _rows_out(layout, rows, rest, chain.has_timestamps, top)
             else:
-                rows, shards = shard_rows(chain.keyed, rows, num_shards, max_parallelism, shard_cache)
-                by_shard: dict[int, tuple[list[Row], list[Raw]]] = defaultdict(lambda: ([], []))
-                for row, shard in zip(rows, shards, strict=True):
-                    by_shard[shard][0].append(row)
-                for item in raw:
-                    by_shard[item[3] % num_shards][1].append(item)
-                ordered = sorted(by_shard)
-                arrays = [
-                    pa.array(ordered, pa.int32()),
-                    pa.array([pack(by_shard[s][0], by_shard[s][1], codes) for s in ordered], pa.binary()),
-                ]
-                carrier = [pa.array([-1], pa.int32()), pa.array([b""], pa.binary())]
-            if chain.has_timestamps:
-                size = len(arrays[0])
-                arrays = [pa.concat_arrays([array, extra]) for array, extra in zip(arrays, carrier, strict=True)]
-                arrays.append(pa.array([None] * size + [top], pa.int64()))
-            yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+                yield _shards_out(chain.keyed, layout, rows, rest, num_shards, max_parallelism, shard_cache, top,
+                                  chain.has_timestamps, schema)
         for host in hosts.values():
             host.close()
 
     return run
 
 
+def _partition_base() -> int:
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    return (context.partitionId() if context is not None else 0) << 40
+
+
+def _inputs(batches: Iterator[pa.RecordBatch], packed: bool) -> Iterator[pa.RecordBatch]:
+    if not packed:
+        yield from batches
+        return
+    for batch in batches:
+        for payload in batch.column("payload").to_pylist():
+            yield from unpack(payload)
+
+
+def _sentinels(batch: pa.RecordBatch, sources: set[int]) -> np.ndarray | None:
+    """Which rows of ``batch`` are end-of-input sentinels of ``sources`` (None when there are none)."""
+    if not sources:
+        return None
+    channel = batch.column("ch").to_numpy(zero_copy_only=False)
+    if not (channel == END).any():
+        return None
+    seq = batch.column("seq").to_numpy(zero_copy_only=False)
+    mask: np.ndarray = (channel == END) & np.isin(seq, np.fromiter(sources, dtype=np.int64))
+    return mask if mask.any() else None
+
+
+def _rows_out(
+    layout: Layout, rows: list[Record], rest: pa.RecordBatch | None, timestamps: bool, top: int | None
+) -> Iterator[pa.RecordBatch]:
+    def wm(count: int) -> dict[str, pa.Array]:
+        return {"wm": pa.nulls(count, pa.int64())} if timestamps else {}
+
+    if rows:
+        yield layout.encode(rows, **wm(len(rows)))
+    if rest is not None and rest.num_rows:
+        yield layout.adapt(rest, **wm(rest.num_rows))
+    if timestamps:
+        yield layout.row(ch=CARRIER, seq=0, ph=1, wm=top)
+
+
+def _shards_out(
+    keyed: Step,
+    layout: Layout,
+    rows: list[Record],
+    rest: pa.RecordBatch | None,
+    num_shards: int,
+    max_parallelism: int,
+    cache: dict[Any, int],
+    top: int | None,
+    timestamps: bool,
+    schema: pa.Schema,
+) -> pa.RecordBatch:
+    """One ``(shard, payload)`` row per shard that has rows: the keyed step's rows by their key's shard, other
+    rows spread by their ordering number; plus the carrier row when the chain rates watermarks."""
+    rows, shards = shard_rows(keyed, rows, num_shards, max_parallelism, cache)
+    by_shard: dict[int, list[Record]] = defaultdict(list)
+    for row, shard in zip(rows, shards, strict=True):
+        by_shard[shard].append(row)
+    passing: dict[int, pa.RecordBatch] = {}
+    if rest is not None and rest.num_rows:
+        adapted = layout.adapt(rest)
+        spread = adapted.column("seq").to_numpy(zero_copy_only=False) % num_shards
+        for shard in np.unique(spread):
+            passing[int(shard)] = adapted.filter(pa.array(spread == shard))
+    ordered = sorted(set(by_shard) | set(passing))
+    payloads = []
+    for shard in ordered:
+        parts = [layout.encode(by_shard[shard])] if by_shard.get(shard) else []
+        if shard in passing:
+            parts.append(passing[shard])
+        payloads.append(pack(parts, layout.schema))
+    arrays = [pa.array(ordered, pa.int32()), pa.array(payloads, pa.binary())]
+    if timestamps:
+        arrays = [
+            pa.concat_arrays([arrays[0], pa.array([-1], pa.int32())]),
+            pa.concat_arrays([arrays[1], pa.array([b""], pa.binary())]),
+            pa.array([None] * len(ordered) + [top], pa.int64()),
+        ]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
 def keyed_shard_function(
-    step: Step, codes: ChannelCodes, num_shards: int, max_parallelism: int, watermarks: list[int], now: int
+    step: Step, codes: ChannelCodes, layout: Layout, num_shards: int, max_parallelism: int, watermarks: list[int],
+    now: int,
 ) -> Callable[[Any, Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """``applyInArrow`` function of a keyed step over bounded input: one shard, every batch in order, batch
-    ``b`` processed at ``watermarks[b]`` (the bounded path's ``[LONG_MIN, last watermark, LONG_MAX]``)."""
+    ``b`` processed at ``watermarks[b]`` (the bounded path's ``[LONG_MIN, last watermark, LONG_MAX]``); it
+    returns rows in ``layout``."""
+    from panes.spark.processor import split_payloads
 
     def run(key: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         shard = int(key[0].as_py())
-        mine: list[Row] = []
-        passing: list[Raw] = []
-        for batch in batches:
-            for payload in batch.column(1).to_pylist():
-                split_payload(payload, step, codes, mine, passing)
+        payloads = (payload for batch in batches for payload in batch.column("payload").to_pylist())
+        mine, passing = split_payloads(payloads, step, codes)
         host = StepHost(step, shard, num_shards, max_parallelism)
         groups = by_batch(mine)
-        out: list[Row] = []
+        out: list[Record] = []
         for index, watermark in enumerate(watermarks):
             out.extend(host.process(groups.get(index, []), watermark, now, index))
         host.close()
-        yield encode(out, codes, passing)
+        if out:
+            yield layout.encode(out)
+        for batch in passing:
+            yield layout.adapt(batch)
 
     return run
-

@@ -19,13 +19,11 @@ from panes.datastream.windowed import WindowSpec
 from panes.elements import StreamRecord, Watermark, WatermarkStatus
 from panes.operators.base import AbstractStreamOperator, OneInputStreamOperator
 from panes.operators.two_input import TwoInputStreamOperator
-from panes.spark.linear import Channel, Step
+from panes.spark.layout import Record
+from panes.spark.linear import Step
 from panes.tags import OutputTag
 from panes.time import LONG_MIN
 from panes.timers.clock import ManualProcessingTimeService
-
-Row = tuple[Channel, Any, "int | None", int, int]
-"""(channel, value, timestamp, seq, phase)"""
 
 
 class _Output:
@@ -79,8 +77,9 @@ class StepHost:
         )
         self._own = transformation.id
         self._needed = step.needed_outputs
+        self._checked = step.checked_outputs
         self._inputs = step.input_of
-        self._out: list[Row] = []
+        self._out: list[Record] = []
         self._phase = 0
         self._counter = 0
         self._current_seq: int | None = None
@@ -105,18 +104,25 @@ class StepHost:
 
     def emit(self, tag: str | None, record: StreamRecord[Any]) -> None:
         channel = (self._own, tag)
-        if channel in self._needed:
-            # results of an element keep its place in the stream; results of timers follow the host's order
-            if self._current_seq is not None:
-                order = self._current_seq
-            else:
-                self._counter += 1
-                order = (self.shard << 40) | self._counter
-            self._out.append((channel, record.value, record.timestamp, order, self._phase))
+        if channel not in self._needed:
+            return
+        record_type = self._checked.get(channel)
+        if record_type is not None:
+            conformed = self.operator.conform_result(record, record_type)
+            if conformed is None:
+                return
+            record = conformed
+        # results of an element keep its place in the stream; results of timers follow the host's order
+        if self._current_seq is not None:
+            order = self._current_seq
+        else:
+            self._counter += 1
+            order = (self.shard << 40) | self._counter
+        self._out.append(Record(channel, record.value, record.timestamp, order, self._phase))
 
     # -- one micro-batch -------------------------------------------------------------------------------------
 
-    def _feed(self, row: Row) -> None:
+    def _feed(self, row: Record) -> None:
         channel, value, timestamp, order, _ = row
         record = StreamRecord(value, timestamp)
         self._current_seq = order
@@ -143,7 +149,9 @@ class StepHost:
         self.clock.set_current_time(now)
         operator.advance_processing_time(now)
 
-    def process(self, rows: Iterable[Row], watermark: int = LONG_MIN, now: int = 0, batch: int = 0) -> list[Row]:
+    def process(
+        self, rows: Iterable[Record], watermark: int = LONG_MIN, now: int = 0, batch: int = 0
+    ) -> list[Record]:
         """Process one micro-batch of this shard's rows (any order: they are sorted by phase, then seq).
 
         Rows' phases are read modulo 2; outputs get phase ``2 * batch + phase`` (the bounded Spark path numbers

@@ -3,9 +3,9 @@
 Every row belongs to a *channel*: the output of a physical transformation (its main output, or one of its
 side outputs). The steps run in topological order; each consumes the channels its transformation reads
 and adds rows on its own channels; rows of other channels pass through untouched, and a consumed channel
-also passes through while a later step or sink still reads it. This keeps the whole plan in one
-DataFrame, so each keyed operator exists exactly once in the query, and the sinks split the final rows by
-channel.
+also passes through while a later step or any sink still reads it. This keeps the whole plan in one
+DataFrame, so each keyed operator exists exactly once in the query; the sinks read the final rows by
+channel (they are written after the last step, whatever their place in the plan).
 """
 
 from __future__ import annotations
@@ -16,30 +16,26 @@ from functools import cached_property
 from typing import Any
 
 from panes.datastream.plan import (
+    Channel,
     OneInputTransformation,
-    PartitionTransformation,
     Plan,
-    SideOutputTransformation,
     SinkTransformation,
     SourceTransformation,
+    SourceTypes,
     Transformation,
     TwoInputTransformation,
-    UnionTransformation,
+    checked_outputs,
+    declared_source_type,
+    resolve_types,
+    stream_channels,
 )
-from panes.tags import OutputTag
-
-Channel = tuple[int, str | None]
-"""(transformation id, side-output tag id or ``None`` for the main output)."""
-
-
-def channel_of(transformation: Transformation, tag: OutputTag[Any] | None = None) -> Channel:
-    return (transformation.id, None if tag is None else tag.tag_id)
-
+from panes.types import RecordType
 
 @dataclass
 class Step:
-    """One physical transformation: what it reads (per input), what it is, what passes through, and which of
-    its own output channels anything reads (``needed_outputs``; the rest are not emitted)."""
+    """One physical transformation: what it reads (per input), what it is, what passes through, which of its
+    own output channels anything reads (``needed_outputs``; the rest are not emitted), and the type of every
+    channel it reads or writes (``types``; ``None`` for values with no schema)."""
 
     index: int
     transformation: Transformation
@@ -47,6 +43,7 @@ class Step:
     key_selectors: list[Callable[[Any], Any] | None]
     passthrough: set[Channel] = field(default_factory=set)
     needed_outputs: set[Channel] = field(default_factory=set)
+    types: dict[Channel, RecordType | None] = field(default_factory=dict)
 
     @property
     def kind(self) -> str:
@@ -68,17 +65,10 @@ class Step:
         """Which input index each consumed channel feeds."""
         return {channel: index for index, channels in enumerate(self.inputs) for channel in channels}
 
-
-
-def _resolve(source: Transformation, tag: OutputTag[Any] | None = None) -> list[Channel]:
-    """The channels behind ``source`` (virtual transformations dissolve)."""
-    if isinstance(source, PartitionTransformation):
-        return _resolve(source.inputs[0], tag)
-    if isinstance(source, SideOutputTransformation):
-        return _resolve(source.inputs[0], source.tag)
-    if isinstance(source, UnionTransformation):
-        return [channel for parent in source.inputs for channel in _resolve(parent, tag)]
-    return [channel_of(source, tag)]
+    @cached_property
+    def checked_outputs(self) -> dict[Channel, RecordType]:
+        """The typed output channels whose values this step's operator makes (see ``checked_outputs``)."""
+        return checked_outputs(self.transformation, {c: self.types.get(c) for c in self.needed_outputs})
 
 
 def _key_selectors(transformation: Transformation) -> list[Callable[[Any], Any] | None]:
@@ -89,28 +79,38 @@ def _key_selectors(transformation: Transformation) -> list[Callable[[Any], Any] 
     return [None for _ in transformation.inputs]
 
 
-def linearize(plan: Plan) -> list[Step]:
-    """The physical transformations of ``plan`` as steps, with pass-through channels worked out."""
+def linearize(plan: Plan, source_type: SourceTypes = declared_source_type) -> list[Step]:
+    """The physical transformations of ``plan`` as steps, with pass-through channels and types worked out."""
+    types = resolve_types(plan, source_type)
     steps: list[Step] = []
     for transformation in plan.transformations():
         if transformation.is_virtual:
             continue
-        inputs = [_resolve(parent) for parent in transformation.inputs]
+        inputs = [stream_channels(parent) for parent in transformation.inputs]
         # steps travel to executors: keep the transformation without its inputs (a DataFrame source upstream
         # holds the SparkContext, which cannot leave the driver)
         shipped = transformation.with_settings(inputs=())
         steps.append(Step(len(steps), shipped, inputs, _key_selectors(transformation)))
+    end = len(steps)
     last_reader: dict[Channel, int] = {}
     for step in steps:
         for channel in step.consumed:
-            last_reader[channel] = step.index
+            # sinks write the final rows: what a sink reads stays in the stream to the end
+            reader = end if step.kind == "sink" else step.index
+            last_reader[channel] = max(last_reader.get(channel, -1), reader)
     for step in steps:
-        # a channel read here stays in the stream when a later step reads it too
+        # a channel read here stays in the stream when a later step (or a sink) reads it too
         step.passthrough = {c for c in step.consumed if last_reader[c] > step.index}
         step.needed_outputs = {c for c in last_reader if c[0] == step.transformation.id}
+        step.types = {c: types.get(c) for c in step.consumed | step.needed_outputs}
     return steps
 
 
 def output_channels(steps: list[Step]) -> set[Channel]:
     """Channels some step reads."""
     return {channel for step in steps for channel in step.consumed}
+
+
+def sink_channels(steps: list[Step]) -> set[Channel]:
+    """Channels some sink reads (the rows the query's output must carry)."""
+    return {channel for step in steps if step.kind == "sink" for channel in step.consumed}

@@ -23,8 +23,9 @@ from panes.elements import StreamRecord
 from panes.errors import BadRecordError, ErrorRecord
 from panes.keygroups import assign_to_key_group
 from panes.operators.base import extract_key
-from panes.spark.host import Row, StepHost
-from panes.spark.linear import Step, channel_of, linearize
+from panes.spark.host import StepHost
+from panes.spark.layout import Record
+from panes.spark.linear import Step, linearize
 from panes.time import LONG_MAX, LONG_MIN
 from panes.watermarks import (
     AscendingTimestampsWatermarks,
@@ -40,13 +41,13 @@ def shard_of(key: Any, num_shards: int, max_parallelism: int) -> int:
 
 
 def rate_watermarks(
-    operator: TimestampsAndWatermarksOperator, rows: Sequence[Row], step: Step
-) -> tuple[list[Row], list[int]]:
+    operator: TimestampsAndWatermarksOperator, rows: Sequence[Record], step: Step
+) -> tuple[list[Record], list[int]]:
     """Assign timestamps to ``rows`` and rate each with the watermark its generator emits after it.
 
     Returns the stamped rows (bad records go to the step's error channel, if any) and the ratings.
     """
-    stamped: list[Row] = []
+    stamped: list[Record] = []
     ratings: list[int] = []
     own = step.transformation.id
     main = (own, None)
@@ -72,7 +73,7 @@ def rate_watermarks(
             if type(extracted) is int and LONG_MIN <= extracted <= LONG_MAX:
                 generator.on_event(value, extracted, emitter)
                 ratings.append(generator.max_timestamp - generator.out_of_orderness - 1)  # type: ignore[attr-defined]
-                stamped.append((main, value, extracted, seq, phase))
+                stamped.append(Record(main, value, extracted, seq, phase))
                 continue
         record = StreamRecord(value, timestamp)
         try:
@@ -85,18 +86,18 @@ def rate_watermarks(
             generator.on_periodic_emit(emitter)
             ratings.append(emitter.current_watermark)
         for out in captured:
-            stamped.append((main, out.value, out.timestamp, seq, phase))
+            stamped.append(Record(main, out.value, out.timestamp, seq, phase))
         captured.clear()
         if capture.side:
             for tag, out in capture.side:
-                stamped.append(((own, tag), out.value, out.timestamp, seq, phase))
+                stamped.append(Record((own, tag), out.value, out.timestamp, seq, phase))
             capture.side.clear()
     return stamped, ratings
 
 
 def shard_rows(
-    step: Step, rows: list[Row], num_shards: int, max_parallelism: int, cache: dict[Any, int]
-) -> tuple[list[Row], list[int]]:
+    step: Step, rows: list[Record], num_shards: int, max_parallelism: int, cache: dict[Any, int]
+) -> tuple[list[Record], list[int]]:
     """Each row's shard before the keyed ``step``: its key's shard for rows the step reads (``cache`` remembers
     keys), any shard for rows passing by. A key that cannot be extracted is a bad record: an ``ErrorRecord``
     on the step's error output when there is one (dropped when nobody reads it), a failure otherwise."""
@@ -104,7 +105,7 @@ def shard_rows(
     error_channel = None if error_tag is None else (step.transformation.id, error_tag.tag_id)
     inputs = step.input_of
     selectors = step.key_selectors
-    kept: list[Row] = []
+    kept: list[Record] = []
     shards: list[int] = []
     for row in rows:
         channel, value, ts, seq, ph = row
@@ -123,7 +124,7 @@ def shard_rows(
             if error_channel in step.needed_outputs:
                 reason = f"{error} ({error.__cause__!r})"
                 failure = ErrorRecord(value, ts, reason, type(error).__name__, step.transformation.name)
-                kept.append((error_channel, failure, ts, seq, ph))
+                kept.append(Record(error_channel, failure, ts, seq, ph))
                 shards.append(0)
             continue
         shard = cache.get(key)
@@ -171,7 +172,7 @@ class MicroBatchExecutor:
         self.hosts: dict[tuple[int, int], StepHost] = {}
         self.step_watermarks: dict[int, int] = {}
         self.watermark = LONG_MIN
-        self.sink_rows: dict[int, list[Row]] = defaultdict(list)
+        self.sink_rows: dict[int, list[Record]] = defaultdict(list)
         self._seq = 0
         self.now = 0
 
@@ -186,7 +187,7 @@ class MicroBatchExecutor:
         """One micro-batch: ``sources`` maps a source transformation id to the values it delivers now."""
         if now is not None:
             self.now = now
-        rows: list[Row] = []
+        rows: list[Record] = []
         ratings: dict[int, list[int]] = defaultdict(list)
         for step in self.steps:
             kind = step.kind
@@ -194,7 +195,10 @@ class MicroBatchExecutor:
                 for value in sources.get(step.transformation.id, ()):
                     record = value if isinstance(value, StreamRecord) else StreamRecord(value)
                     self._seq += 1
-                    rows.append((channel_of(step.transformation), record.value, record.timestamp, self._seq, 1))
+                    channel = (step.transformation.id, None)
+                    record_type = step.types.get(channel)
+                    conformed = record.value if record_type is None else record_type.conform(record.value)
+                    rows.append(Record(channel, conformed, record.timestamp, self._seq, 1))
                 continue
             mine = [row for row in rows if row[0] in step.consumed]
             rest = [row for row in rows if row[0] not in step.consumed or row[0] in step.passthrough]
@@ -213,11 +217,11 @@ class MicroBatchExecutor:
                 rows = rest + self._host(step, 0).process(mine, self.watermark, self.now)
                 continue
             keyed, shards = shard_rows(step, mine, self.num_shards, self.max_parallelism, {})
-            by_shard: dict[int, list[Row]] = defaultdict(list)
-            errors: list[Row] = []
+            by_shard: dict[int, list[Record]] = defaultdict(list)
+            errors: list[Record] = []
             for row, shard in zip(keyed, shards, strict=True):
                 (by_shard[shard] if row[0] in step.consumed else errors).append(row)
-            produced: list[Row] = []
+            produced: list[Record] = []
             for shard in range(self.num_shards):
                 # as on Spark: a shard runs when it has rows, or when the watermark reached its next timer
                 host = self.hosts.get((step.index, shard))
@@ -239,7 +243,7 @@ class MicroBatchExecutor:
         self.watermark = LONG_MAX
         self.run_batch({})
 
-    def run(self, batches: Sequence[dict[int, Sequence[Any]]], bounded: bool = True) -> dict[int, list[Row]]:
+    def run(self, batches: Sequence[dict[int, Sequence[Any]]], bounded: bool = True) -> dict[int, list[Record]]:
         for batch in batches:
             self.run_batch(batch)
         if bounded:
@@ -247,5 +251,5 @@ class MicroBatchExecutor:
         return self.sink_rows
 
     def sink_values(self, sink_id: int) -> list[Any]:
-        return [row[1] for row in self.sink_rows[sink_id]]
+        return [row.value for row in self.sink_rows[sink_id]]
 

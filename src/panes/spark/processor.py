@@ -11,19 +11,22 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
-from panes.spark.codec import ChannelCodes, dumps, from_spark_watermark, split_payload, to_spark_time
-from panes.spark.host import Row, StepHost
+from panes.spark.codec import from_spark_watermark, to_spark_time
+from panes.spark.host import StepHost
+from panes.spark.layout import ChannelCodes, Layout, Record, channel_mask, pack, read_records, unpack
 from panes.spark.linear import Step
 
 BLOB = StructType([StructField("blob", BinaryType())])
 VERSION = StructType([StructField("version", LongType())])
+PAYLOAD_DDL = "payload BINARY"
 
 _LIVE: dict[tuple[str, int], tuple[int, StepHost]] = {}
 """Operators kept alive in this Python worker between micro-batches: (processor, shard) -> (version, host).
@@ -32,31 +35,52 @@ A live operator is used only when its version equals the version committed in th
 replayed batch, a restarted query or another worker's newer state always restores from the store."""
 
 
-def frame(rows: list[Row], codes: ChannelCodes, passing: list[tuple[int, bytes, Any, int, int]]) -> pd.DataFrame:
-    data = [(codes.code[c], dumps(v), ts, seq, ph) for c, v, ts, seq, ph in rows] + passing
-    columns = list(zip(*data, strict=True)) if data else [(), (), (), (), ()]
-    result: pd.DataFrame = pd.DataFrame(
-        {
-            "ch": pd.array(columns[0], dtype="int32"),
-            "v": pd.array(columns[1], dtype=object),
-            "ts": pd.array(columns[2], dtype="Int64"),
-            "seq": pd.array(columns[3], dtype="int64"),
-            "ph": pd.array(columns[4], dtype="int32"),
-        }
-    )
-    return result
+def split_payloads(
+    payloads: Iterable[bytes], step: Step, codes: ChannelCodes
+) -> tuple[list[Record], list[pa.RecordBatch]]:
+    """The rows of the payloads ``step`` reads, as records, and the rows that pass on (those no step reads
+    here, and those a later step reads too), as Arrow batches."""
+    read = codes.codes(step.consumed)
+    keep = codes.codes(step.passthrough)
+    mine: list[Record] = []
+    passing: list[pa.RecordBatch] = []
+    for payload in payloads:
+        for batch in unpack(payload):
+            mask = channel_mask(batch, read)
+            mine.extend(read_records(batch, codes, mask))
+            passes = ~mask | channel_mask(batch, keep) if keep else ~mask
+            if passes.all():
+                passing.append(batch)
+            elif passes.any():
+                passing.append(batch.filter(pa.array(passes)))
+    return mine, passing
+
+
+def payload_frame(layout: Layout, out: list[Record], passing: list[pa.RecordBatch]) -> pd.DataFrame:
+    """The processor's output: one row holding ``out`` and ``passing`` in ``layout`` as an IPC payload."""
+    parts = [layout.encode(out)] if out else []
+    parts.extend(layout.adapt(batch) for batch in passing)
+    frame: pd.DataFrame = pd.DataFrame({"payload": [pack(parts, layout.schema)]})
+    return frame
 
 
 class ShardProcessor(StatefulProcessor):
     """Hosts ``step``'s operator for the shard Spark groups by (see the module docstring)."""
 
     def __init__(
-        self, step: Step, codes: ChannelCodes, num_shards: int, max_parallelism: int, event_time: bool = True
+        self,
+        step: Step,
+        codes: ChannelCodes,
+        layout: Layout,
+        num_shards: int,
+        max_parallelism: int,
+        event_time: bool = True,
     ) -> None:
         self.event_time = event_time
         self.uid = uuid.uuid4().hex
         self.step = step
         self.codes = codes
+        self.layout = layout
         self.num_shards = num_shards
         self.max_parallelism = max_parallelism
 
@@ -66,11 +90,8 @@ class ShardProcessor(StatefulProcessor):
         self.version = handle.getValueState("version", VERSION)
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[pd.DataFrame]:
-        mine: list[Row] = []
-        passing: list[tuple[int, bytes, Any, int, int]] = []
-        for pdf in rows:
-            for payload in pdf["payload"].tolist():
-                split_payload(payload, self.step, self.codes, mine, passing)
+        payloads = (payload for frame in rows for payload in frame["payload"].tolist())
+        mine, passing = split_payloads(payloads, self.step, self.codes)
         yield self._run(int(key[0]), mine, passing, timerValues)
 
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
@@ -79,8 +100,8 @@ class ShardProcessor(StatefulProcessor):
     def _run(
         self,
         shard: int,
-        mine: list[Row],
-        passing: list[tuple[int, bytes, Any, int, int]],
+        mine: list[Record],
+        passing: list[pa.RecordBatch],
         timer_values: Any,
         fired: int | None = None,
     ) -> pd.DataFrame:
@@ -97,7 +118,7 @@ class ShardProcessor(StatefulProcessor):
             self._set_wake_up(None if wake_up is None else to_spark_time(wake_up), fired)
         else:
             self._set_wake_up(host.operator.next_processing_time_timer(), fired)
-        return frame(out, self.codes, passing)
+        return payload_frame(self.layout, out, passing)
 
     def _host(self, shard: int) -> StepHost:
         """The shard's operator: the live one when it is the committed version, else restored from the store."""

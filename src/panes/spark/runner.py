@@ -1,11 +1,12 @@
 """``SparkRunner``: executes plans on Spark, streaming (Structured Streaming) or bounded (a batch job).
 
-Translation (see ``linear``, ``functions``, ``processor``): the sources become one DataFrame of panes
-rows; each step transforms it in order — stateless operators with ``mapInArrow``; timestamps steps with
-``mapInArrow`` plus ``withWatermark`` on a shifted column of Flink-formula watermarks (dropped again before
-any keyed step, so Spark never drops late rows); keyed operators by hashing keys to shards and hosting one
-operator per shard (``transformWithStateInPandas`` in streaming, ``applyInArrow`` when bounded). The sinks
-read the final rows per micro-batch through ``foreachBatch``.
+Translation (see ``linear``, ``functions``, ``processor``): the sources become DataFrames of panes rows
+(``layout``); each step transforms them in order — stateless operators with ``mapInArrow``; timestamps steps
+with ``mapInArrow`` plus ``withWatermark`` on a shifted column of Flink-formula watermarks (dropped again
+before any keyed step, so Spark never drops late rows); keyed operators by hashing keys to shards and
+hosting one operator per shard (``transformWithStateInPandas`` in streaming, ``applyInArrow`` when
+bounded). The sinks are written from the final rows by Spark tasks (``sinks``), per micro-batch through
+``foreachBatch``; ``to_dataframe`` hands the final rows of one stream to the caller as a DataFrame instead.
 
 A bounded run processes all input at watermark ``LONG_MIN``, then advances to the last watermark the input
 rated and finally to ``LONG_MAX`` (Flink's end of input), exactly as a streaming run whose input arrived
@@ -18,18 +19,25 @@ import os
 import shutil
 import tempfile
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pyspark.sql import functions as F
-
-from panes.datastream.plan import Plan
+from panes.datastream.execution import ExecutionConfig, JobExecutionResult
+from panes.datastream.plan import Plan, SinkTransformation, Transformation
 from panes.spark.session import create_session
-from panes.spark.sinks import SinkWriter
+from panes.spark.sinks import SinkTarget, SinkWriter
 from panes.spark.sources import reads_as_stream
 from panes.spark.translate import Translation, Translator
+from panes.types import RecordType
 
-if TYPE_CHECKING:
-    from panes.datastream.environment import JobExecutionResult, StreamEnvironment
+
+class DataFrameOutput:
+    """The sink standing for the stream ``to_dataframe`` returns (never written by panes)."""
+
+    def __init__(self, schema: RecordType | None) -> None:
+        self.schema = schema
+
+    def __repr__(self) -> str:
+        return "DataFrame"
 
 
 class SparkJob:
@@ -101,41 +109,32 @@ class SparkRunner:
             self._spark = create_session(self.master, config=self.config)
         return self._spark
 
-    def _translate(self, plan: Plan, env: StreamEnvironment, streaming: bool, folder: str) -> Translation:
+    def _translate(self, plan: Plan, config: ExecutionConfig, streaming: bool) -> Translation:
         shards = self.num_shards or 2 * int(self.spark.conf.get("spark.sql.shuffle.partitions"))
-        return Translator(self.spark, plan, env, streaming, folder, shards).translate()
+        return Translator(self.spark, plan, config, streaming, shards).translate()
 
     # -- execution ----------------------------------------------------------------------------------------------
 
     def _is_streaming(self, plan: Plan) -> bool:
         return any(reads_as_stream(t.source) for t in plan if t.kind == "source")  # type: ignore[attr-defined]
 
-    def run_bounded(self, plan: Plan, env: StreamEnvironment) -> None:
+    def run_bounded(self, plan: Plan, config: ExecutionConfig) -> None:
         """Run a plan of bounded sources as one Spark batch job and write its sinks."""
-        folder = tempfile.mkdtemp(prefix="panes-")
-        try:
-            translation = self._translate(plan, env, streaming=False, folder=folder)
-            writer = SinkWriter(translation.steps, translation.codes)
-            rows = translation.df.filter(F.col("ch").isin(writer.wanted_codes())).collect()
-            writer.write(self.spark, [row.asDict() for row in rows], 0)
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
+        translation = self._translate(plan, config, streaming=False)
+        writer = SinkWriter(self.spark, translation.steps, translation.codes, None)
+        writer.write(translation.df, 0)
 
-    def start(self, plan: Plan, env: StreamEnvironment, job_name: str = "panes job") -> SparkJob:
+    def start(self, plan: Plan, config: ExecutionConfig, job_name: str = "panes job") -> SparkJob:
         """Start ``plan`` as a streaming query (see the class docstring for triggers and checkpoints)."""
         owns = self.checkpoint_location is None
         checkpoint = self.checkpoint_location or tempfile.mkdtemp(prefix="panes-checkpoint-")
-        translation = self._translate(plan, env, streaming=True, folder=os.path.join(checkpoint, "sources"))
-        df = translation.df
-        writer = SinkWriter(translation.steps, translation.codes)
-        wanted = writer.wanted_codes()
-        spark = self.spark
+        translation = self._translate(plan, config, streaming=True)
+        writer = SinkWriter(self.spark, translation.steps, translation.codes, os.path.join(checkpoint, "panes"))
 
         def write_batch(batch: Any, batch_id: int) -> None:
-            rows = batch.filter(F.col("ch").isin(wanted)).collect()
-            writer.write(spark, [row.asDict() for row in rows], batch_id)
+            writer.write(batch, batch_id)
 
-        stream = df.writeStream.foreachBatch(write_batch).option("checkpointLocation", checkpoint)
+        stream = translation.df.writeStream.foreachBatch(write_batch).option("checkpointLocation", checkpoint)
         if self.query_name or job_name:
             stream = stream.queryName((self.query_name or job_name).replace(" ", "_"))
         trigger = self.trigger or ("available_now" if self._finite(plan) else "continuous")
@@ -144,6 +143,22 @@ class SparkRunner:
         elif trigger != "continuous":
             stream = stream.trigger(processingTime=trigger)
         return SparkJob(stream.start(), checkpoint, owns)
+
+    def to_dataframe(self, transformation: Transformation, config: ExecutionConfig, schema: RecordType | None) -> Any:
+        """The DataFrame of the stream produced by ``transformation`` (see ``DataStream.to_dataframe``)."""
+        sink = SinkTransformation(name="DataFrame", inputs=(transformation,), sink=DataFrameOutput(schema))
+        plan = Plan((sink,))
+        translation = self._translate(plan, config, streaming=self._is_streaming(plan))
+        writer = SinkWriter(self.spark, translation.steps, translation.codes, None)
+        target: SinkTarget = writer.targets[0]
+        if target.schema is None:
+            raise ValueError(
+                "to_dataframe needs the stream's columns: declare output_type on the step that makes its values "
+                "(map(..., output_type=...), process(..., output_type=...)) or pass schema= (a Spark DDL string "
+                "such as 'user STRING, n BIGINT', a pyarrow schema or a Types type)"
+            )
+        values, _ = writer.values(translation.df, target)
+        return values
 
     def _finite(self, plan: Plan) -> bool:
         from panes.datastream.sources import FileSource, MicroBatchSource
@@ -155,14 +170,12 @@ class SparkRunner:
                     return False
         return True
 
-    def execute(self, plan: Plan, env: StreamEnvironment, job_name: str) -> JobExecutionResult:
-        from panes.datastream.environment import JobExecutionResult
-
+    def execute(self, plan: Plan, config: ExecutionConfig, job_name: str) -> JobExecutionResult:
         started = time.monotonic()
         if not self._is_streaming(plan):
-            self.run_bounded(plan, env)
+            self.run_bounded(plan, config)
             return JobExecutionResult(job_name, int((time.monotonic() - started) * 1000), {"mode": "bounded"})
-        job = self.start(plan, env, job_name)
+        job = self.start(plan, config, job_name)
         try:
             job.await_termination()
         finally:

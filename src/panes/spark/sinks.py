@@ -1,91 +1,331 @@
-"""Writing the query's sink channels: on the driver, once per micro-batch (or once for a bounded run).
+"""Writing a plan's sinks from the query's final rows: by Spark tasks, on the executors.
 
-``ListSink`` and ``PrintSink`` receive the records in the caller's process; ``FileSink`` writes
-``path/batch=<id>`` in overwrite mode, so a batch replayed after a restart replaces its own output
-(exactly-once); ``ForeachBatchSink`` hands a DataFrame of the batch's values to user code; ``MemorySink``
-keeps everything so far as a temporary view. The batch's rows are collected once (a single action), so the
-stateful operators run once per batch.
+Once per micro-batch (``foreachBatch``; once for a bounded run) the batch's rows are persisted, so the
+stateful operators run once, and each sink writes the rows of its channels:
+
+- ``FileSink``: the values as columns of the sink's schema, written by Spark to ``path/batch=<id>`` in
+  overwrite mode, so a batch replayed after a restart replaces its own output (exactly-once);
+- ``ForeachBatchSink``: the user's function receives a DataFrame of the values (it stays on the executors);
+- ``ListSink``, ``PrintSink``, ``FunctionSink``, ``MemorySink`` exist to bring results to the driver: their
+  rows, and only theirs, are collected (one action per batch for all of them) and delivered in order.
+
+A sink's schema is the one it declares; else its channels' type when they share one; else it is inferred
+once, from the first non-empty batch (the first record in stream order decides; a field that is ``None``
+there is typed by the next of the first :data:`SAMPLE` records that has one), and stored with the
+checkpoint so a restarted query keeps it. A value that does not fit the schema fails the job with the reason,
+or, when the sink has an error output (``errors=tag``), goes there as an ``ErrorRecord``.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
-from panes.datastream.sinks import FileSink, FunctionSink, ListSink, PrintSink, Sink, as_row, deliver
+import pyarrow as pa
+from pyspark.sql import functions as F
+
+from panes.datastream.sinks import (
+    FileSink,
+    FunctionSink,
+    ListSink,
+    PrintSink,
+    Sink,
+    as_row,
+    as_sink_row,
+    deliver,
+    refusal,
+    sink_name,
+    sink_row_type,
+    sink_type,
+)
 from panes.elements import StreamRecord
-from panes.spark.codec import ChannelCodes, loads
+from panes.errors import BadRecordError, ErrorRecord
+from panes.spark.layout import ChannelCodes, Layout, Record, channel_mask, read_records
 from panes.spark.linear import Step
+from panes.types import RecordType, SchemaMismatchError, infer_record_type
+
+SAMPLE = 1000
+"""How many records (in stream order) schema inference may look at to type fields that are ``None`` in the
+first record."""
 
 
 class ForeachBatchSink(Sink):
-    """Calls ``function(dataframe, batch_id)`` per micro-batch with the values as a DataFrame (see ``FileSink``
-    for how values become columns; ``schema`` fixes them)."""
+    """Calls ``function(dataframe, batch_id)`` for each micro-batch that has values for it, with the values as a
+    DataFrame (columns as for ``FileSink``; ``schema`` fixes them). The DataFrame's rows stay on the executors."""
 
-    def __init__(self, function: Callable[[Any, int], None], schema: str | None = None) -> None:
+    def __init__(self, function: Callable[[Any, int], None], schema: Any = None) -> None:
         self.function = function
         self.schema = schema
 
 
 class MemorySink(Sink):
-    """Keeps every value written so far as rows of the temporary view ``table``."""
+    """Keeps every value written so far as rows of the temporary view ``table`` (in the driver's memory, as
+    Spark's own memory sink: for tests and small results)."""
 
-    def __init__(self, table: str, schema: str | None = None) -> None:
+    def __init__(self, table: str, schema: Any = None) -> None:
         self.table = table
         self.schema = schema
         self.rows: list[dict[str, Any]] = []
 
 
-def values_dataframe(spark: Any, values: list[Any], schema: str | None) -> Any:
-    rows = [as_row(value) for value in values]
-    if schema is not None:
-        return spark.createDataFrame([tuple(row.values()) for row in rows], schema)
-    if not rows:
-        return None
-    import pandas as pd
-
-    return spark.createDataFrame(pd.DataFrame(rows))
+DRIVER_SINKS = (ListSink, PrintSink, FunctionSink, MemorySink)
 
 
+@dataclass
+class SinkTarget:
+    """One sink of the plan as the query writes it: its channels, its schema (``None``: to be inferred), and
+    the error channel its refused values go to (``None``: they fail the job)."""
+
+    step: Step
+    sink: Any
+    codes: list[int]
+    schema: RecordType | None
+    key: str
+    error_code: int | None = None
+    stored: bool = False
+
+    @property
+    def name(self) -> str:
+        return sink_name(self.step.transformation)
+
+
+@dataclass
 class SinkWriter:
-    """Dispatches the collected rows of one batch to the sinks of the plan."""
+    """Writes every sink of a plan from a batch DataFrame in ``layout`` (see the module docstring)."""
 
-    def __init__(self, steps: list[Step], codes: ChannelCodes) -> None:
-        self.sinks: list[tuple[Any, set[int]]] = []
-        for step in steps:
-            if step.kind == "sink":
-                self.sinks.append((step.transformation.sink, set(codes.codes(step.consumed))))  # type: ignore[attr-defined]
-        self.codes = codes
+    spark: Any
+    steps: list[Step]
+    codes: ChannelCodes
+    schema_folder: str | None
+    targets: list[SinkTarget] = field(default_factory=list)
 
-    def wanted_codes(self) -> list[int]:
-        return sorted({code for _, codes in self.sinks for code in codes})
+    def __post_init__(self) -> None:
+        for step in self.steps:
+            if step.kind != "sink":
+                continue
+            sink = step.transformation.sink  # type: ignore[attr-defined]
+            codes = self.codes.codes(step.consumed)
+            types = {self.codes.types[code] for code in codes}
+            declared = sink_type(sink)
+            schema = declared if declared is not None else (types.pop() if len(types) == 1 else None)
+            error_tag = step.transformation.error_tag
+            error_code = None
+            if error_tag is not None:
+                error_code = self.codes.code.get((step.transformation.id, error_tag.tag_id))
+            key = step.transformation.uid or f"{step.index}-{type(sink).__name__}"
+            self.targets.append(SinkTarget(step, sink, codes, schema, key, error_code))
 
-    def write(self, spark: Any, rows: list[Any], batch_id: int) -> None:
-        ordered = sorted(rows, key=lambda r: (r["ph"], r["seq"]))
-        decoded = [(row["ch"], StreamRecord(loads(row["v"]), row["ts"])) for row in ordered]
-        for sink, codes in self.sinks:
-            _write(spark, sink, [record for code, record in decoded if code in codes], batch_id)
+    def readers_of(self, code: int) -> list[SinkTarget]:
+        return [t for t in self.targets if code in t.codes]
+
+    # -- one batch ------------------------------------------------------------------------------------------------
+
+    def write(self, batch: Any, batch_id: int, targets: list[SinkTarget] | None = None) -> None:
+        """Write ``targets`` (default: the sinks that read no other sink's errors) from ``batch``."""
+        chosen = targets if targets is not None else [t for t in self.targets if not self._reads_errors(t)]
+        if not chosen:
+            return
+        batch.persist()
+        try:
+            driver = [t for t in chosen if isinstance(t.sink, DRIVER_SINKS)]
+            if driver:
+                self._deliver(batch, driver)
+            for target in chosen:
+                if not isinstance(target.sink, DRIVER_SINKS):
+                    self._write_target(batch, batch_id, target)
+        finally:
+            batch.unpersist()
+
+    def _reads_errors(self, target: SinkTarget) -> bool:
+        errors = {t.error_code for t in self.targets if t.error_code is not None}
+        return bool(errors & set(target.codes))
+
+    def _deliver(self, batch: Any, targets: list[SinkTarget]) -> None:
+        """Collect the rows of the driver sinks (one action) and hand each sink its values in order."""
+        wanted = sorted({code for t in targets for code in t.codes})
+        table = batch.filter(F.col("ch").isin(wanted)).toArrow()
+        records: list[Record] = []
+        for chunk in table.to_batches():
+            records.extend(read_records(chunk, self.codes, channel_mask(chunk, wanted)))
+        records.sort(key=lambda r: (r.phase, r.seq))
+        for target in targets:
+            mine = [r for r in records if self.codes.code[r.channel] in target.codes]
+            deliver_records(self.spark, target.sink, mine)
+
+    def _write_target(self, batch: Any, batch_id: int, target: SinkTarget) -> None:
+        if batch.filter(F.col("ch").isin(target.codes)).isEmpty():
+            return
+        values, errors = self.values(batch, target)
+        if values is None:
+            return
+        sink = target.sink
+        if isinstance(sink, FileSink):
+            writer = values.write.mode("overwrite").format(sink.format)
+            if sink.format == "csv":
+                writer = writer.option("header", "true")
+            writer.save(os.path.join(sink.path, f"batch={batch_id}"))
+        elif isinstance(sink, ForeachBatchSink):
+            sink.function(values, batch_id)
+        else:
+            raise TypeError(f"the Spark runner cannot write to {sink!r}")
+        if errors is not None:
+            assert target.error_code is not None
+            self.write(errors, batch_id, self.readers_of(target.error_code))
+            errors.unpersist()
+
+    # -- values as columns ------------------------------------------------------------------------------------------
+
+    def values(self, batch: Any, target: SinkTarget) -> tuple[Any, Any]:
+        """The DataFrame of ``target``'s values as columns of its schema (``None`` when the batch has none and
+        the schema is still unknown) and, when the sink has an error output, the DataFrame of refused values
+        (rows of the error channel; persisted, for the caller to unpersist)."""
+        rows = batch.filter(F.col("ch").isin(target.codes))
+        schema = self.schema_of(target, rows)
+        if schema is None:
+            return None, None
+        if all(same_columns(self.codes.types[code], schema) for code in target.codes):
+            return select_values(rows, target.codes, self.codes, schema), None
+        output, errors = conversion_schema(target, self.codes, schema)
+        converted = rows.mapInArrow(convert_function(target, self.codes, schema), Layout.ddl_of(output))
+        if target.error_code is None:
+            return _unprefixed(converted, schema.columns(), VALUE_PREFIX), None
+        converted = converted.persist()
+        refused = F.col(f"{ERROR_PREFIX}ch").isNotNull()
+        good = _unprefixed(converted.filter(~refused), schema.columns(), VALUE_PREFIX)
+        bad = _unprefixed(converted.filter(refused), errors.schema, ERROR_PREFIX)
+        return good, bad
+
+    def schema_of(self, target: SinkTarget, rows: Any) -> RecordType | None:
+        """The target's schema: declared, stored by an earlier run, or inferred from ``rows`` (and stored)."""
+        if target.schema is not None:
+            return target.schema
+        if self.schema_folder is not None and not target.stored:
+            target.schema = load_schema(self.spark, self.schema_folder, target.key)
+            target.stored = True
+            if target.schema is not None:
+                return target.schema
+        sample = rows.orderBy("ph", "seq").limit(SAMPLE).toArrow()
+        values = [r.value for chunk in sample.to_batches() for r in read_records(chunk, self.codes, _all(chunk))]
+        if not values:
+            return None
+        target.schema = sink_row_type(infer_record_type([as_row(v) for v in values]))
+        if self.schema_folder is not None:
+            store_schema(self.spark, self.schema_folder, target.key, target.schema)
+        return target.schema
 
 
-def _write(spark: Any, sink: Any, records: list[StreamRecord[Any]], batch_id: int) -> None:
-    if isinstance(sink, (ListSink, PrintSink, FunctionSink)):
-        for record in records:
-            deliver(sink, record)
-    elif isinstance(sink, FileSink):
-        frame = values_dataframe(spark, [r.value for r in records], sink.schema)
-        if frame is not None:
-            frame.write.mode("overwrite").format(sink.format).option("header", "true").save(
-                os.path.join(sink.path, f"batch={batch_id}")
-            )
-    elif isinstance(sink, ForeachBatchSink):
-        frame = values_dataframe(spark, [r.value for r in records], sink.schema)
-        if frame is not None:
-            sink.function(frame, batch_id)
-    elif isinstance(sink, MemorySink):
+def _all(batch: pa.RecordBatch) -> Any:
+    import numpy as np
+
+    return np.ones(batch.num_rows, dtype=bool)
+
+
+def _unprefixed(frame: Any, columns: pa.Schema, prefix: str) -> Any:
+    return frame.select(*[F.col(f"`{prefix}{f.name}`").alias(f.name) for f in columns])
+
+
+VALUE_PREFIX = "__v_"
+ERROR_PREFIX = "__e_"
+
+
+def conversion_schema(target: SinkTarget, codes: ChannelCodes, schema: RecordType) -> tuple[pa.Schema, Layout]:
+    """What :func:`convert_function` returns: the schema's columns (prefixed :data:`VALUE_PREFIX`) and, for
+    refused values, rows of the error channel in their layout (prefixed :data:`ERROR_PREFIX`); and that
+    layout."""
+    errors = Layout(codes, [] if target.error_code is None else [codes.channel[target.error_code]])
+    fields = [pa.field(f"{VALUE_PREFIX}{f.name}", f.type) for f in schema.columns()]
+    fields += [pa.field(f"{ERROR_PREFIX}{f.name}", f.type) for f in errors.schema]
+    return pa.schema(fields), errors
+
+
+def same_columns(channel_type: RecordType | None, schema: RecordType) -> bool:
+    """Whether a channel's values are already the columns of ``schema`` (no conversion needed)."""
+    return channel_type is not None and channel_type.columns() == schema.columns()
+
+
+def select_values(rows: Any, codes: list[int], channel_codes: ChannelCodes, schema: RecordType) -> Any:
+    """The values of typed channels whose columns are ``schema``'s, as those columns (Spark expressions only)."""
+    columns = [F.col(channel_codes.column(code)) for code in codes]
+    value = columns[0] if len(columns) == 1 else F.coalesce(*columns)
+    scalar = any(t is not None and t.shape == "scalar" for t in (channel_codes.types[c] for c in codes))
+    if scalar:
+        return rows.select(value.alias(schema.columns().names[0]))
+    return rows.select(value.alias("__value")).select("__value.*")
+
+
+def convert_function(
+    target: SinkTarget, codes: ChannelCodes, schema: RecordType
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """``mapInArrow`` function turning the target's rows into its schema's columns; a value that does not fit
+    raises (no error output) or becomes an ``ErrorRecord`` row on the error channel."""
+    wanted = target.codes
+    output, errors = conversion_schema(target, codes, schema)
+    error_channel = None if target.error_code is None else codes.channel[target.error_code]
+    columns = schema.columns()
+    name = target.name
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            good: list[Any] = []
+            bad: list[Record] = []
+            for record in read_records(batch, codes, channel_mask(batch, wanted)):
+                try:
+                    good.append(schema.conform(as_sink_row(record.value)))
+                except SchemaMismatchError as error:
+                    reason = refusal(name, schema, error)
+                    if error_channel is None:
+                        raise BadRecordError(f"{reason}; value: {record.value!r}") from error
+                    failure = ErrorRecord(record.value, record.timestamp, reason, "SchemaMismatchError", name)
+                    bad.append(Record(error_channel, failure, record.timestamp, record.seq, record.phase))
+            if good:
+                struct = schema.encode(good)
+                arrays = [struct.field(i) for i in range(len(columns))]
+                arrays += [pa.nulls(len(good), f.type) for f in errors.schema]
+                yield pa.RecordBatch.from_arrays(arrays, schema=output)
+            if bad:
+                arrays = [pa.nulls(len(bad), f.type) for f in columns] + list(errors.encode(bad).columns)
+                yield pa.RecordBatch.from_arrays(arrays, schema=output)
+
+    return run
+
+
+def deliver_records(spark: Any, sink: Any, records: list[Record]) -> None:
+    """Hand ``records`` (in order) to a driver sink."""
+    if isinstance(sink, MemorySink):
         sink.rows.extend(as_row(r.value) for r in records)
-        frame = values_dataframe(spark, [dict(row) for row in sink.rows], sink.schema)
-        if frame is not None:
-            frame.createOrReplaceTempView(sink.table)
-    else:
-        raise TypeError(f"the Spark runner cannot write to {sink!r}")
+        if sink.rows:
+            declared = sink_type(sink)
+            schema = declared if declared is not None else sink_row_type(infer_record_type(sink.rows))
+            struct = schema.encode([schema.conform(as_sink_row(row)) for row in sink.rows])
+            table = pa.Table.from_arrays([struct.field(i) for i in range(struct.type.num_fields)],
+                                         schema=schema.columns())
+            spark.createDataFrame(table).createOrReplaceTempView(sink.table)
+        return
+    for record in records:
+        if not deliver(sink, StreamRecord(record.value, record.timestamp)):
+            raise TypeError(f"the Spark runner cannot deliver to {sink!r}")
+
+
+# -- inferred schemas, kept with the checkpoint ----------------------------------------------------------------------
+
+
+def load_schema(spark: Any, folder: str, key: str) -> RecordType | None:
+    """The schema stored for sink ``key`` by an earlier run (``None`` when there is none)."""
+    path = os.path.join(folder, key)
+    try:
+        rows = spark.read.text(path).collect()
+    except Exception:  # noqa: BLE001 - Spark raises AnalysisException for a missing path
+        return None
+    text = "".join(row[0] for row in rows).strip()
+    return RecordType.of(text) if text else None
+
+
+def store_schema(spark: Any, folder: str, key: str, schema: RecordType) -> None:
+    """Keep ``schema`` for sink ``key`` (written by Spark, so the checkpoint may live on any Hadoop filesystem)."""
+    spark.createDataFrame([(schema.ddl(),)], "value STRING").coalesce(1).write.mode("overwrite").text(
+        os.path.join(folder, key)
+    )
+
+

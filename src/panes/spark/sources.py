@@ -1,19 +1,22 @@
-"""Where Spark rows come from: every panes source becomes a DataFrame of panes rows (``codec``).
+"""Where Spark rows come from: every panes source becomes a DataFrame (see ``layout`` for the rows).
 
-- ``DataFrameSource``: any Spark DataFrame, bounded or streaming; each row becomes a value (a ``dict`` by
-  default, or a ``tuple`` or a Spark ``Row``).
+- ``DataFrameSource``: any Spark DataFrame, bounded or streaming; its columns are the source channel's typed
+  values (each row becomes a ``dict`` by default, or a ``tuple`` or a ``Row``), turned into panes rows by
+  the branch's first fused step (:class:`ColumnarInput`).
+- ``FileSource``: Spark's file reader, read once or as a stream, then as a DataFrame source.
 - ``MicroBatchSource``: a Python streaming data source that delivers exactly one list per micro-batch, in
   order, then (``end_of_input``) an end-of-input sentinel in a batch of its own, which drives the
-  watermark to Flink's final ``LONG_MAX``.
-- ``FileSource``: Spark's file reader, read once or as a stream.
-- collections, splits and bounded generators: a bounded DataFrame built on the driver.
+  watermark to Flink's final ``LONG_MAX``. The batches travel inside the source's options (no file).
+- collections, splits and bounded generators: a bounded DataFrame made from Arrow on the driver.
+
+Values with a declared type (``type_info``) travel as typed columns; others are pickled.
 """
 
 from __future__ import annotations
 
-import os
+import base64
 import pickle
-import tempfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -22,8 +25,10 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
+from panes.datastream.plan import Channel
 from panes.datastream.sources import (
     CollectionSource,
+    DataFrameSource,
     FileSource,
     GeneratorSource,
     IterableSource,
@@ -31,61 +36,30 @@ from panes.datastream.sources import (
     SplitsSource,
 )
 from panes.elements import StreamRecord
-from panes.spark.codec import END, ROW_DDL, ROW_SCHEMA, dumps
+from panes.spark.layout import END, ChannelCodes, Layout, Record, pack, unpack
+from panes.types import RecordType
 
 
-class DataFrameSource:
-    """A Spark DataFrame as a source; ``as_`` is ``"dict"``, ``"tuple"`` or ``"row"``."""
+def dataframe_type(dataframe: Any, as_: str = "dict") -> RecordType:
+    """The record type of a DataFrame's rows as values of shape ``as_`` (``"dict"``, ``"tuple"``, ``"row"``)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
 
-    def __init__(self, dataframe: Any, as_: str = "dict") -> None:
-        if as_ not in ("dict", "tuple", "row"):
-            raise ValueError(f"as_ must be 'dict', 'tuple' or 'row', got {as_!r}")
-        self.dataframe = dataframe
-        self.as_ = as_
-
-    def is_bounded(self) -> bool:
-        return not self.dataframe.isStreaming
-
-    def __repr__(self) -> str:
-        kind = "streaming" if self.dataframe.isStreaming else "bounded"
-        return f"DataFrameSource({kind}, as {self.as_})"
+    try:
+        schema = to_arrow_schema(dataframe.schema, timezone="UTC", prefers_large_types=False)
+    except Exception as error:
+        raise TypeError(
+            f"panes cannot read the columns of this DataFrame ({error}); select or cast them to plain Spark types"
+        ) from error
+    return RecordType(pa.struct(list(schema)), "dict" if as_ == "dict" else as_)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
 class ColumnarInput:
-    """A source DataFrame whose rows become values inside the first fused step of its branch (``functions``),
-    saving a Python pass: ``code`` is the source's channel code, ``as_`` how rows become values."""
+    """A source DataFrame whose columns become the source channel's values inside the first fused step of
+    its branch (``functions``), saving a Spark and a Python pass."""
 
     dataframe: Any
-    code: int
-    as_: str = "dict"
-
-
-class RowDecoder:
-    """Turns Arrow batches of a source DataFrame into values with ordering numbers unique per partition."""
-
-    def __init__(self, as_: str) -> None:
-        from pyspark import TaskContext
-
-        context = TaskContext.get()
-        self.base = (context.partitionId() if context is not None else 0) << 40
-        self.count = 0
-        self.as_ = as_
-
-    def values(self, batch: pa.RecordBatch) -> list[tuple[Any, int]]:
-        """``(value, seq)`` for every row of ``batch``."""
-        items = batch.to_pylist()
-        if self.as_ == "tuple":
-            values: list[Any] = [tuple(item.values()) for item in items]
-        elif self.as_ == "row":
-            from pyspark.sql import Row
-
-            values = [Row(**item) for item in items]
-        else:
-            values = items
-        start = self.count
-        self.count += len(values)
-        return [(value, self.base | (start + i + 1)) for i, value in enumerate(values)]
+    record_type: RecordType
 
 
 # -- explicit micro-batches ---------------------------------------------------------------------------------
@@ -97,26 +71,35 @@ class _BatchPartition(InputPartition):
 
 
 class PanesMicroBatches(DataSource):
-    """Spark data source ``panes_micro_batches``: option ``path`` names a pickle of the batches' rows."""
+    """Spark data source ``panes_micro_batches``: option ``batches`` holds the lists' rows (base64 of
+    compressed pickled Arrow IPC payloads, one per list), option ``schema`` their DDL."""
 
     @classmethod
     def name(cls) -> str:
         return "panes_micro_batches"
 
     def schema(self) -> str:
-        return ROW_DDL
+        return self.options["schema"]
 
     def streamReader(self, schema: Any) -> DataSourceStreamReader:
-        return _MicroBatchReader(self.options["path"])
+        return _MicroBatchReader(self.options["batches"])
+
+
+def _encode_batches(payloads: list[bytes]) -> str:
+    return base64.b64encode(zlib.compress(pickle.dumps(payloads, protocol=pickle.HIGHEST_PROTOCOL))).decode()
+
+
+def _decode_batches(text: str) -> list[bytes]:
+    payloads: list[bytes] = pickle.loads(zlib.decompress(base64.b64decode(text)))
+    return payloads
 
 
 class _MicroBatchReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Offsets count lists; each ``latestOffset`` releases one more, so each list is one micro-batch."""
 
-    def __init__(self, path: str) -> None:
-        self.path = path
-        with open(path, "rb") as handle:
-            self.count = len(pickle.load(handle))
+    def __init__(self, batches: str) -> None:
+        self.batches = batches
+        self.count = len(_decode_batches(batches))
 
     def initialOffset(self) -> dict[str, int]:
         return {"b": 0}
@@ -131,44 +114,41 @@ class _MicroBatchReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return [_BatchPartition(i) for i in range(start["b"], end["b"])]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        with open(self.path, "rb") as handle:
-            rows = pickle.load(handle)[partition.index]  # type: ignore[attr-defined]
-        if rows:
-            columns = list(zip(*rows, strict=True))
-            yield pa.RecordBatch.from_arrays(
-                [
-                    pa.array(columns[0], pa.int32()),
-                    pa.array(columns[1], pa.binary()),
-                    pa.array(columns[2], pa.int64()),
-                    pa.array(columns[3], pa.int64()),
-                    pa.array(columns[4], pa.int32()),
-                ],
-                schema=ROW_SCHEMA,
-            )
+        payload = _decode_batches(self.batches)[partition.index]  # type: ignore[attr-defined]
+        yield from unpack(payload)
 
     def commit(self, end: dict[str, int]) -> None:
         return None
 
 
-def micro_batch_rows(spark: Any, source: MicroBatchSource, code: int, source_id: int, folder: str) -> Any:
+def _records(elements: Any, channel: Channel, record_type: RecordType | None, first_seq: int) -> list[Record]:
+    records = []
+    for offset, element in enumerate(elements):
+        record = element if isinstance(element, StreamRecord) else StreamRecord(element)
+        value = record.value if record_type is None else record_type.conform(record.value)
+        records.append(Record(channel, value, record.timestamp, first_seq + offset, 1))
+    return records
+
+
+def micro_batch_rows(spark: Any, source: MicroBatchSource, channel: Channel, codes: ChannelCodes) -> Any:
     """A streaming DataFrame delivering ``source``'s lists one per micro-batch (plus the sentinel batch)."""
-    batches: list[list[tuple[int, bytes, int | None, int, int]]] = []
-    seq = 0
+    layout = Layout(codes, [channel])
+    record_type = codes.types[codes.code[channel]]
+    payloads = []
+    seq = 1
     for batch in source.batches:
-        rows = []
-        for element in batch:
-            seq += 1
-            record = element if isinstance(element, StreamRecord) else StreamRecord(element)
-            rows.append((code, dumps(record.value), record.timestamp, seq, 1))
-        batches.append(rows)
+        records = _records(batch, channel, record_type, seq)
+        seq += len(records)
+        payloads.append(pack([layout.encode(records)], layout.schema))
     if source.end_of_input:
-        batches.append([(END, b"", None, source_id, 1)])
-    os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, f"source-{source_id}.pickle")
-    with open(path, "wb") as handle:
-        pickle.dump(batches, handle)
+        payloads.append(pack([layout.row(ch=END, seq=channel[0], ph=1)], layout.schema))
     spark.dataSource.register(PanesMicroBatches)
-    return spark.readStream.format("panes_micro_batches").option("path", path).load()
+    return (
+        spark.readStream.format("panes_micro_batches")
+        .option("batches", _encode_batches(payloads))
+        .option("schema", layout.ddl())
+        .load()
+    )
 
 
 def reads_as_stream(source: Any) -> bool:
@@ -178,32 +158,40 @@ def reads_as_stream(source: Any) -> bool:
     return isinstance(source, MicroBatchSource) or (isinstance(source, FileSource) and source.streaming)
 
 
-def source_rows(spark: Any, source: Any, code: int, source_id: int, folder: str | None = None) -> Any:
-    """The panes rows of any supported source, as a (streaming or bounded) DataFrame, or, for DataFrames and
-    files, a :class:`ColumnarInput` that the branch's first fused step decodes."""
+def file_dataframe(spark: Any, source: FileSource) -> Any:
+    """Spark's reader of a file source (streaming or bounded)."""
+    reader = spark.readStream if source.streaming else spark.read
+    reader = reader.format(source.format).options(**source.options)
+    if source.schema is not None:
+        reader = reader.schema(source.schema)
+    if source.format == "csv" and "header" not in source.options:
+        reader = reader.option("header", "true")
+    if source.streaming and source.max_files_per_trigger is not None:
+        reader = reader.option("maxFilesPerTrigger", str(source.max_files_per_trigger))
+    return reader.load(source.path)
+
+
+def columnar_input(spark: Any, source: Any) -> ColumnarInput | None:
+    """DataFrame and file sources as a :class:`ColumnarInput` (their type read from the DataFrame's schema);
+    ``None`` for other sources."""
     if isinstance(source, DataFrameSource):
-        return ColumnarInput(source.dataframe, code, source.as_)
-    if isinstance(source, MicroBatchSource):
-        return micro_batch_rows(spark, source, code, source_id, folder or tempfile.mkdtemp(prefix="panes-"))
+        return ColumnarInput(source.dataframe, dataframe_type(source.dataframe, source.as_))
     if isinstance(source, FileSource):
-        reader = spark.readStream if source.streaming else spark.read
-        reader = reader.format(source.format).options(**source.options)
-        if source.schema is not None:
-            reader = reader.schema(source.schema)
-        if source.format == "csv" and "header" not in source.options:
-            reader = reader.option("header", "true")
-        if source.streaming and source.max_files_per_trigger is not None:
-            reader = reader.option("maxFilesPerTrigger", str(source.max_files_per_trigger))
-        return ColumnarInput(reader.load(source.path), code, "dict")
+        frame = file_dataframe(spark, source)
+        return ColumnarInput(frame, dataframe_type(frame))
+    return None
+
+
+def source_rows(spark: Any, source: Any, channel: Channel, codes: ChannelCodes) -> Any:
+    """The panes rows of a source that is not columnar (micro-batches, collections, ...) as a DataFrame."""
+    if isinstance(source, MicroBatchSource):
+        return micro_batch_rows(spark, source, channel, codes)
     if isinstance(source, (CollectionSource, SplitsSource, GeneratorSource, IterableSource)):
         if not source.is_bounded():
             raise ValueError(f"{source!r} is unbounded; on Spark use a streaming DataFrame or micro-batches")
-        rows = []
-        seq = 0
-        for split in range(source.num_splits()):
-            for element in source.read_split(split):
-                seq += 1
-                record = element if isinstance(element, StreamRecord) else StreamRecord(element)
-                rows.append((code, dumps(record.value), record.timestamp, seq, 1))
-        return spark.createDataFrame(rows, ROW_DDL)
+        layout = Layout(codes, [channel])
+        record_type = codes.types[codes.code[channel]]
+        elements = [element for split in range(source.num_splits()) for element in source.read_split(split)]
+        table = pa.Table.from_batches([layout.encode(_records(elements, channel, record_type, 1))], layout.schema)
+        return spark.createDataFrame(table)
     raise TypeError(f"the Spark runner cannot read {source!r}")

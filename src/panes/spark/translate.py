@@ -14,20 +14,20 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pyspark.sql import functions as F
 
-from panes.datastream.plan import Plan
-from panes.spark.codec import END_MS, ROW_DDL, ChannelCodes, from_spark_watermark
+from panes.datastream.execution import ExecutionConfig
+from panes.datastream.plan import Channel, Plan, declared_source_type
+from panes.spark.codec import END_MS, from_spark_watermark
 from panes.spark.functions import Chain, chain_function, keyed_shard_function
-from panes.spark.linear import Channel, Step, linearize
-from panes.spark.processor import ShardProcessor
-from panes.spark.sources import ColumnarInput, source_rows
+from panes.spark.layout import ChannelCodes, Layout
+from panes.spark.linear import Step, linearize, sink_channels
+from panes.spark.processor import PAYLOAD_DDL, ShardProcessor
+from panes.spark.sources import ColumnarInput, columnar_input, source_rows
 from panes.time import LONG_MAX, LONG_MIN
-
-if TYPE_CHECKING:
-    from panes.datastream.environment import StreamEnvironment
+from panes.types import RecordType
 
 
 def check_strategy_on_spark(strategy: Any) -> None:
@@ -68,6 +68,9 @@ def upstream_sources(plan: Plan, step: Step) -> set[int]:
 
 @dataclass
 class Branch:
+    """Rows of some sources on their way: the DataFrame so far, the channels its rows may belong to after the
+    queued steps, the queued row-local steps, and whether a watermark is defined on it."""
+
     df: Any
     channels: set[Channel]
     chain: Chain = field(default_factory=Chain)
@@ -76,26 +79,45 @@ class Branch:
 
 @dataclass
 class Translation:
+    """The query's final DataFrame (rows of the sinks' channels, see ``layout``) and what built it."""
+
     df: Any
     steps: list[Step]
     codes: ChannelCodes
+    layout: Layout
     watermarks: list[int]
+
+
+def after(channels: set[Channel], step: Step) -> set[Channel]:
+    """The channels rows may belong to after ``step`` ran over rows of ``channels``."""
+    return (channels - (step.consumed - step.passthrough)) | step.needed_outputs
 
 
 class Translator:
     """Builds the DataFrame of ``plan`` (streaming or bounded) for ``SparkRunner``."""
 
-    def __init__(
-        self, spark: Any, plan: Plan, env: StreamEnvironment, streaming: bool, folder: str, num_shards: int
-    ) -> None:
+    def __init__(self, spark: Any, plan: Plan, config: ExecutionConfig, streaming: bool, num_shards: int) -> None:
         self.spark = spark
         self.plan = plan
         self.streaming = streaming
-        self.folder = folder
         self.num_shards = num_shards
-        self.max_parallelism = env.max_parallelism
-        self.steps = linearize(plan)
-        self.codes = ChannelCodes(self.steps)
+        self.max_parallelism = config.max_parallelism
+        self.inputs: dict[int, ColumnarInput] = {}
+        for t in plan.transformations():
+            if t.kind == "source":
+                found = columnar_input(spark, t.source)  # type: ignore[attr-defined]
+                if found is not None:
+                    self.inputs[id(t.source)] = found  # type: ignore[attr-defined]
+
+        def source_type(source: Any) -> RecordType | None:
+            found = self.inputs.get(id(source))
+            return found.record_type if found is not None else declared_source_type(source)
+
+        self.steps = linearize(plan, source_type)
+        types: dict[Channel, RecordType | None] = {}
+        for step in self.steps:
+            types.update(step.types)
+        self.codes = ChannelCodes(types)
         self.branches: list[Branch] = []
         self.watermarks: list[int] = []
 
@@ -110,7 +132,8 @@ class Translator:
                 self._keyed(step)
         if not self.branches:
             raise ValueError("the plan reads no source")
-        return Translation(self._merge(self.branches), self.steps, self.codes, self.watermarks)
+        layout = Layout(self.codes, sink_channels(self.steps))
+        return Translation(self._merge(self.branches), self.steps, self.codes, layout, self.watermarks)
 
     # -- steps -------------------------------------------------------------------------------------------------
 
@@ -119,17 +142,17 @@ class Translator:
         channel = (t.id, None)
         if channel not in self.codes.code:
             return
-        rows = source_rows(self.spark, t.source, self.codes.code[channel], t.id, self.folder)  # type: ignore[attr-defined]
-        chain = Chain()
-        if isinstance(rows, ColumnarInput):
-            chain.source = (channel, rows.as_)
-            rows = rows.dataframe
-        if rows.isStreaming != self.streaming:
+        columnar = self.inputs.get(id(t.source))  # type: ignore[attr-defined]
+        if columnar is not None:
+            branch = Branch(columnar.dataframe, {channel}, Chain(source=channel))
+        else:
+            branch = Branch(source_rows(self.spark, t.source, channel, self.codes), {channel})  # type: ignore[attr-defined]
+        if branch.df.isStreaming != self.streaming:
             raise ValueError(
                 "a plan mixes bounded and streaming sources; on Spark every source must be streaming "
                 "(micro-batches, streaming files or DataFrames) or every source bounded"
             )
-        self.branches.append(Branch(rows, {channel}, chain))
+        self.branches.append(branch)
 
     def _row_local(self, step: Step) -> None:
         involved = [b for b in self.branches if b.channels & step.consumed]
@@ -151,29 +174,33 @@ class Translator:
                 )
             branch.chain.timestamp_sources = upstream_sources(self.plan, step)
         branch.chain.steps.append(step)
-        branch.channels |= step.needed_outputs
+        branch.channels = after(branch.channels, step)
 
     def _keyed(self, step: Step) -> None:
         watermarked = any(b.watermarked or b.chain.has_timestamps for b in self.branches)
         keyed = self._merge(self.branches, keyed=step)
+        channels = after(set().union(*(b.channels for b in self.branches)), step)
+        layout = Layout(self.codes, channels)
         if self.streaming:
-            processor = ShardProcessor(step, self.codes, self.num_shards, self.max_parallelism, watermarked)
+            processor = ShardProcessor(step, self.codes, layout, self.num_shards, self.max_parallelism, watermarked)
             df = keyed.groupBy("shard").transformWithStateInPandas(
-                processor, ROW_DDL, "Append", "EventTime" if watermarked else "ProcessingTime"
+                processor, PAYLOAD_DDL, "Append", "EventTime" if watermarked else "ProcessingTime"
             )
+            chain = Chain(packed=True)
         else:
             last = min(self.watermarks) if self.watermarks else LONG_MIN
             function = keyed_shard_function(
                 step,
                 self.codes,
+                layout,
                 self.num_shards,
                 self.max_parallelism,
                 [LONG_MIN, last, LONG_MAX],
                 int(time.time() * 1000),
             )
-            df = keyed.groupBy("shard").applyInArrow(function, ROW_DDL)
-        channels = set().union(*(b.channels for b in self.branches)) | step.needed_outputs
-        self.branches = [Branch(df, channels, watermarked=watermarked)]
+            df = keyed.groupBy("shard").applyInArrow(function, layout.ddl())
+            chain = Chain()
+        self.branches = [Branch(df, channels, chain, watermarked=watermarked)]
 
     # -- branches -----------------------------------------------------------------------------------------------
 
@@ -181,16 +208,18 @@ class Translator:
         frames = [self._flush(branch, keyed) for branch in branches]
         merged = frames[0]
         for frame in frames[1:]:
-            merged = merged.unionByName(frame)
+            merged = merged.unionByName(frame, allowMissingColumns=True)
         return merged
 
     def _flush(self, branch: Branch, keyed: Step | None = None) -> Any:
         """The branch's DataFrame after its queued steps (and the keying for ``keyed``), watermark defined."""
         chain = branch.chain
-        if not chain.steps and keyed is None and chain.source is None:
+        if chain.is_empty() and keyed is None:
             return branch.df
         chain.keyed = keyed
-        df = branch.df.mapInArrow(chain_function(chain, self.codes, self.num_shards, self.max_parallelism), chain.ddl())
+        layout = Layout(self.codes, branch.channels)
+        function = chain_function(chain, self.codes, layout, self.num_shards, self.max_parallelism)
+        df = branch.df.mapInArrow(function, Layout.ddl_of(chain.output_schema(layout)))
         if chain.has_timestamps:
             column, marker = chain.carrier()
             if self.streaming:

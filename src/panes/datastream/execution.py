@@ -1,0 +1,68 @@
+"""What a runner receives and returns, and how the environment finds a runner by name.
+
+The environment hands a runner a :class:`Plan`, an :class:`ExecutionConfig` and a job name; the runner
+returns a :class:`JobExecutionResult`. Runners depend on this module, never on the environment, and the
+environment never names a runner's module: ``"local"``, ``"spark"`` and any other name are looked up among
+the ``panes.runners`` entry points of the installed distributions (panes declares its two runners there).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any, Protocol
+
+from panes.datastream.plan import Plan
+
+
+@dataclass(frozen=True)
+class ExecutionConfig:
+    """The environment's settings a runner needs: default ``parallelism``, ``max_parallelism`` (the number of
+    key groups) and ``auto_watermark_interval`` (ms; 0 disables periodic watermarks)."""
+
+    parallelism: int = 1
+    max_parallelism: int = 128
+    auto_watermark_interval: int = 200
+
+
+@dataclass
+class JobExecutionResult:
+    """What ``execute`` returns: the job's name, how long it ran, and runner-specific details."""
+
+    job_name: str
+    net_runtime_ms: int = 0
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def get_job_name(self) -> str:
+        return self.job_name
+
+    def get_net_runtime(self) -> int:
+        return self.net_runtime_ms
+
+
+class Runner(Protocol):
+    """Executes plans (``panes.local.LocalRunner``, ``panes.spark.SparkRunner``, or your own)."""
+
+    def execute(self, plan: Plan, config: ExecutionConfig, job_name: str) -> JobExecutionResult: ...
+
+
+RUNNER_GROUP = "panes.runners"
+
+
+def runner_names() -> list[str]:
+    """The names of the runners installed (entry points of group ``panes.runners``)."""
+    return sorted({point.name for point in entry_points(group=RUNNER_GROUP)})
+
+
+def lookup_runner(name: str, options: dict[str, Any]) -> Runner:
+    """A new runner of the class registered as ``name``, built with ``options``.
+
+    Raises ``ValueError`` naming the installed runners when ``name`` is not one of them.
+    """
+    for point in entry_points(group=RUNNER_GROUP):
+        if point.name == name:
+            factory = point.load()
+            runner: Runner = factory(**options)
+            return runner
+    installed = ", ".join(repr(n) for n in runner_names()) or "none (is panes installed? pip install -e .)"
+    raise ValueError(f"unknown runner {name!r}: the installed runners are {installed}; or pass a runner object")

@@ -1,0 +1,129 @@
+"""File sinks of the local runner: one schema per sink, values checked as they arrive, files written at the end.
+
+The schema is the sink's declared one, else the stream's type, else inferred from the records in arrival
+order: the first record decides, and a field that is ``None`` there is typed by the next of the first
+:data:`SAMPLE` records that has one (records wait until the schema is known). A value that does not fit
+fails the job with the reason, or goes to the sink's error output as an ``ErrorRecord``. When the job ends
+everything is written to ``path/batch=0/part-00000.<format>`` — the layout the Spark runner gives one
+micro-batch, so both read back alike.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import decimal
+import json
+import os
+import shutil
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+
+from panes.datastream.sinks import FileSink, as_row, as_sink_row, refusal, sink_row_type, sink_type
+from panes.elements import StreamRecord
+from panes.errors import BadRecordError, ErrorRecord
+from panes.types import RecordType, SchemaInferenceError, SchemaMismatchError, infer_record_type
+
+SAMPLE = 1000
+"""How many records (in arrival order) inference may look at to type fields that are ``None`` in the first."""
+
+Refuse = Callable[[StreamRecord[Any], ErrorRecord], None]
+
+
+class LocalFileSink:
+    """The rows a ``FileSink`` receives in this process, checked against its schema (see the module docstring).
+
+    ``refuse`` receives each refused record with its ``ErrorRecord``; ``None`` means refused values raise."""
+
+    def __init__(self, sink: FileSink, name: str, stream_type: RecordType | None, refuse: Refuse | None) -> None:
+        self.sink = sink
+        self.name = name
+        declared = sink_type(sink)
+        self.schema = declared if declared is not None else sink_row_type(stream_type)
+        self.refuse = refuse
+        self.pending: list[StreamRecord[Any]] = []
+        self.rows: list[Any] = []
+
+    def add(self, record: StreamRecord[Any]) -> None:
+        if self.schema is None:
+            self.pending.append(record)
+            if len(self.pending) >= SAMPLE or not _unresolved(self.pending):
+                self._settle(final=False)
+            return
+        self._add(record)
+
+    def _add(self, record: StreamRecord[Any]) -> None:
+        assert self.schema is not None
+        try:
+            self.rows.append(self.schema.conform(as_sink_row(record.value)))
+        except SchemaMismatchError as error:
+            reason = refusal(self.name, self.schema, error)
+            if self.refuse is None:
+                raise BadRecordError(f"{reason}; value: {record.value!r}") from error
+            self.refuse(record, ErrorRecord(record.value, record.timestamp, reason, type(error).__name__, self.name))
+
+    def _settle(self, final: bool) -> None:
+        """Infer the schema from the waiting records (when enough are there, or at the end) and check them."""
+        if not self.pending:
+            return
+        try:
+            self.schema = sink_row_type(infer_record_type([as_row(r.value) for r in self.pending]))
+        except SchemaInferenceError:
+            if not final and len(self.pending) < SAMPLE:
+                return
+            raise
+        waiting, self.pending = self.pending, []
+        for record in waiting:
+            self._add(record)
+
+    def finish(self) -> None:
+        """Settle a schema still waiting for records (the input ended)."""
+        if self.schema is None:
+            self._settle(final=True)
+
+    def write(self) -> None:
+        """Write the rows to ``path/batch=0/`` (replacing what a previous run wrote there)."""
+        if self.schema is None:
+            return
+        folder = os.path.join(self.sink.path, "batch=0")
+        shutil.rmtree(folder, ignore_errors=True)
+        os.makedirs(folder)
+        columns = self.schema.columns()
+        struct = self.schema.encode(self.rows)
+        table = pa.Table.from_arrays([struct.field(i) for i in range(len(columns))], schema=columns)
+        target = os.path.join(folder, f"part-00000.{self.sink.format}")
+        if self.sink.format == "parquet":
+            import pyarrow.parquet as pa_parquet
+
+            pa_parquet.write_table(table, target)
+        elif self.sink.format == "csv":
+            import pyarrow.csv as pa_csv
+
+            pa_csv.write_csv(table, target)
+        else:
+            with open(target, "w") as handle:
+                for row in table.to_pylist():
+                    # as Spark's JSON writer: one object per line, null fields left out
+                    handle.write(json.dumps({k: v for k, v in row.items() if v is not None}, default=_json) + "\n")
+
+
+def _unresolved(records: list[StreamRecord[Any]]) -> bool:
+    try:
+        infer_record_type([as_row(r.value) for r in records])
+    except SchemaInferenceError:
+        return True
+    return False
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, datetime.datetime):
+        return value.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode()
+    raise TypeError(f"cannot write {value!r} as JSON")

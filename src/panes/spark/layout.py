@@ -1,0 +1,205 @@
+"""How rows travel between the Spark steps of a plan: named, typed columns.
+
+Every DataFrame between panes steps has four head columns and one value column per channel its rows may
+belong to:
+
+- ``ch INT``: the channel code (:class:`ChannelCodes`); :data:`END` marks an end-of-input sentinel (its
+  ``seq`` is the id of the source that ended) and :data:`CARRIER` a watermark carrier;
+- ``ts BIGINT``: the record's timestamp (null for none);
+- ``seq BIGINT``: the ordering number of the element the record came from;
+- ``ph INT``: the phase (see ``host``);
+- ``c<code>``: the channel's values, typed where the channel has a record type (a struct of the record's
+  fields, or a plain type), else ``BINARY`` (the value pickled). A row fills only its own channel's column.
+
+Inside a Python step a row is a :class:`Record`. A keyed step receives and returns its rows as Arrow IPC
+payloads (:func:`pack`, :func:`unpack`), so Spark hands its processor a few large rows per shard.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import pyarrow as pa
+
+from panes.datastream.plan import Channel
+from panes.types import RecordType, to_ddl
+
+END = -1
+"""The channel code of end-of-input sentinels (their ``seq`` is the id of the source that ended)."""
+CARRIER = -2
+"""The channel code of watermark carrier rows (dropped right after the watermark is defined)."""
+
+HEAD = [
+    pa.field("ch", pa.int32()),
+    pa.field("ts", pa.int64()),
+    pa.field("seq", pa.int64()),
+    pa.field("ph", pa.int32()),
+]
+
+
+class Record(NamedTuple):
+    """One row inside a Python step."""
+
+    channel: Channel
+    value: Any
+    timestamp: int | None
+    seq: int
+    phase: int
+
+
+def dumps(value: Any) -> bytes:
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def loads(data: bytes) -> Any:
+    return pickle.loads(data)
+
+
+class ChannelCodes:
+    """Small integers for the channels of a plan (what rows carry in ``ch``), and each channel's type."""
+
+    def __init__(self, types: dict[Channel, RecordType | None]) -> None:
+        ordered = sorted(types, key=lambda c: (c[0], c[1] or ""))
+        self.code: dict[Channel, int] = {channel: index for index, channel in enumerate(ordered)}
+        self.channel: dict[int, Channel] = {index: channel for channel, index in self.code.items()}
+        self.types: dict[int, RecordType | None] = {self.code[c]: types[c] for c in ordered}
+
+    def codes(self, channels: Iterable[Channel]) -> list[int]:
+        return sorted(self.code[c] for c in channels if c in self.code)
+
+    @staticmethod
+    def column(code: int) -> str:
+        return f"c{code}"
+
+    def arrow_type(self, code: int) -> pa.DataType:
+        record_type = self.types[code]
+        return pa.binary() if record_type is None else record_type.arrow_type
+
+    def decode(self, code: int, column: pa.Array) -> list[Any]:
+        """The values of ``column`` (a channel's value column) as Python values."""
+        record_type = self.types[code]
+        if record_type is None:
+            return [None if blob is None else loads(blob) for blob in column.to_pylist()]
+        return record_type.decode(column)
+
+    def encode(self, code: int, values: list[Any]) -> pa.Array:
+        """A value column from Python values (``None`` where a row belongs to another channel)."""
+        record_type = self.types[code]
+        if record_type is None:
+            return pa.array([None if v is None else dumps(v) for v in values], pa.binary())
+        return record_type.encode(values)
+
+
+class Layout:
+    """The columns of rows that may belong to ``channels``: the head columns and one value column each."""
+
+    def __init__(self, codes: ChannelCodes, channels: Iterable[Channel], extra: Sequence[pa.Field] = ()) -> None:
+        self.codes = codes
+        self.value_codes = codes.codes(channels)
+        fields = [*HEAD, *(pa.field(codes.column(c), codes.arrow_type(c)) for c in self.value_codes), *extra]
+        self.schema = pa.schema(fields)
+
+    def ddl(self) -> str:
+        """The Spark DDL of the columns (what ``mapInArrow`` and friends are told they return)."""
+        return to_ddl(self.schema)
+
+    @staticmethod
+    def ddl_of(schema: pa.Schema) -> str:
+        return to_ddl(schema)
+
+    def encode(self, records: Sequence[Record], **extra: pa.Array) -> pa.RecordBatch:
+        """A record batch of ``records`` in this layout (``extra`` fills columns beyond the value columns)."""
+        code_of = self.codes.code
+        count = len(records)
+        codes = [code_of[r.channel] for r in records]
+        arrays: list[pa.Array] = [
+            pa.array(codes, pa.int32()),
+            pa.array([r.timestamp for r in records], pa.int64()),
+            pa.array([r.seq for r in records], pa.int64()),
+            pa.array([r.phase for r in records], pa.int32()),
+        ]
+        present = set(codes)
+        for code in self.value_codes:
+            if code not in present:
+                arrays.append(pa.nulls(count, self.codes.arrow_type(code)))
+                continue
+            values = [r.value if c == code else None for r, c in zip(records, codes, strict=True)]
+            arrays.append(self.codes.encode(code, values))
+        for f in list(self.schema)[len(arrays) :]:
+            arrays.append(extra[f.name] if f.name in extra else pa.nulls(count, f.type))
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+    def adapt(self, batch: pa.RecordBatch, **extra: pa.Array) -> pa.RecordBatch:
+        """The rows of ``batch`` (any layout whose channels are in this one) in this layout."""
+        count = batch.num_rows
+        names = set(batch.schema.names)
+        arrays = []
+        for f in self.schema:
+            if f.name in extra:
+                arrays.append(extra[f.name])
+            elif f.name in names:
+                arrays.append(batch.column(f.name))
+            else:
+                arrays.append(pa.nulls(count, f.type))
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+    def row(self, **values: Any) -> pa.RecordBatch:
+        """A one-row batch with ``values`` in the named columns and nulls elsewhere (carriers, sentinels)."""
+        return pa.RecordBatch.from_pylist([values], schema=self.schema)
+
+
+def channel_mask(batch: pa.RecordBatch, codes: Iterable[int]) -> np.ndarray:
+    """Which rows of ``batch`` belong to one of ``codes``."""
+    wanted = np.fromiter(codes, dtype=np.int32)
+    channel = batch.column("ch").to_numpy(zero_copy_only=False)
+    result: np.ndarray = np.isin(channel, wanted)
+    return result
+
+
+def read_records(batch: pa.RecordBatch, codes: ChannelCodes, mask: np.ndarray) -> list[Record]:
+    """The rows of ``batch`` selected by ``mask`` as records, in their order."""
+    positions = np.flatnonzero(mask)
+    if positions.size == 0:
+        return []
+    rows = batch.take(pa.array(positions))
+    channel_codes = rows.column("ch").to_pylist()
+    values: list[Any] = [None] * rows.num_rows
+    for code in set(channel_codes):
+        column = rows.column(codes.column(code))
+        if len(set(channel_codes)) == 1:
+            values = codes.decode(code, column)
+            break
+        own = [i for i, c in enumerate(channel_codes) if c == code]
+        for i, value in zip(own, codes.decode(code, column.take(pa.array(own))), strict=True):
+            values[i] = value
+    channel = codes.channel
+    return [
+        Record(channel[c], v, t, s, p)
+        for c, v, t, s, p in zip(
+            channel_codes,
+            values,
+            rows.column("ts").to_pylist(),
+            rows.column("seq").to_pylist(),
+            rows.column("ph").to_pylist(),
+            strict=True,
+        )
+    ]
+
+
+def pack(batches: Iterable[pa.RecordBatch], schema: pa.Schema) -> bytes:
+    """Record batches as one Arrow IPC stream payload."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, schema) as writer:
+        for batch in batches:
+            if batch.num_rows:
+                writer.write_batch(batch)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def unpack(payload: bytes) -> Iterator[pa.RecordBatch]:
+    """The record batches of a :func:`pack` payload."""
+    reader = pa.ipc.open_stream(payload)
+    yield from reader
