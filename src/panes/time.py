@@ -68,8 +68,7 @@ def to_millis(value: timedelta | datetime | int, *, name: str = "value") -> int:
         millis = _instant_ms(value)
     else:
         raise TypeError(
-            f"{name} must be an int of milliseconds, a timedelta or a datetime, "
-            f"not {type(value).__name__} ({value!r})"
+            f"{name} must be an int of milliseconds, a timedelta or a datetime, not {type(value).__name__} ({value!r})"
         )
     if not LONG_MIN <= millis <= LONG_MAX:
         raise ValueError(f"{name} = {millis} ms is outside Java's long range [{LONG_MIN}, {LONG_MAX}]")

@@ -1,7 +1,8 @@
 """The DataStream API: environment, streams, windows, sources, sinks and the plan they build."""
 
 from panes.datastream.connected import ConnectedStreams
-from panes.datastream.environment import JobExecutionResult, StreamEnvironment, StreamExecutionEnvironment
+from panes.datastream.environment import StreamEnvironment, StreamExecutionEnvironment
+from panes.datastream.execution import ExecutionConfig, JobExecutionResult
 from panes.datastream.plan import Plan
 from panes.datastream.sinks import FunctionSink, ListSink, PrintSink, Sink
 from panes.datastream.sources import CollectionSource, GeneratorSource, IterableSource, Source, SplitsSource
@@ -35,6 +36,7 @@ __all__ = [
     "ConnectedStreams",
     "DataStream",
     "DataStreamSink",
+    "ExecutionConfig",
     "FilterFunction",
     "FlatMapFunction",
     "FunctionSink",

@@ -211,7 +211,7 @@ def resolve_types(plan: Plan, source_type: SourceTypes = declared_source_type) -
         elif tag_id in dict(transformation.side_output_types):
             found = dict(transformation.side_output_types)[tag_id]
         else:
-            tag = tags.get(channel)
+            tag = tags.get((channel[0], tag_id))
             found = None if tag is None or tag.type_info is None else RecordType.of(tag.type_info)
         result = input_type(transformation) if found is INHERIT else found
         assert not isinstance(result, _Inherit)

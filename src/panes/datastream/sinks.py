@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pyarrow as pa
+
 from panes.elements import StreamRecord
 from panes.functions.stream import SinkFunction, as_sink_function
 from panes.types import RecordType
@@ -99,7 +101,7 @@ class FileSink(Sink):
         self.path = path
         self.format = format
         self.schema = schema
-        self.record_type = None if schema is None else sink_row_type(RecordType.of(schema))
+        self.record_type = sink_type(self)
         if self.record_type is not None and format == "csv":
             check_flat(self.record_type)
 
@@ -124,23 +126,20 @@ def as_row(value: Any) -> dict[str, Any]:
     return {"value": value}
 
 
-def sink_row_type(record_type: RecordType | None) -> RecordType | None:
-    """A record type as the rows of a sink: its columns, values as dicts (``None`` stays ``None``)."""
-    if record_type is None:
-        return None
-    return RecordType.of(record_type.columns())
+def sink_row_type(record_type: RecordType) -> RecordType:
+    """A record type as the rows of a sink: its columns, values as dicts."""
+    return RecordType(pa.struct(list(record_type.columns())), "dict")
 
 
 def sink_type(sink: Any) -> RecordType | None:
     """The row type a sink declares (its ``schema``), or ``None``."""
     schema = getattr(sink, "schema", None)
-    return None if schema is None else sink_row_type(RecordType.of(schema))
+    declared = None if schema is None else RecordType.of(schema)
+    return None if declared is None else sink_row_type(declared)
 
 
 def check_flat(record_type: RecordType) -> None:
     """CSV holds plain columns only: raise ``ValueError`` naming a nested column."""
-    import pyarrow as pa
-
     for f in record_type.columns():
         if pa.types.is_nested(f.type):
             raise ValueError(f"CSV files cannot hold column {f.name!r} of type {f.type}; use parquet or json")

@@ -137,7 +137,11 @@ class DataStream:
         function = as_map_function(func)
         key = self._key_selector()
         return self._one_input(
-            "Map", "map", function, lambda: StreamMap(instance_copy(function), key), key,
+            "Map",
+            "map",
+            function,
+            lambda: StreamMap(instance_copy(function), key),
+            key,
             output_type=declared_type(output_type),
         )
 
@@ -146,7 +150,11 @@ class DataStream:
         function = as_flat_map_function(func)
         key = self._key_selector()
         return self._one_input(
-            "FlatMap", "flat_map", function, lambda: StreamFlatMap(instance_copy(function), key), key,
+            "FlatMap",
+            "flat_map",
+            function,
+            lambda: StreamFlatMap(instance_copy(function), key),
+            key,
             output_type=declared_type(output_type),
         )
 
@@ -164,7 +172,10 @@ class DataStream:
         if not isinstance(func, ProcessFunction):
             raise TypeError(f"DataStream.process needs a ProcessFunction, got {type(func).__name__}")
         return self._one_input(
-            "Process", "process", func, lambda: ProcessOperator(instance_copy(func)),
+            "Process",
+            "process",
+            func,
+            lambda: ProcessOperator(instance_copy(func)),
             output_type=declared_type(output_type),
         )
 
@@ -319,7 +330,6 @@ class DataStream:
         values = collected.values
         return values if limit is None else values[:limit]
 
-
     def to_dataframe(self, schema: Any = None) -> Any:
         """This stream as a Spark DataFrame, streaming when the sources are (needs the Spark runner).
 
@@ -332,9 +342,10 @@ class DataStream:
         """
         make = getattr(self.env.runner, "to_dataframe", None)
         if make is None:
+            runner = type(self.env.runner).__name__
             raise TypeError(
-                f"to_dataframe needs the Spark runner (StreamEnvironment('spark')), not {type(self.env.runner).__name__}"
-                "; collect with execute_and_collect() or write with a sink instead"
+                f"to_dataframe needs the Spark runner (StreamEnvironment('spark')), not {runner}; collect with "
+                "execute_and_collect() or write with a sink instead"
             )
         pending = self.env.plan().sinks
         if pending:
@@ -403,7 +414,11 @@ class KeyedStream(FieldAggregations, DataStream):
             raise TypeError(f"KeyedStream.process needs a KeyedProcessFunction, got {type(func).__name__}")
         key = self.key_selector
         return self._one_input(
-            "KeyedProcess", "keyed_process", func, lambda: KeyedProcessOperator(instance_copy(func), key), key,
+            "KeyedProcess",
+            "keyed_process",
+            func,
+            lambda: KeyedProcessOperator(instance_copy(func), key),
+            key,
             output_type=declared_type(output_type),
         )
 
@@ -412,7 +427,11 @@ class KeyedStream(FieldAggregations, DataStream):
         function = as_reduce_function(func)
         key = self.key_selector
         return self._one_input(
-            "Keyed Reduce", "reduce", function, lambda: StreamGroupedReduceOperator(instance_copy(function), key), key,
+            "Keyed Reduce",
+            "reduce",
+            function,
+            lambda: StreamGroupedReduceOperator(instance_copy(function), key),
+            key,
             output_type=INHERIT,
         )
 

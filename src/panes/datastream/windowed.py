@@ -168,7 +168,10 @@ class _Windowed(FieldAggregations):
         return self._build("Window(Reduce)", spec, INHERIT if window_function is None else output_type)
 
     def aggregate(
-        self, aggregate_function: Any, window_function: Any = None, accumulator_type: Any = None,
+        self,
+        aggregate_function: Any,
+        window_function: Any = None,
+        accumulator_type: Any = None,
         output_type: Any = None,
     ) -> DataStream:
         """Aggregate each pane incrementally; the optional ``window_function`` gets the result. ``output_type``
@@ -215,12 +218,11 @@ class AllWindowedStream(_Windowed):
     def process(self, process_all_window_function: Any, output_type: Any = None) -> DataStream:
         """Evaluate each pane with a ``ProcessAllWindowFunction`` (or callable ``(context, elements)``)."""
         return self._build(
-            "AllWindow(Process)", process_spec(as_process_all_window_function(process_all_window_function)),
+            "AllWindow(Process)",
+            process_spec(as_process_all_window_function(process_all_window_function)),
             output_type,
         )
 
     def apply(self, all_window_function: Any, output_type: Any = None) -> DataStream:
         """Evaluate each pane with an ``AllWindowFunction`` (or callable ``(window, inputs)``)."""
-        return self._build(
-            "AllWindow(Apply)", process_spec(as_all_window_function(all_window_function)), output_type
-        )
+        return self._build("AllWindow(Apply)", process_spec(as_all_window_function(all_window_function)), output_type)

@@ -41,7 +41,9 @@ class LocalFileSink:
         self.sink = sink
         self.name = name
         declared = sink_type(sink)
-        self.schema = declared if declared is not None else sink_row_type(stream_type)
+        if declared is None and stream_type is not None:
+            declared = sink_row_type(stream_type)
+        self.schema = declared
         self.refuse = refuse
         self.pending: list[StreamRecord[Any]] = []
         self.rows: list[Any] = []

@@ -62,13 +62,20 @@ class Chain:
     keyed: Step | None = None
     source: Channel | None = None
     packed: bool = False
+    end_only: bool = False
+    """Rate only end-of-input sentinels (a plan without watermark strategy still ends with ``LONG_MAX``)."""
 
     @property
     def has_timestamps(self) -> bool:
         return any(step.kind == "timestamps" for step in self.steps)
 
+    @property
+    def rates(self) -> bool:
+        """Whether the call reports watermarks (column ``wm`` and a carrier row per batch)."""
+        return self.has_timestamps or self.end_only
+
     def is_empty(self) -> bool:
-        return not self.steps and self.keyed is None and self.source is None and not self.packed
+        return not self.steps and self.keyed is None and self.source is None and not self.packed and not self.end_only
 
     def read_channels(self) -> set[Channel]:
         """The channels some fused step (or the keying) reads."""
@@ -82,7 +89,7 @@ class Chain:
     def output_schema(self, layout: Layout) -> pa.Schema:
         """Rows in ``layout``, or before a keyed step one payload per shard; plus ``wm`` with timestamps."""
         fields = list(layout.schema) if self.keyed is None else list(SHARD_FIELDS)
-        if self.has_timestamps:
+        if self.rates:
             fields.append(WM)
         return pa.schema(fields)
 
@@ -124,6 +131,7 @@ def chain_function(
     """The ``mapInArrow`` function of ``chain`` writing ``layout`` (see the module docstring)."""
     read = codes.codes(chain.read_channels())
     schema = chain.output_schema(layout)
+    rated_layout = layout.with_extra(WM)
     sources = chain.timestamp_sources
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -131,12 +139,14 @@ def chain_function(
         stamps: dict[int, TimestampsAndWatermarksOperator] = {}
         shard_cache: dict[Any, int] = {}
         base, count = _partition_base(), 0
-        for batch in _inputs(batches, chain.packed):
+        for incoming in _inputs(batches, chain.packed):
+            batch = incoming
             if chain.source is not None:
-                batch = _source_batch(batch, chain.source, codes, base, count)
+                batch = _source_batch(incoming, chain.source, codes, base, count)
                 count += batch.num_rows
             top: int | None = None
-            if chain.has_timestamps and (sentinels := _sentinels(batch, sources)):
+            sentinels = _sentinels(batch, sources) if chain.rates else None
+            if sentinels is not None:
                 top = END_MS
                 batch = batch.filter(pa.array(~sentinels))
             # rows a fused step reads become records (and stay records while needed); the others stay columns
@@ -164,10 +174,20 @@ def chain_function(
                     for index, group in sorted(by_batch(own).items()):
                         rows += host.process(group, LONG_MIN, 0, index)
             if chain.keyed is None:
-                yield from _rows_out(layout, rows, rest, chain.has_timestamps, top)
+                yield from _rows_out(rated_layout if chain.rates else layout, rows, rest, chain.rates, top)
             else:
-                yield _shards_out(chain.keyed, layout, rows, rest, num_shards, max_parallelism, shard_cache, top,
-                                  chain.has_timestamps, schema)
+                yield _shards_out(
+                    chain.keyed,
+                    layout,
+                    rows,
+                    rest,
+                    num_shards,
+                    max_parallelism,
+                    shard_cache,
+                    top,
+                    chain.rates,
+                    schema,
+                )
         for host in hosts.values():
             host.close()
 
@@ -258,7 +278,12 @@ def _shards_out(
 
 
 def keyed_shard_function(
-    step: Step, codes: ChannelCodes, layout: Layout, num_shards: int, max_parallelism: int, watermarks: list[int],
+    step: Step,
+    codes: ChannelCodes,
+    layout: Layout,
+    num_shards: int,
+    max_parallelism: int,
+    watermarks: list[int],
     now: int,
 ) -> Callable[[Any, Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """``applyInArrow`` function of a keyed step over bounded input: one shard, every batch in order, batch

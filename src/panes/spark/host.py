@@ -149,9 +149,7 @@ class StepHost:
         self.clock.set_current_time(now)
         operator.advance_processing_time(now)
 
-    def process(
-        self, rows: Iterable[Record], watermark: int = LONG_MIN, now: int = 0, batch: int = 0
-    ) -> list[Record]:
+    def process(self, rows: Iterable[Record], watermark: int = LONG_MIN, now: int = 0, batch: int = 0) -> list[Record]:
         """Process one micro-batch of this shard's rows (any order: they are sorted by phase, then seq).
 
         Rows' phases are read modulo 2; outputs get phase ``2 * batch + phase`` (the bounded Spark path numbers

@@ -98,9 +98,14 @@ class Layout:
 
     def __init__(self, codes: ChannelCodes, channels: Iterable[Channel], extra: Sequence[pa.Field] = ()) -> None:
         self.codes = codes
-        self.value_codes = codes.codes(channels)
+        self.channels = frozenset(channels)
+        self.value_codes = codes.codes(self.channels)
         fields = [*HEAD, *(pa.field(codes.column(c), codes.arrow_type(c)) for c in self.value_codes), *extra]
         self.schema = pa.schema(fields)
+
+    def with_extra(self, *fields: pa.Field) -> Layout:
+        """This layout with ``fields`` after the value columns."""
+        return Layout(self.codes, self.channels, fields)
 
     def ddl(self) -> str:
         """The Spark DDL of the columns (what ``mapInArrow`` and friends are told they return)."""

@@ -31,6 +31,7 @@ from panes.datastream.plan import (
 )
 from panes.types import RecordType
 
+
 @dataclass
 class Step:
     """One physical transformation: what it reads (per input), what it is, what passes through, which of its

@@ -252,4 +252,3 @@ class MicroBatchExecutor:
 
     def sink_values(self, sink_id: int) -> list[Any]:
         return [row.value for row in self.sink_rows[sink_id]]
-

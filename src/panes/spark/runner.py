@@ -111,7 +111,11 @@ class SparkRunner:
 
     def _translate(self, plan: Plan, config: ExecutionConfig, streaming: bool) -> Translation:
         shards = self.num_shards or 2 * int(self.spark.conf.get("spark.sql.shuffle.partitions"))
-        return Translator(self.spark, plan, config, streaming, shards).translate()
+        finite = not streaming or self._trigger(plan) == "available_now"
+        return Translator(self.spark, plan, config, streaming, shards, finite).translate()
+
+    def _trigger(self, plan: Plan) -> str:
+        return self.trigger or ("available_now" if self._finite(plan) else "continuous")
 
     # -- execution ----------------------------------------------------------------------------------------------
 
@@ -137,7 +141,7 @@ class SparkRunner:
         stream = translation.df.writeStream.foreachBatch(write_batch).option("checkpointLocation", checkpoint)
         if self.query_name or job_name:
             stream = stream.queryName((self.query_name or job_name).replace(" ", "_"))
-        trigger = self.trigger or ("available_now" if self._finite(plan) else "continuous")
+        trigger = self._trigger(plan)
         if trigger == "available_now":
             stream = stream.trigger(availableNow=True)
         elif trigger != "continuous":

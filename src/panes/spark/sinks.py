@@ -210,10 +210,11 @@ class SinkWriter:
         values = [r.value for chunk in sample.to_batches() for r in read_records(chunk, self.codes, _all(chunk))]
         if not values:
             return None
-        target.schema = sink_row_type(infer_record_type([as_row(v) for v in values]))
+        schema = sink_row_type(infer_record_type([as_row(v) for v in values]))
         if self.schema_folder is not None:
-            store_schema(self.spark, self.schema_folder, target.key, target.schema)
-        return target.schema
+            store_schema(self.spark, self.schema_folder, target.key, schema)
+        target.schema = schema
+        return schema
 
 
 def _all(batch: pa.RecordBatch) -> Any:
@@ -298,9 +299,11 @@ def deliver_records(spark: Any, sink: Any, records: list[Record]) -> None:
         if sink.rows:
             declared = sink_type(sink)
             schema = declared if declared is not None else sink_row_type(infer_record_type(sink.rows))
+            assert schema is not None
             struct = schema.encode([schema.conform(as_sink_row(row)) for row in sink.rows])
-            table = pa.Table.from_arrays([struct.field(i) for i in range(struct.type.num_fields)],
-                                         schema=schema.columns())
+            table = pa.Table.from_arrays(
+                [struct.field(i) for i in range(struct.type.num_fields)], schema=schema.columns()
+            )
             spark.createDataFrame(table).createOrReplaceTempView(sink.table)
         return
     for record in records:
@@ -316,7 +319,7 @@ def load_schema(spark: Any, folder: str, key: str) -> RecordType | None:
     path = os.path.join(folder, key)
     try:
         rows = spark.read.text(path).collect()
-    except Exception:  # noqa: BLE001 - Spark raises AnalysisException for a missing path
+    except Exception:  # Spark raises AnalysisException for a missing path
         return None
     text = "".join(row[0] for row in rows).strip()
     return RecordType.of(text) if text else None
@@ -327,5 +330,3 @@ def store_schema(spark: Any, folder: str, key: str, schema: RecordType) -> None:
     spark.createDataFrame([(schema.ddl(),)], "value STRING").coalesce(1).write.mode("overwrite").text(
         os.path.join(folder, key)
     )
-
-

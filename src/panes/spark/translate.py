@@ -96,7 +96,9 @@ def after(channels: set[Channel], step: Step) -> set[Channel]:
 class Translator:
     """Builds the DataFrame of ``plan`` (streaming or bounded) for ``SparkRunner``."""
 
-    def __init__(self, spark: Any, plan: Plan, config: ExecutionConfig, streaming: bool, num_shards: int) -> None:
+    def __init__(
+        self, spark: Any, plan: Plan, config: ExecutionConfig, streaming: bool, num_shards: int, finite: bool = True
+    ) -> None:
         self.spark = spark
         self.plan = plan
         self.streaming = streaming
@@ -120,6 +122,9 @@ class Translator:
         self.codes = ChannelCodes(types)
         self.branches: list[Branch] = []
         self.watermarks: list[int] = []
+        # a finite streaming plan without watermark strategy still ends with Flink's LONG_MAX watermark (its
+        # sources' end-of-input sentinels rate it), and runs in event time, so Spark stops when input ends
+        self.end_watermark = streaming and finite and not any(s.kind == "timestamps" for s in self.steps)
 
     def translate(self) -> Translation:
         for step in self.steps:
@@ -147,6 +152,9 @@ class Translator:
             branch = Branch(columnar.dataframe, {channel}, Chain(source=channel))
         else:
             branch = Branch(source_rows(self.spark, t.source, channel, self.codes), {channel})  # type: ignore[attr-defined]
+        if self.end_watermark:
+            branch.chain.end_only = True
+            branch.chain.timestamp_sources = {t.id}
         if branch.df.isStreaming != self.streaming:
             raise ValueError(
                 "a plan mixes bounded and streaming sources; on Spark every source must be streaming "
@@ -177,7 +185,7 @@ class Translator:
         branch.channels = after(branch.channels, step)
 
     def _keyed(self, step: Step) -> None:
-        watermarked = any(b.watermarked or b.chain.has_timestamps for b in self.branches)
+        watermarked = any(b.watermarked or b.chain.rates for b in self.branches)
         keyed = self._merge(self.branches, keyed=step)
         channels = after(set().union(*(b.channels for b in self.branches)), step)
         layout = Layout(self.codes, channels)
@@ -220,7 +228,7 @@ class Translator:
         layout = Layout(self.codes, branch.channels)
         function = chain_function(chain, self.codes, layout, self.num_shards, self.max_parallelism)
         df = branch.df.mapInArrow(function, Layout.ddl_of(chain.output_schema(layout)))
-        if chain.has_timestamps:
+        if chain.rates:
             column, marker = chain.carrier()
             if self.streaming:
                 df = df.withColumn("wm_ts", F.timestamp_millis(F.col("wm"))).withWatermark("wm_ts", "0 seconds")

@@ -82,9 +82,7 @@ class AggregatingStateDescriptor(StateDescriptor):
 
     kind = "aggregating"
 
-    def __init__(
-        self, name: str, agg_function: AggregateFunction[Any, Any, Any], type_info: Any = None
-    ) -> None:
+    def __init__(self, name: str, agg_function: AggregateFunction[Any, Any, Any], type_info: Any = None) -> None:
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "type_info", type_info)
         object.__setattr__(self, "agg_function", as_aggregate_function(agg_function))

@@ -92,9 +92,7 @@ class OneInputOperatorHarness:
             self.operator.close()
 
 
-def window_function_spec(
-    function: Any = None, *, reduce: Any = None, aggregate: Any = None
-) -> WindowFunctionSpec:
+def window_function_spec(function: Any = None, *, reduce: Any = None, aggregate: Any = None) -> WindowFunctionSpec:
     """The window state and function for the ways Flink's ``WindowedStream`` can be evaluated.
 
     - ``aggregate=agg`` (or ``function`` an ``AggregateFunction``): incremental aggregate, then ``function``;

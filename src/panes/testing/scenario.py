@@ -212,8 +212,20 @@ def collect_result(
 
 
 PANE_FIELDS = (
-    "key", "window_start", "window_end", "values", "values_in_order", "count", "sum", "fire_index",
-    "watermark", "end_of_input", "seqs", "seqs_in_order", "ts_in_order", "emit_seq",
+    "key",
+    "window_start",
+    "window_end",
+    "values",
+    "values_in_order",
+    "count",
+    "sum",
+    "fire_index",
+    "watermark",
+    "end_of_input",
+    "seqs",
+    "seqs_in_order",
+    "ts_in_order",
+    "emit_seq",
 )
 
 

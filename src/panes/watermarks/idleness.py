@@ -101,8 +101,13 @@ class WatermarksWithIdleness(WatermarkGenerator):
 
     def snapshot_state(self) -> Any:
         timer = self._timer
-        return (self.generator.snapshot_state(), timer._counter, timer._last_counter, timer._start_of_inactivity,
-                self._idle_now)
+        return (
+            self.generator.snapshot_state(),
+            timer._counter,
+            timer._last_counter,
+            timer._start_of_inactivity,
+            self._idle_now,
+        )
 
     def restore_state(self, state: Any) -> None:
         if state is None:

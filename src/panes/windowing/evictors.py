@@ -38,11 +38,7 @@ class TimestampedValue(Generic[T]):
         return self.timestamp is not None
 
     def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, TimestampedValue)
-            and self.value == other.value
-            and self.timestamp == other.timestamp
-        )
+        return isinstance(other, TimestampedValue) and self.value == other.value and self.timestamp == other.timestamp
 
     def __hash__(self) -> int:
         return hash((self.timestamp, repr(self.value)))

@@ -272,9 +272,7 @@ class WindowFunctionSpec:
             function = _AggregateApplyFunction(self.aggregate, self.process_function)
         else:
             function = _IterableFunction(self.process_function)
-        return WindowFunctionSpec(
-            self.kind, state, function, self.process_function, self.reduce, self.aggregate
-        )
+        return WindowFunctionSpec(self.kind, state, function, self.process_function, self.reduce, self.aggregate)
 
 
 def process_spec(fn: Any) -> WindowFunctionSpec:

@@ -72,9 +72,7 @@ class MergingWindowSet:
                 merged_state_windows.remove(merged_state_window)
             # merging only the new window into one pre-existing, unchanged window needs no state merge
             if not (merge_result in merged_windows and len(merged_windows) == 1):
-                merge_function(
-                    merge_result, list(merged_windows), self.mapping.get(merge_result), merged_state_windows
-                )
+                merge_function(merge_result, list(merged_windows), self.mapping.get(merge_result), merged_state_windows)
 
         if len(merge_results) == 0 or (result_window == new_window and not merged_new_window):
             self.mapping.put(result_window, result_window)

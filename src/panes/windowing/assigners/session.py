@@ -49,9 +49,7 @@ def as_gap_extractor(
         return fn
     if callable(fn):
         return _CallableGap(fn)
-    raise TypeError(
-        f"expected a SessionWindowTimeGapExtractor or a callable element -> gap, got {type(fn).__name__}"
-    )
+    raise TypeError(f"expected a SessionWindowTimeGapExtractor or a callable element -> gap, got {type(fn).__name__}")
 
 
 def _fixed_gap(owner: str, gap: Duration) -> int:
