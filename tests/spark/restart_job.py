@@ -1,5 +1,5 @@
-"""A streaming job over explicit micro-batches writing Parquet, run in a subprocess that the restart test
-kills (``python -m tests.spark.restart_job <checkpoint> <output>``)."""
+"""A streaming job over explicit micro-batches writing Parquet, run in a subprocess that the restart tests
+kill (``python -m tests.spark.restart_job <checkpoint> <output> [master]``)."""
 
 from __future__ import annotations
 
@@ -54,4 +54,4 @@ def run(spark: Any, checkpoint: str, output: str) -> None:
 if __name__ == "__main__":
     from panes.spark import create_session
 
-    run(create_session(), sys.argv[1], sys.argv[2])
+    run(create_session(sys.argv[3] if len(sys.argv) > 3 else "local[2]"), sys.argv[1], sys.argv[2])

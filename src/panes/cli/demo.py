@@ -111,14 +111,26 @@ def build(env: StreamEnvironment, batches: list[list[dict[str, Any]]], output: P
     per_page.get_side_output(LATE).sink_to_files(str(output / "late"), schema="user STRING, page STRING, ts BIGINT")
 
 
-def run_demo(events: int = 20_000, batches: int = 10, output: str = "out/demo", shards: int = 4) -> int:
+def run_demo(
+    events: int = 20_000,
+    batches: int = 10,
+    output: str = "out/demo",
+    shards: int = 4,
+    master: str = "local[2]",
+    remote: str | None = None,
+    checkpoint: str | None = None,
+) -> int:
+    """Run the demo on ``master`` (or the Spark Connect server ``remote``), keeping its state in
+    ``checkpoint`` when given (a rerun then continues where a killed run stopped)."""
     from panes.spark import SparkRunner, create_session
 
     target = Path(output)
-    shutil.rmtree(target, ignore_errors=True)
-    print(f"panes demo: {events} clicks in {batches} micro-batches on local Spark -> {target}/")
-    spark = create_session(app_name="panes-demo")
-    env = StreamEnvironment(SparkRunner(spark, num_shards=shards))
+    if checkpoint is None:
+        shutil.rmtree(target, ignore_errors=True)
+    where = f"Spark Connect at {remote}" if remote else ("local Spark" if master.startswith("local") else master)
+    print(f"panes demo: {events} clicks in {batches} micro-batches on {where} -> {target}/")
+    spark = create_session(master, app_name="panes-demo", remote=remote)
+    env = StreamEnvironment(SparkRunner(spark, num_shards=shards, checkpoint_location=checkpoint))
     build(env, click_batches(events, batches), target)
     started = time.monotonic()
     result = env.execute("panes demo")

@@ -13,11 +13,22 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--events", type=int, default=20_000, help="generated clicks (default 20000)")
     demo.add_argument("--batches", type=int, default=10, help="micro-batches they arrive in (default 10)")
     demo.add_argument("--output", default="out/demo", help="where the Parquet results go (default out/demo)")
+    where = demo.add_mutually_exclusive_group()
+    where.add_argument("--master", default="local[2]", help="Spark master URL (default local[2])")
+    where.add_argument("--remote", default=None, help="Spark Connect URL (sc://host:port) instead of a master")
+    demo.add_argument("--checkpoint", default=None, help="checkpoint folder (default: a temporary one)")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from panes.cli.demo import run_demo
 
-        return run_demo(events=args.events, batches=args.batches, output=args.output)
+        return run_demo(
+            events=args.events,
+            batches=args.batches,
+            output=args.output,
+            master=args.master,
+            remote=args.remote,
+            checkpoint=args.checkpoint,
+        )
     return 2
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult
 from panes.datastream.plan import Plan, SinkTransformation, Transformation
-from panes.spark.session import create_session
+from panes.spark.session import create_session, is_connect
 from panes.spark.sinks import SinkTarget, SinkWriter
 from panes.spark.sources import reads_as_stream
 from panes.spark.translate import Translation, Translator
@@ -41,22 +41,44 @@ class DataFrameOutput:
 
 
 class SparkJob:
-    """A running streaming query (``query``) and how to wait for or stop it."""
+    """A running streaming query (``query``) and how to wait for or stop it.
 
-    def __init__(self, query: Any, checkpoint: str, owns_checkpoint: bool) -> None:
+    Over Spark Connect the driver sinks (list, print, function, memory) receive their records on this side
+    when the job is waited for (``process_all_available``, ``await_termination``) or stopped."""
+
+    def __init__(
+        self, query: Any, checkpoint: str, owns_checkpoint: bool, spark: Any = None, staged: SinkWriter | None = None
+    ) -> None:
         self.query = query
         self.checkpoint = checkpoint
         self._owns_checkpoint = owns_checkpoint
+        self._spark = spark
+        self._staged = staged
+        self._delivered = -1
+
+    def deliver(self) -> None:
+        """Hand the driver sinks what batches committed since the last call staged (Spark Connect only)."""
+        if self._staged is not None:
+            self._delivered = self._staged.deliver_staged(self._spark, self._delivered)
 
     def process_all_available(self) -> None:
         self.query.processAllAvailable()
+        self.deliver()
 
     def await_termination(self, timeout: float | None = None) -> bool | None:
-        result: bool | None = self.query.awaitTermination(timeout)
-        return result
+        if self._staged is None or timeout is not None:
+            result: bool | None = self.query.awaitTermination(timeout)
+            self.deliver()
+            return result
+        # deliver as batches commit, then what is left
+        while not self.query.awaitTermination(1.0):
+            self.deliver()
+        self.deliver()
+        return None
 
     def stop(self) -> None:
         self.query.stop()
+        self.deliver()
 
     def cleanup(self) -> None:
         if self._owns_checkpoint:
@@ -125,7 +147,7 @@ class SparkRunner:
     def run_bounded(self, plan: Plan, config: ExecutionConfig) -> None:
         """Run a plan of bounded sources as one Spark batch job and write its sinks."""
         translation = self._translate(plan, config, streaming=False)
-        writer = SinkWriter(self.spark, translation.steps, translation.codes, None)
+        writer = SinkWriter(translation.steps, translation.codes, None)
         writer.write(translation.df, 0)
 
     def start(self, plan: Plan, config: ExecutionConfig, job_name: str = "panes job") -> SparkJob:
@@ -133,7 +155,9 @@ class SparkRunner:
         owns = self.checkpoint_location is None
         checkpoint = self.checkpoint_location or tempfile.mkdtemp(prefix="panes-checkpoint-")
         translation = self._translate(plan, config, streaming=True)
-        writer = SinkWriter(self.spark, translation.steps, translation.codes, os.path.join(checkpoint, "panes"))
+        folder = os.path.join(checkpoint, "panes")
+        staged = os.path.join(folder, "driver-sinks") if is_connect(self.spark) else None
+        writer = SinkWriter(translation.steps, translation.codes, os.path.join(folder, "sink-schemas"), staged)
 
         def write_batch(batch: Any, batch_id: int) -> None:
             writer.write(batch, batch_id)
@@ -146,14 +170,14 @@ class SparkRunner:
             stream = stream.trigger(availableNow=True)
         elif trigger != "continuous":
             stream = stream.trigger(processingTime=trigger)
-        return SparkJob(stream.start(), checkpoint, owns)
+        return SparkJob(stream.start(), checkpoint, owns, self.spark, writer if staged else None)
 
     def to_dataframe(self, transformation: Transformation, config: ExecutionConfig, schema: RecordType | None) -> Any:
         """The DataFrame of the stream produced by ``transformation`` (see ``DataStream.to_dataframe``)."""
         sink = SinkTransformation(name="DataFrame", inputs=(transformation,), sink=DataFrameOutput(schema))
         plan = Plan((sink,))
         translation = self._translate(plan, config, streaming=self._is_streaming(plan))
-        writer = SinkWriter(self.spark, translation.steps, translation.codes, None)
+        writer = SinkWriter(translation.steps, translation.codes, None)
         target: SinkTarget = writer.targets[0]
         if target.schema is None:
             raise ValueError(

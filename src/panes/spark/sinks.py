@@ -93,12 +93,18 @@ class SinkTarget:
 
 @dataclass
 class SinkWriter:
-    """Writes every sink of a plan from a batch DataFrame in ``layout`` (see the module docstring)."""
+    """Writes every sink of a plan from a batch DataFrame in ``layout`` (see the module docstring).
 
-    spark: Any
+    ``schema_folder`` keeps inferred schemas (``None``: not kept). ``stage_folder`` is for Spark Connect,
+    where ``foreachBatch`` runs on the server: driver sinks' rows are then staged there (Parquet, one folder
+    per batch, replaced when a batch is replayed) and :meth:`deliver_staged` hands them to the client's sinks.
+    The writer holds no session (it travels to the server): actions use the batch's own.
+    """
+
     steps: list[Step]
     codes: ChannelCodes
     schema_folder: str | None
+    stage_folder: str | None = None
     targets: list[SinkTarget] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -122,8 +128,9 @@ class SinkWriter:
 
     # -- one batch ------------------------------------------------------------------------------------------------
 
-    def write(self, batch: Any, batch_id: int, targets: list[SinkTarget] | None = None) -> None:
-        """Write ``targets`` (default: the sinks that read no other sink's errors) from ``batch``."""
+    def write(self, batch: Any, batch_id: int, targets: list[SinkTarget] | None = None, part: int = 0) -> None:
+        """Write ``targets`` (default: the sinks that read no other sink's errors) from ``batch``; ``part``
+        numbers the writes of one batch (a sink's refused values are written after it, as part ``part + 1``)."""
         chosen = targets if targets is not None else [t for t in self.targets if not self._reads_errors(t)]
         if not chosen:
             return
@@ -131,10 +138,10 @@ class SinkWriter:
         try:
             driver = [t for t in chosen if isinstance(t.sink, DRIVER_SINKS)]
             if driver:
-                self._deliver(batch, driver)
+                self._deliver(batch, batch_id, part, driver)
             for target in chosen:
                 if not isinstance(target.sink, DRIVER_SINKS):
-                    self._write_target(batch, batch_id, target)
+                    self._write_target(batch, batch_id, part, target)
         finally:
             batch.unpersist()
 
@@ -142,19 +149,45 @@ class SinkWriter:
         errors = {t.error_code for t in self.targets if t.error_code is not None}
         return bool(errors & set(target.codes))
 
-    def _deliver(self, batch: Any, targets: list[SinkTarget]) -> None:
-        """Collect the rows of the driver sinks (one action) and hand each sink its values in order."""
+    def _deliver(self, batch: Any, batch_id: int, part: int, targets: list[SinkTarget]) -> None:
+        """Collect the rows of the driver sinks (one action) and hand each sink its values in order; over
+        Spark Connect, stage them for the client instead."""
         wanted = sorted({code for t in targets for code in t.codes})
-        table = batch.filter(F.col("ch").isin(wanted)).toArrow()
+        rows = batch.filter(F.col("ch").isin(wanted))
+        if self.stage_folder is not None:
+            rows.write.mode("overwrite").parquet(os.path.join(self.stage_folder, f"batch={batch_id}", f"part={part}"))
+            return
+        self._hand_over(batch.sparkSession, rows.toArrow(), targets)
+
+    def _hand_over(self, spark: Any, table: pa.Table, targets: list[SinkTarget]) -> None:
+        wanted = sorted({code for t in targets for code in t.codes})
         records: list[Record] = []
         for chunk in table.to_batches():
             records.extend(read_records(chunk, self.codes, channel_mask(chunk, wanted)))
         records.sort(key=lambda r: (r.phase, r.seq))
         for target in targets:
             mine = [r for r in records if self.codes.code[r.channel] in target.codes]
-            deliver_records(self.spark, target.sink, mine)
+            deliver_records(spark, target.sink, mine)
 
-    def _write_target(self, batch: Any, batch_id: int, target: SinkTarget) -> None:
+    def deliver_staged(self, spark: Any, after: int) -> int:
+        """Hand the driver sinks the rows staged by batches after ``after`` (in batch order); returns the last
+        batch delivered (``after`` when none is new)."""
+        assert self.stage_folder is not None
+        try:
+            staged = spark.read.parquet(self.stage_folder)
+            batches = sorted(r[0] for r in staged.select("batch").distinct().collect() if r[0] > after)
+        except Exception:  # nothing staged yet: Spark raises AnalysisException for a missing path
+            return after
+        targets = [t for t in self.targets if isinstance(t.sink, DRIVER_SINKS)]
+        for batch_id in batches:
+            for part in sorted(
+                r[0] for r in staged.filter(F.col("batch") == batch_id).select("part").distinct().collect()
+            ):
+                rows = staged.filter((F.col("batch") == batch_id) & (F.col("part") == part)).drop("batch", "part")
+                self._hand_over(spark, rows.toArrow(), targets)
+        return batches[-1] if batches else after
+
+    def _write_target(self, batch: Any, batch_id: int, part: int, target: SinkTarget) -> None:
         if batch.filter(F.col("ch").isin(target.codes)).isEmpty():
             return
         values, errors = self.values(batch, target)
@@ -172,7 +205,7 @@ class SinkWriter:
             raise TypeError(f"the Spark runner cannot write to {sink!r}")
         if errors is not None:
             assert target.error_code is not None
-            self.write(errors, batch_id, self.readers_of(target.error_code))
+            self.write(errors, batch_id, self.readers_of(target.error_code), part + 1)
             errors.unpersist()
 
     # -- values as columns ------------------------------------------------------------------------------------------
@@ -202,7 +235,7 @@ class SinkWriter:
         if target.schema is not None:
             return target.schema
         if self.schema_folder is not None and not target.stored:
-            target.schema = load_schema(self.spark, self.schema_folder, target.key)
+            target.schema = load_schema(rows.sparkSession, self.schema_folder, target.key)
             target.stored = True
             if target.schema is not None:
                 return target.schema
@@ -212,7 +245,7 @@ class SinkWriter:
             return None
         schema = sink_row_type(infer_record_type([as_row(v) for v in values]))
         if self.schema_folder is not None:
-            store_schema(self.spark, self.schema_folder, target.key, schema)
+            store_schema(rows.sparkSession, self.schema_folder, target.key, schema)
         target.schema = schema
         return schema
 

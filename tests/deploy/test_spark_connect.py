@@ -1,0 +1,26 @@
+"""panes over Spark Connect: a server from pyspark's ``sbin/start-connect-server.sh`` on loopback, the README's
+pipeline run by a ``SparkSession.builder.remote(...)`` client, its printed results equal to ``local[2]``'s.
+Runs with ``-m deploy``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.deploy.servers import connect_server, run_job
+
+pytestmark = pytest.mark.deploy
+
+
+def printed(where: str) -> list[str]:
+    done = run_job(["-m", "tests.deploy.readme_job", where])
+    return sorted(line for line in done.stdout.splitlines() if line.startswith(("(", "late>")))
+
+
+def test_the_readme_pipeline_over_spark_connect_prints_what_local_spark_prints(tmp_path: Path) -> None:
+    with connect_server(tmp_path) as url:
+        remote = printed(url)
+    local = printed("local[2]")
+    assert remote == local
+    assert "late> {'page': '/a', 'ts': 300}" in local

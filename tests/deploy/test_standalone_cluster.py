@@ -1,0 +1,93 @@
+"""panes on a real Spark standalone cluster (master and workers from pyspark's ``bin/spark-class``, each its
+own JVM with its own Python workers, on loopback): the demo pipeline and a restart from a checkpoint give
+the outputs ``local[2]`` gives. The full form (two workers, the default demo, a killed and restarted job)
+runs with ``-m deploy``; CI runs the reduced form (one worker, a small demo)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from tests.deploy.servers import ROOT, run_job, spark_env, standalone_cluster
+
+OUTPUTS = ("sessions", "page_counts", "late")
+
+
+def demo_outputs(folder: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row the demo wrote, per output, sorted (with the micro-batch it came in)."""
+    result = {}
+    for name in OUTPUTS:
+        path = folder / name
+        table = pq.read_table(path) if path.exists() else None
+        result[name] = [] if table is None else sorted(tuple(row.values()) for row in table.to_pylist())
+    return result
+
+
+def run_demo(folder: Path, events: int, batches: int, master: str) -> dict[str, list[tuple[Any, ...]]]:
+    run_job(
+        [
+            "-m",
+            "panes.cli.main",
+            "demo",
+            "--events",
+            str(events),
+            "--batches",
+            str(batches),
+            "--output",
+            str(folder),
+            "--master",
+            master,
+        ]
+    )
+    return demo_outputs(folder)
+
+
+def test_the_demo_on_a_one_worker_cluster_equals_local(tmp_path: Path) -> None:
+    with standalone_cluster(1, tmp_path / "cluster") as master:
+        on_cluster = run_demo(tmp_path / "cluster-out", 3_000, 4, master)
+    local = run_demo(tmp_path / "local-out", 3_000, 4, "local[2]")
+    assert on_cluster == local
+    assert on_cluster["sessions"] and on_cluster["page_counts"]
+
+
+@pytest.mark.deploy
+def test_the_demo_on_a_two_worker_cluster_equals_local(tmp_path: Path) -> None:
+    with standalone_cluster(2, tmp_path / "cluster") as master:
+        on_cluster = run_demo(tmp_path / "cluster-out", 20_000, 10, master)
+    local = run_demo(tmp_path / "local-out", 20_000, 10, "local[2]")
+    assert on_cluster == local
+    assert on_cluster["late"], "the demo has too-late clicks"
+
+
+@pytest.mark.deploy
+def test_a_job_killed_on_the_cluster_and_restarted_from_its_checkpoint_equals_local(tmp_path: Path) -> None:
+    checkpoint, output = tmp_path / "checkpoint", tmp_path / "out"
+    with standalone_cluster(2, tmp_path / "cluster") as master:
+        job = [sys.executable, "-m", "tests.spark.restart_job", str(checkpoint), str(output), master]
+        process = subprocess.Popen(
+            job, cwd=ROOT, env=spark_env(), start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        commits = checkpoint / "commits"
+        try:
+            while process.poll() is None and len(list(commits.glob("[0-9]*")) if commits.exists() else []) < 3:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=0.2)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        assert 3 <= len(list(commits.glob("[0-9]*"))) < 16, "the kill should land while batches are still to come"
+        run_job(["-m", "tests.spark.restart_job", str(checkpoint), str(output), master])
+    run_job(["-m", "tests.spark.restart_job", str(tmp_path / "reference-checkpoint"), str(tmp_path / "reference")])
+    for name in ("counts", "late"):
+        restarted = sorted(tuple(r.values()) for r in pq.read_table(output / name).to_pylist())
+        reference = sorted(tuple(r.values()) for r in pq.read_table(tmp_path / "reference" / name).to_pylist())
+        assert restarted == reference and restarted, name
