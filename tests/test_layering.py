@@ -67,3 +67,33 @@ def test_the_core_depends_only_on_the_standard_library_numpy_and_pyarrow() -> No
             for name in imported_modules(path):
                 top = name.split(".")[0]
                 assert top in sys.stdlib_module_names or top == "panes" or top in allowed_third_party, (path, name)
+
+
+def test_the_api_does_not_import_the_runners() -> None:
+    """The environment is handed a runner or looks one up by name (entry points); runners import the API's
+    plan and execution modules, never the other way round."""
+    offenders = {
+        str(path.relative_to(PACKAGE)): sorted(
+            n for n in imported_modules(path) if n.startswith(("panes.local", "panes.spark", "panes.cli"))
+        )
+        for path in python_files("datastream")
+    }
+    assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def test_the_runners_do_not_import_the_environment() -> None:
+    offenders = [
+        str(path.relative_to(PACKAGE))
+        for entry in ("local", "spark")
+        for path in python_files(entry)
+        if "panes.datastream.environment" in imported_modules(path)
+    ]
+    assert offenders == []
+
+
+def test_runners_are_found_by_name() -> None:
+    from panes.datastream.execution import lookup_runner, runner_names
+    from panes.local import LocalRunner
+
+    assert {"local", "spark"} <= set(runner_names())
+    assert isinstance(lookup_runner("local", {}), LocalRunner)

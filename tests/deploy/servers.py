@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pyspark
 
+from panes.spark.session import ROCKSDB
+
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -68,6 +70,7 @@ def standalone_cluster(workers: int, folder: Path) -> Iterator[str]:
     spark_class = str(SPARK_HOME / "bin" / "spark-class")
     logs = folder / "logs"
     logs.mkdir(parents=True, exist_ok=True)
+    files = contextlib.ExitStack()
     processes = [
         subprocess.Popen(
             [
@@ -81,7 +84,7 @@ def standalone_cluster(workers: int, folder: Path) -> Iterator[str]:
                 str(ui),
             ],
             env=env,
-            stdout=open(logs / "master.log", "w"),
+            stdout=files.enter_context(open(logs / "master.log", "w")),  # noqa: SIM115 - closed by the stack
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
@@ -106,7 +109,7 @@ def standalone_cluster(workers: int, folder: Path) -> Iterator[str]:
                         "1g",
                     ],
                     env=env,
-                    stdout=open(logs / f"worker-{index}.log", "w"),
+                    stdout=files.enter_context(open(logs / f"worker-{index}.log", "w")),  # noqa: SIM115
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
                 )
@@ -120,6 +123,7 @@ def standalone_cluster(workers: int, folder: Path) -> Iterator[str]:
         for process in processes:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=30)
+        files.close()
 
 
 def _master_up(ui_port: int) -> bool:
@@ -148,7 +152,7 @@ def connect_server(folder: Path) -> Iterator[str]:
     conf = {
         "spark.connect.grpc.binding.port": str(port),
         "spark.connect.grpc.binding.address": "127.0.0.1",
-        "spark.sql.streaming.stateStore.providerClass": "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
+        "spark.sql.streaming.stateStore.providerClass": ROCKSDB,
         "spark.sql.shuffle.partitions": "2",
         "spark.ui.enabled": "false",
     }

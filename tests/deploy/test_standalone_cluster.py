@@ -5,18 +5,14 @@ runs with ``-m deploy``; CI runs the reduced form (one worker, a small demo)."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
 
-from tests.deploy.servers import ROOT, run_job, spark_env, standalone_cluster
+from tests.deploy.servers import run_job, spark_env, standalone_cluster
+from tests.spark.restart_job import kill_after_commits
 
 OUTPUTS = ("sessions", "page_counts", "late")
 
@@ -71,20 +67,8 @@ def test_the_demo_on_a_two_worker_cluster_equals_local(tmp_path: Path) -> None:
 def test_a_job_killed_on_the_cluster_and_restarted_from_its_checkpoint_equals_local(tmp_path: Path) -> None:
     checkpoint, output = tmp_path / "checkpoint", tmp_path / "out"
     with standalone_cluster(2, tmp_path / "cluster") as master:
-        job = [sys.executable, "-m", "tests.spark.restart_job", str(checkpoint), str(output), master]
-        process = subprocess.Popen(
-            job, cwd=ROOT, env=spark_env(), start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        commits = checkpoint / "commits"
-        try:
-            while process.poll() is None and len(list(commits.glob("[0-9]*")) if commits.exists() else []) < 3:
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    process.wait(timeout=0.2)
-        finally:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        assert 3 <= len(list(commits.glob("[0-9]*"))) < 16, "the kill should land while batches are still to come"
+        committed = kill_after_commits([str(checkpoint), str(output), master], checkpoint, spark_env())
+        assert 3 <= committed < 16, "the kill should land while batches are still to come"
         run_job(["-m", "tests.spark.restart_job", str(checkpoint), str(output), master])
     run_job(["-m", "tests.spark.restart_job", str(tmp_path / "reference-checkpoint"), str(tmp_path / "reference")])
     for name in ("counts", "late"):

@@ -3,7 +3,12 @@ kill (``python -m tests.spark.restart_job <checkpoint> <output> [master]``)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 from panes.datastream import OutputTag, StreamEnvironment
@@ -49,6 +54,34 @@ def run(spark: Any, checkpoint: str, output: str) -> None:
     env = StreamEnvironment(SparkRunner(spark, checkpoint_location=checkpoint, num_shards=3))
     build(env, output)
     env.execute("restartable")
+
+
+def kill_after_commits(arguments: list[str], checkpoint: Path, env: dict[str, str], commits: int = 3) -> int:
+    """Start ``python -m tests.spark.restart_job arguments...`` and kill -9 its whole process group (driver JVM
+    and Python workers) once ``commits`` micro-batches are committed; returns how many were committed then."""
+    root = Path(__file__).resolve().parents[2]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.spark.restart_job", *arguments],
+        cwd=root,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    folder = checkpoint / "commits"
+
+    def committed() -> int:
+        return len(list(folder.glob("[0-9]*"))) if folder.exists() else 0
+
+    try:
+        while process.poll() is None and committed() < commits:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=0.2)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    return committed()
 
 
 if __name__ == "__main__":

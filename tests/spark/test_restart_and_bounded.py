@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -38,25 +34,7 @@ def read_rows(spark: Any, path: str) -> list[tuple[Any, ...]]:
 def test_a_killed_query_restarted_from_its_checkpoint_loses_and_duplicates_nothing(spark: Any, tmp_path: Path) -> None:
     checkpoint, output = str(tmp_path / "checkpoint"), str(tmp_path / "out")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.spark.restart_job", checkpoint, output],
-        cwd=ROOT,
-        env=env,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    commits = Path(checkpoint) / "commits"
-    try:
-        # kill -9 the whole process group (driver JVM and Python workers) once three batches are committed
-        while process.poll() is None and len(list(commits.glob("[0-9]*")) if commits.exists() else []) < 3:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=0.2)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-    committed_at_kill = len(list(commits.glob("[0-9]*")))
+    committed_at_kill = restart_job.kill_after_commits([checkpoint, output], Path(checkpoint), env)
     assert 3 <= committed_at_kill < 16, "the kill should land while batches are still to come"
 
     restart_job.run(spark, checkpoint, output)

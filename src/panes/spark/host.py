@@ -123,9 +123,9 @@ class StepHost:
     # -- one micro-batch -------------------------------------------------------------------------------------
 
     def _feed(self, row: Record) -> None:
-        channel, value, timestamp, order, _ = row
-        record = StreamRecord(value, timestamp)
-        self._current_seq = order
+        record = StreamRecord(row.value, row.timestamp)
+        self._current_seq = row.seq
+        channel = row.channel
         operator = self.operator
         if isinstance(operator, TwoInputStreamOperator):
             if self._inputs[channel] == 0:
@@ -157,11 +157,11 @@ class StepHost:
         """
         self.open()
         self._out = []
-        ordered = sorted(rows, key=lambda row: (row[4] % 2, row[3]))
+        ordered = sorted(rows, key=lambda row: (row.phase % 2, row.seq))
         self._phase = 2 * batch
         self.clock.set_current_time(now)
         index = 0
-        while index < len(ordered) and ordered[index][4] % 2 == 0:
+        while index < len(ordered) and ordered[index].phase % 2 == 0:
             self._feed(ordered[index])
             index += 1
         self.advance(watermark, now)
@@ -170,8 +170,8 @@ class StepHost:
         if isinstance(operator, OneInputStreamOperator):
             process = operator.process_record
             for row in ordered[index:]:
-                self._current_seq = row[3]
-                process(StreamRecord(row[1], row[2]))
+                self._current_seq = row.seq
+                process(StreamRecord(row.value, row.timestamp))
             self._current_seq = None
         else:
             for row in ordered[index:]:

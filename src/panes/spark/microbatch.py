@@ -200,8 +200,8 @@ class MicroBatchExecutor:
                     conformed = record.value if record_type is None else record_type.conform(record.value)
                     rows.append(Record(channel, conformed, record.timestamp, self._seq, 1))
                 continue
-            mine = [row for row in rows if row[0] in step.consumed]
-            rest = [row for row in rows if row[0] not in step.consumed or row[0] in step.passthrough]
+            mine = [row for row in rows if row.channel in step.consumed]
+            rest = [row for row in rows if row.channel not in step.consumed or row.channel in step.passthrough]
             if kind == "sink":
                 assert isinstance(step.transformation, SinkTransformation)
                 self.sink_rows[step.transformation.id].extend(mine)
@@ -220,7 +220,7 @@ class MicroBatchExecutor:
             by_shard: dict[int, list[Record]] = defaultdict(list)
             errors: list[Record] = []
             for row, shard in zip(keyed, shards, strict=True):
-                (by_shard[shard] if row[0] in step.consumed else errors).append(row)
+                (by_shard[shard] if row.channel in step.consumed else errors).append(row)
             produced: list[Record] = []
             for shard in range(self.num_shards):
                 # as on Spark: a shard runs when it has rows, or when the watermark reached its next timer

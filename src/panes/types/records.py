@@ -138,9 +138,10 @@ class RecordType:
 
     def encode(self, values: Sequence[Any]) -> pa.Array:
         """An Arrow array of :attr:`arrow_type` holding ``values``, which must be canonical (as
-        :meth:`conform` returns them); others may raise pyarrow's errors or be converted loosely."""
+        :meth:`conform` returns them) or ``None`` (a null entry: runners put rows of several streams in one
+        batch); others may raise pyarrow's errors or be converted loosely."""
         if self.shape == "row":
-            values = [tuple(value) for value in values]
+            values = [None if value is None else tuple(value) for value in values]
         return pa.array(values, type=self.arrow_type)
 
     def decode(self, array: pa.Array | pa.ChunkedArray) -> list[Any]:
