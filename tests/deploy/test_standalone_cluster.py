@@ -48,8 +48,8 @@ def run_demo(folder: Path, events: int, batches: int, master: str) -> dict[str, 
 
 def test_the_demo_on_a_one_worker_cluster_equals_local(tmp_path: Path) -> None:
     with standalone_cluster(1, tmp_path / "cluster") as master:
-        on_cluster = run_demo(tmp_path / "cluster-out", 3_000, 4, master)
-    local = run_demo(tmp_path / "local-out", 3_000, 4, "local[2]")
+        on_cluster = run_demo(tmp_path / "cluster-out", 2_000, 3, master)
+    local = run_demo(tmp_path / "local-out", 2_000, 3, "local[2]")
     assert on_cluster == local
     assert on_cluster["sessions"] and on_cluster["page_counts"]
 

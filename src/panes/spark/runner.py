@@ -147,7 +147,7 @@ class SparkRunner:
     def run_bounded(self, plan: Plan, config: ExecutionConfig) -> None:
         """Run a plan of bounded sources as one Spark batch job and write its sinks."""
         translation = self._translate(plan, config, streaming=False)
-        writer = SinkWriter(translation.steps, translation.codes, None)
+        writer = SinkWriter(translation.steps, translation.codes, None, session=self.spark)
         writer.write(translation.df, 0)
 
     def start(self, plan: Plan, config: ExecutionConfig, job_name: str = "panes job") -> SparkJob:
@@ -157,7 +157,13 @@ class SparkRunner:
         translation = self._translate(plan, config, streaming=True)
         folder = os.path.join(checkpoint, "panes")
         staged = os.path.join(folder, "driver-sinks") if is_connect(self.spark) else None
-        writer = SinkWriter(translation.steps, translation.codes, os.path.join(folder, "sink-schemas"), staged)
+        writer = SinkWriter(
+            translation.steps,
+            translation.codes,
+            os.path.join(folder, "sink-schemas"),
+            staged,
+            None if staged else self.spark,
+        )
 
         def write_batch(batch: Any, batch_id: int) -> None:
             writer.write(batch, batch_id)

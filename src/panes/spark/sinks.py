@@ -105,6 +105,9 @@ class SinkWriter:
     codes: ChannelCodes
     schema_folder: str | None
     stage_folder: str | None = None
+    session: Any = None
+    """The caller's session, for driver sinks that make views in it (``MemorySink``): a micro-batch's own
+    session is a clone of the query's, whose views the caller does not see. Unset over Spark Connect."""
     targets: list[SinkTarget] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -157,7 +160,7 @@ class SinkWriter:
         if self.stage_folder is not None:
             rows.write.mode("overwrite").parquet(os.path.join(self.stage_folder, f"batch={batch_id}", f"part={part}"))
             return
-        self._hand_over(batch.sparkSession, rows.toArrow(), targets)
+        self._hand_over(self.session or batch.sparkSession, rows.toArrow(), targets)
 
     def _hand_over(self, spark: Any, table: pa.Table, targets: list[SinkTarget]) -> None:
         wanted = sorted({code for t in targets for code in t.codes})
