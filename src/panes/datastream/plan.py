@@ -8,7 +8,8 @@ that computes it element by element, which every runner can host.
 
 Types: a transformation's ``output_type`` says how its values map to columns (a ``panes.types.RecordType``),
 is ``None`` for values with no schema (any Python object, pickled where a runner must move it), or
-:data:`INHERIT` for operators whose output type is their input's (filter, reduce, timestamps, ...).
+:data:`INHERIT` for operators whose output type is their input's (filter, reduce, timestamps, ...), or
+:class:`Derived` when it is computed from the input's type (built-in window aggregations).
 ``side_output_types`` does the same for side outputs (a window's late data has its input's type); other
 side outputs take the ``type_info`` of their ``OutputTag``, and error outputs carry ``ErrorRecord`` values
 with no schema. :func:`resolve_types` works out every channel's type for a runner.
@@ -28,12 +29,12 @@ from panes.types import RecordType
 _ids = itertools.count(1)
 
 
-class _Inherit:
+class Inherit:
     """The output type of an operator that emits values of its input's type."""
 
-    _instance: _Inherit | None = None
+    _instance: Inherit | None = None
 
-    def __new__(cls) -> _Inherit:
+    def __new__(cls) -> Inherit:
         if cls._instance is None:
             cls._instance = super().__new__(cls)
         return cls._instance
@@ -45,7 +46,14 @@ class _Inherit:
         return "INHERIT"
 
 
-INHERIT = _Inherit()
+INHERIT = Inherit()
+
+
+@dataclass(frozen=True)
+class Derived:
+    """An output type computed from the input's type (``None`` when it cannot be: values stay objects)."""
+
+    derive: Callable[[RecordType | None], RecordType | None]
 
 
 def _next_id() -> int:
@@ -61,8 +69,8 @@ class Transformation:
     parallelism: int | None = None
     uid: str | None = None
     error_tag: OutputTag[Any] | None = None
-    output_type: RecordType | _Inherit | None = None
-    side_output_types: tuple[tuple[str, RecordType | _Inherit | None], ...] = ()
+    output_type: RecordType | Inherit | Derived | None = None
+    side_output_types: tuple[tuple[str, RecordType | Inherit | None], ...] = ()
     id: int = field(default_factory=_next_id)
 
     kind = "transformation"
@@ -201,7 +209,7 @@ def resolve_types(plan: Plan, source_type: SourceTypes = declared_source_type) -
             return resolved[channel]
         transformation = by_id[channel[0]]
         tag_id = channel[1]
-        found: RecordType | _Inherit | None
+        found: RecordType | Inherit | Derived | None
         if tag_id is None:
             found = transformation.output_type
             if found is None and isinstance(transformation, SourceTransformation):
@@ -213,8 +221,13 @@ def resolve_types(plan: Plan, source_type: SourceTypes = declared_source_type) -
         else:
             tag = tags.get((channel[0], tag_id))
             found = None if tag is None or tag.type_info is None else RecordType.of(tag.type_info)
-        result = input_type(transformation) if found is INHERIT else found
-        assert not isinstance(result, _Inherit)
+        result: RecordType | None
+        if isinstance(found, Derived):
+            result = found.derive(input_type(transformation))
+        elif isinstance(found, Inherit):
+            result = input_type(transformation)
+        else:
+            result = found
         resolved[channel] = result
         return result
 

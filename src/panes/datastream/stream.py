@@ -378,14 +378,9 @@ class DataStreamSink:
 
 def _field_or_function_key(key_selector: Any) -> Callable[[Any], Any]:
     if isinstance(key_selector, (int, str)) and not isinstance(key_selector, bool):
-        from panes.functions.aggregators import get_field
+        from panes.functions.aggregators import FieldKey
 
-        field = key_selector
-
-        def by_field(value: Any) -> Any:
-            return get_field(value, field)
-
-        return by_field
+        return FieldKey(key_selector)
     selector = as_key_selector(key_selector)
     return selector.get_key
 

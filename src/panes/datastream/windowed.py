@@ -6,14 +6,16 @@ merge (``UnsupportedOperationError``), the allowed lateness must be ``>= 0`` (``
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from panes.datastream.aggregations import FieldAggregations
-from panes.datastream.plan import INHERIT, OneInputTransformation
+from panes.datastream.plan import INHERIT, Derived, Inherit, OneInputTransformation
 from panes.tags import OutputTag
 from panes.time import Duration
 from panes.windowing.assigners.base import WindowAssigner
+from panes.windowing.columnar.plan import columnar_output_type
 from panes.windowing.evictors import Evictor
 from panes.windowing.internal_functions import (
     WindowFunctionSpec,
@@ -139,6 +141,9 @@ class _Windowed(FieldAggregations):
         spec = WindowSpec(
             self._assigner, self._trigger, self._evictor, self._lateness, self._late_tag, function, self._key(), keyed
         )
+        if output_type is None:
+            # built-in aggregations over typed records give typed results (see panes.windowing.columnar)
+            output_type = Derived(functools.partial(columnar_output_type, spec))
         input_transformation = self._input.transformation
         if not keyed:
             from panes.datastream.partitioning import GlobalPartitioner
@@ -156,7 +161,7 @@ class _Windowed(FieldAggregations):
             operator_factory=spec.create_operator,
             key_selector=self._key(),
             error_tag=self._error_tag,
-            output_type=output_type if output_type is INHERIT else declared_type(output_type),
+            output_type=output_type if isinstance(output_type, (Derived, Inherit)) else declared_type(output_type),
             side_output_types=() if self._late_tag is None else ((self._late_tag.tag_id, INHERIT),),
         )
         return DataStream(self._input.env, transformation)

@@ -1,5 +1,6 @@
 """User-function interfaces shared by the API and the operators (Flink's ``org.apache.flink.api.common.functions``)."""
 
+from panes.functions.aggregates import Aggregates, Avg, Count, Max, Min, Sum
 from panes.functions.base import (
     AggregateFunction,
     Function,
@@ -11,6 +12,12 @@ from panes.functions.base import (
 
 __all__ = [
     "AggregateFunction",
+    "Aggregates",
+    "Avg",
+    "Count",
+    "Max",
+    "Min",
+    "Sum",
     "Function",
     "ReduceFunction",
     "RuntimeContext",

@@ -113,3 +113,25 @@ class ComparableAggregator(ReduceFunction[Any]):
 
     def __repr__(self) -> str:
         return f"{self.kind}{'_by' if self.by else ''}({self.field!r})"
+
+
+class FieldKey:
+    """A key selector reading one field (``key_by("user")``, ``key_by(0)``): ``FieldKey(field)(value)`` is
+    ``get_field(value, field)``. Runners that move typed columns read the key column ``field`` directly."""
+
+    __slots__ = ("field",)
+
+    def __init__(self, field: int | str) -> None:
+        self.field = field
+
+    def __call__(self, value: Any) -> Any:
+        return get_field(value, self.field)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FieldKey) and other.field == self.field
+
+    def __hash__(self) -> int:
+        return hash(("FieldKey", self.field))
+
+    def __repr__(self) -> str:
+        return f"FieldKey({self.field!r})"

@@ -10,10 +10,6 @@ micro-batch, so both read back alike.
 
 from __future__ import annotations
 
-import base64
-import datetime
-import decimal
-import json
 import os
 import shutil
 from collections.abc import Callable
@@ -21,6 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from panes.datastream.file_format import EXTENSIONS, write_table
 from panes.datastream.sinks import FileSink, as_row, as_sink_row, refusal, sink_row_type, sink_type
 from panes.elements import StreamRecord
 from panes.errors import BadRecordError, ErrorRecord
@@ -95,20 +92,7 @@ class LocalFileSink:
         columns = self.schema.columns()
         struct = self.schema.encode(self.rows)
         table = pa.Table.from_arrays([struct.field(i) for i in range(len(columns))], schema=columns)
-        target = os.path.join(folder, f"part-00000.{self.sink.format}")
-        if self.sink.format == "parquet":
-            import pyarrow.parquet as pa_parquet
-
-            pa_parquet.write_table(table, target)
-        elif self.sink.format == "csv":
-            import pyarrow.csv as pa_csv
-
-            pa_csv.write_csv(table, target)
-        else:
-            with open(target, "w") as handle:
-                for row in table.to_pylist():
-                    # as Spark's JSON writer: one object per line, null fields left out
-                    handle.write(json.dumps({k: v for k, v in row.items() if v is not None}, default=_json) + "\n")
+        write_table(table, os.path.join(folder, f"part-00000.{EXTENSIONS[self.sink.format]}"), self.sink.format)
 
 
 def _unresolved(records: list[StreamRecord[Any]]) -> bool:
@@ -117,15 +101,3 @@ def _unresolved(records: list[StreamRecord[Any]]) -> bool:
     except SchemaInferenceError:
         return True
     return False
-
-
-def _json(value: Any) -> Any:
-    if isinstance(value, datetime.datetime):
-        return value.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    if isinstance(value, (datetime.date, datetime.time)):
-        return value.isoformat()
-    if isinstance(value, decimal.Decimal):
-        return float(value)
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode()
-    raise TypeError(f"cannot write {value!r} as JSON")

@@ -245,6 +245,14 @@ class AbstractStreamOperator(ABC):
 
     # -- snapshots -------------------------------------------------------------------------------------------
 
+    def state_entries(self) -> int:
+        """How many keyed state entries (key and namespace: a window's pane, a key's value) the operator holds."""
+        return self.backend.entry_count()
+
+    def late_records_dropped(self) -> int:
+        """Late records dropped so far (window operators without a late-data output count them)."""
+        return int(getattr(self, "num_late_records_dropped", 0))
+
     def snapshot_extra(self) -> Any:
         """Operator-specific state to include in snapshots (override with :meth:`restore_extra`)."""
         return None

@@ -27,6 +27,8 @@ import numpy as np
 import pyarrow as pa
 
 from panes.datastream.plan import Channel
+from panes.functions.aggregators import FieldKey
+from panes.keygroups import key_groups
 from panes.spark.codec import END_MS, to_spark_time
 from panes.spark.host import StepHost
 from panes.spark.layout import (
@@ -43,7 +45,12 @@ from panes.spark.layout import (
 from panes.spark.linear import Step
 from panes.spark.microbatch import rate_watermarks, shard_rows, timestamps_operator
 from panes.time import LONG_MIN
-from panes.watermarks import TimestampsAndWatermarksOperator
+from panes.watermarks import (
+    AscendingTimestampsWatermarks,
+    BoundedOutOfOrdernessWatermarks,
+    ColumnTimestampAssigner,
+    TimestampsAndWatermarksOperator,
+)
 
 WM = pa.field("wm", pa.int64())
 SHARD_FIELDS = [pa.field("shard", pa.int32()), pa.field("payload", pa.binary())]
@@ -129,7 +136,6 @@ def chain_function(
     chain: Chain, codes: ChannelCodes, layout: Layout, num_shards: int, max_parallelism: int
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The ``mapInArrow`` function of ``chain`` writing ``layout`` (see the module docstring)."""
-    read = codes.codes(chain.read_channels())
     schema = chain.output_schema(layout)
     rated_layout = layout.with_extra(WM)
     sources = chain.timestamp_sources
@@ -139,7 +145,7 @@ def chain_function(
         stamps: dict[int, TimestampsAndWatermarksOperator] = {}
         shard_cache: dict[Any, int] = {}
         base, count = _partition_base(), 0
-        for incoming in _inputs(batches, chain.packed):
+        for incoming in unpacked(batches, chain.packed):
             batch = incoming
             if chain.source is not None:
                 batch = _source_batch(incoming, chain.source, codes, base, count)
@@ -149,11 +155,41 @@ def chain_function(
             if sentinels is not None:
                 top = END_MS
                 batch = batch.filter(pa.array(~sentinels))
+            # steps that can work on columns do (timestamps read from a column); the others take records
+            steps = list(chain.steps)
+            while steps and steps[0].kind == "timestamps":
+                operator = stamps.get(steps[0].index)
+                if operator is None:
+                    operator = stamps[steps[0].index] = timestamps_operator(steps[0])
+                columns = stamp_columns(batch, steps[0], operator, codes)
+                if columns is None:
+                    break
+                batch, best = columns
+                if best is not None:
+                    rated = to_spark_time(best)
+                    top = rated if top is None else max(top, rated)
+                steps.pop(0)
+            if not steps and chain.keyed is not None and keys_by_column(chain.keyed, codes):
+                yield shards_of_columns(
+                    batch,
+                    chain.keyed,
+                    layout,
+                    codes,
+                    num_shards,
+                    max_parallelism,
+                    top,
+                    chain.rates,
+                    schema,
+                )
+                continue
+            read_now = codes.codes(
+                set().union(*(s.consumed for s in steps)) | (chain.keyed.consumed if chain.keyed is not None else set())
+            )
             # rows a fused step reads become records (and stay records while needed); the others stay columns
-            mine = channel_mask(batch, read)
+            mine = channel_mask(batch, read_now)
             rows = read_records(batch, codes, mine)
             rest = batch.filter(pa.array(~mine)) if not mine.all() else None
-            for step in chain.steps:
+            for step in steps:
                 consumed = step.consumed
                 own = [r for r in rows if r.channel in consumed]
                 rows = [r for r in rows if r.channel not in consumed or r.channel in step.passthrough]
@@ -194,6 +230,117 @@ def chain_function(
     return run
 
 
+def stamp_columns(
+    batch: pa.RecordBatch, step: Step, operator: TimestampsAndWatermarksOperator, codes: ChannelCodes
+) -> tuple[pa.RecordBatch, int | None] | None:
+    """A timestamps step on columns, when it can run there: its input is typed records, its assigner reads an
+    integer column and its generator is bounded out-of-orderness (or monotonous). Returns the batch with the
+    step's rows stamped (and moved to its output) and the largest watermark it rated; ``None`` when the step
+    needs records (another strategy, or a batch with a missing timestamp: its bad records need the operator)."""
+    generator, assigner = operator.watermark_generator, operator._assigner
+    if not isinstance(generator, BoundedOutOfOrdernessWatermarks) or type(generator) not in (
+        BoundedOutOfOrdernessWatermarks,
+        AscendingTimestampsWatermarks,
+    ):
+        return None
+    if type(assigner) is not ColumnTimestampAssigner or len(step.consumed) != 1:
+        return None
+    (source,) = step.consumed
+    target = (step.transformation.id, None)
+    record_type = codes.types.get(codes.code[source])
+    if record_type is None or record_type.shape == "scalar" or target not in codes.code:
+        return None
+    index = record_type.arrow_type.get_field_index(assigner.column)
+    if index < 0 or not pa.types.is_integer(record_type.arrow_type.field(index).type):
+        return None
+    channel = batch.column("ch").to_numpy(zero_copy_only=False)
+    mine = channel == codes.code[source]
+    if not mine.any():
+        return batch, None
+    rows = batch.filter(pa.array(mine))
+    values = rows.column(codes.column(codes.code[source]))
+    timestamps = values.field(index)
+    if timestamps.null_count:
+        return None
+    ts = timestamps.to_numpy(zero_copy_only=False).astype(np.int64)
+    top = int(ts.max())
+    assert operator._emitter is not None
+    generator.on_event(None, top, operator._emitter)
+    best = generator.max_timestamp - generator.out_of_orderness - 1
+    count = rows.num_rows
+    stamped = pa.RecordBatch.from_arrays(
+        [
+            pa.array(np.full(count, codes.code[target], dtype=np.int32)),
+            pa.array(ts),
+            rows.column("seq"),
+            rows.column("ph"),
+            values,
+        ],
+        names=["ch", "ts", "seq", "ph", codes.column(codes.code[target])],
+    )
+    keep = ~mine | (channel_mask(batch, codes.codes(step.passthrough)) if step.passthrough else False)
+    parts = [stamped] + ([batch.filter(pa.array(keep))] if keep.any() else [])
+    channels = {codes.channel[c] for c in np.unique(channel[keep]).tolist() if c in codes.channel} | {target}
+    layout = Layout(codes, channels)
+    merged = pa.Table.from_batches([layout.adapt(part) for part in parts]).combine_chunks().to_batches()
+    return (merged[0] if merged else layout.adapt(stamped)), best
+
+
+def keys_by_column(keyed: Step, codes: ChannelCodes) -> bool:
+    """Whether the keyed step's keys are fields of typed records (``key_by("field")``): shards by column."""
+    for channel in keyed.consumed:
+        selector = keyed.key_selectors[keyed.input_of[channel]]
+        record_type = codes.types.get(codes.code[channel])
+        if not isinstance(selector, FieldKey) or record_type is None or record_type.shape == "scalar":
+            return False
+        if not isinstance(selector.field, str) or record_type.arrow_type.get_field_index(selector.field) < 0:
+            return False
+    return True
+
+
+def shards_of_columns(
+    batch: pa.RecordBatch,
+    keyed: Step,
+    layout: Layout,
+    codes: ChannelCodes,
+    num_shards: int,
+    max_parallelism: int,
+    top: int | None,
+    timestamps: bool,
+    schema: pa.Schema,
+) -> pa.RecordBatch:
+    """The batch's rows as one payload per shard, keys hashed to shards with numpy (as :func:`_shards_out`
+    does for records); rows the keyed step does not read go by their ordering number."""
+    rows = layout.adapt(batch)
+    channel = rows.column("ch").to_numpy(zero_copy_only=False)
+    shards = rows.column("seq").to_numpy(zero_copy_only=False) % num_shards
+    for code_channel in keyed.consumed:
+        code = codes.code[code_channel]
+        mine = channel == code
+        if not mine.any():
+            continue
+        selector = keyed.key_selectors[keyed.input_of[code_channel]]
+        assert isinstance(selector, FieldKey)
+        keys = rows.column(codes.column(code)).filter(pa.array(mine)).field(selector.field)
+        shards[mine] = key_groups(keys, max_parallelism) * num_shards // max_parallelism
+    order = np.argsort(shards, kind="stable")
+    ordered = rows.take(pa.array(order))
+    sorted_shards = shards[order]
+    present, starts = np.unique(sorted_shards, return_index=True)
+    ends = np.append(starts[1:], len(order))
+    payloads = [
+        pack([ordered.slice(a, b - a)], layout.schema) for a, b in zip(starts.tolist(), ends.tolist(), strict=True)
+    ]
+    arrays = [pa.array(present.astype(np.int32)), pa.array(payloads, pa.binary())]
+    if timestamps:
+        arrays = [
+            pa.concat_arrays([arrays[0], pa.array([-1], pa.int32())]),
+            pa.concat_arrays([arrays[1], pa.array([b""], pa.binary())]),
+            pa.array([None] * len(payloads) + [top], pa.int64()),
+        ]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
 def _partition_base() -> int:
     from pyspark import TaskContext
 
@@ -201,13 +348,16 @@ def _partition_base() -> int:
     return (context.partitionId() if context is not None else 0) << 40
 
 
-def _inputs(batches: Iterator[pa.RecordBatch], packed: bool) -> Iterator[pa.RecordBatch]:
+def unpacked(batches: Iterator[pa.RecordBatch], packed: bool) -> Iterator[pa.RecordBatch]:
+    """Rows in layout form: ``batches`` themselves, or the rows of their payloads when they are a keyed
+    step's output (``packed``)."""
     if not packed:
         yield from batches
         return
     for batch in batches:
         for payload in batch.column("payload").to_pylist():
-            yield from unpack(payload)
+            if payload:
+                yield from unpack(payload)
 
 
 def _sentinels(batch: pa.RecordBatch, sources: set[int]) -> np.ndarray | None:
@@ -289,21 +439,24 @@ def keyed_shard_function(
     """``applyInArrow`` function of a keyed step over bounded input: one shard, every batch in order, batch
     ``b`` processed at ``watermarks[b]`` (the bounded path's ``[LONG_MIN, last watermark, LONG_MAX]``); it
     returns rows in ``layout``."""
-    from panes.spark.processor import split_payloads
+    from panes.spark.shards import payload_batches, shard_host
 
     def run(key: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         shard = int(key[0].as_py())
-        payloads = (payload for batch in batches for payload in batch.column("payload").to_pylist())
-        mine, passing = split_payloads(payloads, step, codes)
-        host = StepHost(step, shard, num_shards, max_parallelism)
-        groups = by_batch(mine)
-        out: list[Record] = []
+        rows = payload_batches(payload for batch in batches for payload in batch.column("payload").to_pylist())
+        host = shard_host(step, codes, layout, shard, num_shards, max_parallelism)
         for index, watermark in enumerate(watermarks):
-            out.extend(host.process(groups.get(index, []), watermark, now, index))
+            yield from host.run(_of_batch(rows, index), watermark, now, index)
         host.close()
-        if out:
-            yield layout.encode(out)
-        for batch in passing:
-            yield layout.adapt(batch)
 
     return run
+
+
+def _of_batch(rows: list[pa.RecordBatch], index: int) -> list[pa.RecordBatch]:
+    """The rows of bounded batch ``index`` (phases ``2 * index`` and ``2 * index + 1``)."""
+    chosen = []
+    for batch in rows:
+        mask = (batch.column("ph").to_numpy(zero_copy_only=False) // 2) == index
+        if mask.any():
+            chosen.append(batch if mask.all() else batch.filter(pa.array(mask)))
+    return chosen

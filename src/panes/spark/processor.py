@@ -9,9 +9,10 @@ rows are processed in Flink's order at micro-batch granularity.
 
 from __future__ import annotations
 
+import pickle
 import random
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pandas as pd
@@ -20,48 +21,22 @@ from pyspark.sql.streaming.stateful_processor import StatefulProcessor, Stateful
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
 from panes.spark.codec import from_spark_watermark, to_spark_time
-from panes.spark.host import StepHost
-from panes.spark.layout import ChannelCodes, Layout, Record, channel_mask, pack, read_records, unpack
+from panes.spark.layout import ChannelCodes, Layout, pack
 from panes.spark.linear import Step
+from panes.spark.metrics import DDL, Gauges, counters
+from panes.spark.shards import ShardHost, payload_batches, shard_host
 
 BLOB = StructType([StructField("blob", BinaryType())])
 VERSION = StructType([StructField("version", LongType())])
-PAYLOAD_DDL = "payload BINARY"
+PAYLOAD_DDL = f"payload BINARY, {DDL}"
+"""A keyed step's output: one row per shard and call, its rows (``layout``) as an IPC payload and its
+counters (``metrics``)."""
 
-_LIVE: dict[tuple[str, int], tuple[int, StepHost]] = {}
+_LIVE: dict[tuple[str, int], tuple[int, ShardHost, Gauges]] = {}
 """Operators kept alive in this Python worker between micro-batches: (processor, shard) -> (version, host).
 
 A live operator is used only when its version equals the version committed in the state store, so a
 replayed batch, a restarted query or another worker's newer state always restores from the store."""
-
-
-def split_payloads(
-    payloads: Iterable[bytes], step: Step, codes: ChannelCodes
-) -> tuple[list[Record], list[pa.RecordBatch]]:
-    """The rows of the payloads ``step`` reads, as records, and the rows that pass on (those no step reads
-    here, and those a later step reads too), as Arrow batches."""
-    read = codes.codes(step.consumed)
-    keep = codes.codes(step.passthrough)
-    mine: list[Record] = []
-    passing: list[pa.RecordBatch] = []
-    for payload in payloads:
-        for batch in unpack(payload):
-            mask = channel_mask(batch, read)
-            mine.extend(read_records(batch, codes, mask))
-            passes = ~mask | channel_mask(batch, keep) if keep else ~mask
-            if passes.all():
-                passing.append(batch)
-            elif passes.any():
-                passing.append(batch.filter(pa.array(passes)))
-    return mine, passing
-
-
-def payload_frame(layout: Layout, out: list[Record], passing: list[pa.RecordBatch]) -> pd.DataFrame:
-    """The processor's output: one row holding ``out`` and ``passing`` in ``layout`` as an IPC payload."""
-    parts = [layout.encode(out)] if out else []
-    parts.extend(layout.adapt(batch) for batch in passing)
-    frame: pd.DataFrame = pd.DataFrame({"payload": [pack(parts, layout.schema)]})
-    return frame
 
 
 class ShardProcessor(StatefulProcessor):
@@ -91,46 +66,50 @@ class ShardProcessor(StatefulProcessor):
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[pd.DataFrame]:
         payloads = (payload for frame in rows for payload in frame["payload"].tolist())
-        mine, passing = split_payloads(payloads, self.step, self.codes)
-        yield self._run(int(key[0]), mine, passing, timerValues)
+        yield self._run(int(key[0]), payload_batches(payloads), timerValues)
 
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
-        yield self._run(int(key[0]), [], [], timerValues, fired=expiredTimerInfo.getExpiryTimeInMs())
+        yield self._run(int(key[0]), [], timerValues, fired=expiredTimerInfo.getExpiryTimeInMs())
 
     def _run(
-        self,
-        shard: int,
-        mine: list[Record],
-        passing: list[pa.RecordBatch],
-        timer_values: Any,
-        fired: int | None = None,
+        self, shard: int, batches: list[pa.RecordBatch], timer_values: Any, fired: int | None = None
     ) -> pd.DataFrame:
         watermark = from_spark_watermark(timer_values.getCurrentWatermarkInMs())
         now = max(int(timer_values.getCurrentProcessingTimeInMs()), 0)
-        host = self._host(shard)
-        out = host.process(mine, watermark, now)
+        host, before = self._host(shard)
+        late_before = host.late_dropped()
+        out = host.run(batches, watermark, now)
+        blob = host.snapshot()
+        gauges = Gauges(host.open_panes(), len(blob))
         version = random.getrandbits(62)
-        self.blob.update((host.snapshot(),))
+        self.blob.update((pickle.dumps((blob, gauges), protocol=pickle.HIGHEST_PROTOCOL),))
         self.version.update((version,))
-        _LIVE[(self.uid, shard)] = (version, host)
+        _LIVE[(self.uid, shard)] = (version, host, gauges)
+        counts = counters(*host.counts, host.late_dropped() - late_before, before, gauges)
         if self.event_time:
             wake_up = host.next_event_time_timer()
             self._set_wake_up(None if wake_up is None else to_spark_time(wake_up), fired)
         else:
-            self._set_wake_up(host.operator.next_processing_time_timer(), fired)
-        return payload_frame(self.layout, out, passing)
+            self._set_wake_up(host.next_processing_time_timer(), fired)
+        frame: pd.DataFrame = pd.DataFrame(
+            {"payload": [pack(out, self.layout.schema)], **{name: [value] for name, value in counts.items()}}
+        )
+        return frame
 
-    def _host(self, shard: int) -> StepHost:
-        """The shard's operator: the live one when it is the committed version, else restored from the store."""
+    def _host(self, shard: int) -> tuple[ShardHost, Gauges]:
+        """The shard's operator and what it last reported: the live one when it is the committed version, else
+        restored from the store."""
         stored_version = self.version.get() if self.version.exists() else None
         live = _LIVE.get((self.uid, shard))
         if live is not None and stored_version is not None and live[0] == stored_version[0]:
-            return live[1]
-        host = StepHost(self.step, shard, self.num_shards, self.max_parallelism)
+            return live[1], live[2]
+        host = shard_host(self.step, self.codes, self.layout, shard, self.num_shards, self.max_parallelism)
         stored = self.blob.get() if self.blob.exists() else None
-        if stored is not None:
-            host.restore(stored[0])
-        return host
+        if stored is None:
+            return host, Gauges()
+        blob, gauges = pickle.loads(stored[0])
+        host.restore(blob)
+        return host, gauges
 
     def _set_wake_up(self, wanted: int | None, fired: int | None) -> None:
         present = False

@@ -15,6 +15,7 @@ in one micro-batch.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -23,6 +24,8 @@ from typing import Any
 
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult
 from panes.datastream.plan import Plan, SinkTransformation, Transformation
+from panes.spark.direct import PanesFiles, options, writes_directly
+from panes.spark.metrics import JobMetrics
 from panes.spark.session import create_session, is_connect
 from panes.spark.sinks import SinkTarget, SinkWriter
 from panes.spark.sources import reads_as_stream
@@ -55,6 +58,19 @@ class SparkJob:
         self._spark = spark
         self._staged = staged
         self._delivered = -1
+        self.metrics = JobMetrics({})
+        """Counters of the keyed steps (see ``panes.spark.metrics``), from the progress read so far."""
+        self._counted: set[int] = set()
+
+    def progress(self) -> list[Any]:
+        """The query's progress so far (Spark's, one entry per micro-batch), with panes' counters added to
+        :attr:`metrics`."""
+        progress = sorted(self.query.recentProgress, key=lambda p: p["batchId"])
+        for entry in progress:
+            if entry["batchId"] not in self._counted:
+                self._counted.add(entry["batchId"])
+                self.metrics.add(entry)
+        return progress
 
     def deliver(self) -> None:
         """Hand the driver sinks what batches committed since the last call staged (Spark Connect only)."""
@@ -148,7 +164,7 @@ class SparkRunner:
         """Run a plan of bounded sources as one Spark batch job and write its sinks."""
         translation = self._translate(plan, config, streaming=False)
         writer = SinkWriter(translation.steps, translation.codes, None, session=self.spark)
-        writer.write(translation.df, 0)
+        writer.write(translation.rows(), 0)
 
     def start(self, plan: Plan, config: ExecutionConfig, job_name: str = "panes job") -> SparkJob:
         """Start ``plan`` as a streaming query (see the class docstring for triggers and checkpoints)."""
@@ -165,10 +181,19 @@ class SparkRunner:
             None if staged else self.spark,
         )
 
-        def write_batch(batch: Any, batch_id: int) -> None:
-            writer.write(batch, batch_id)
+        if writes_directly(writer.targets):
+            # every sink is a file the query's own tasks can write: one job per micro-batch
+            self.spark.dataSource.register(PanesFiles)
+            stream = translation.df.writeStream.format("panes_files").options(**options(writer.targets, writer.codes))
+            # (the writer unpacks the last keyed step's payloads itself: no extra Python stage)
+            staged = None
+        else:
 
-        stream = translation.df.writeStream.foreachBatch(write_batch).option("checkpointLocation", checkpoint)
+            def write_batch(batch: Any, batch_id: int) -> None:
+                writer.write(batch, batch_id)
+
+            stream = translation.rows().writeStream.foreachBatch(write_batch)
+        stream = stream.option("checkpointLocation", checkpoint)
         if self.query_name or job_name:
             stream = stream.queryName((self.query_name or job_name).replace(" ", "_"))
         trigger = self._trigger(plan)
@@ -176,7 +201,9 @@ class SparkRunner:
             stream = stream.trigger(availableNow=True)
         elif trigger != "continuous":
             stream = stream.trigger(processingTime=trigger)
-        return SparkJob(stream.start(), checkpoint, owns, self.spark, writer if staged else None)
+        job = SparkJob(stream.start(), checkpoint, owns, self.spark, writer if staged else None)
+        job.metrics = JobMetrics(translation.metrics_steps)
+        return job
 
     def to_dataframe(self, transformation: Transformation, config: ExecutionConfig, schema: RecordType | None) -> Any:
         """The DataFrame of the stream produced by ``transformation`` (see ``DataStream.to_dataframe``)."""
@@ -191,7 +218,7 @@ class SparkRunner:
                 "(map(..., output_type=...), process(..., output_type=...)) or pass schema= (a Spark DDL string "
                 "such as 'user STRING, n BIGINT', a pyarrow schema or a Types type)"
             )
-        values, _ = writer.values(translation.df, target)
+        values, _ = writer.values(translation.rows(), target)
         return values
 
     def _finite(self, plan: Plan) -> bool:
@@ -214,5 +241,11 @@ class SparkRunner:
             job.await_termination()
         finally:
             job.cleanup()
-        details = {"mode": "streaming", "batches": len(job.recent_progress)}
+        progress = job.progress()
+        details = {
+            "mode": "streaming",
+            "batches": len(progress),
+            "progress": [json.loads(p.json) if hasattr(p, "json") else p for p in progress],
+            "metrics": job.metrics.as_dict(),
+        }
         return JobExecutionResult(job_name, int((time.monotonic() - started) * 1000), details)

@@ -139,6 +139,9 @@ class SinkWriter:
             return
         batch.persist()
         try:
+            # one job counts the rows of every output; sinks without rows in this batch do nothing
+            present = {row[0] for row in batch.groupBy("ch").count().collect() if row[1]}
+            chosen = [t for t in chosen if present & set(t.codes)]
             driver = [t for t in chosen if isinstance(t.sink, DRIVER_SINKS)]
             if driver:
                 self._deliver(batch, batch_id, part, driver)
@@ -191,8 +194,6 @@ class SinkWriter:
         return batches[-1] if batches else after
 
     def _write_target(self, batch: Any, batch_id: int, part: int, target: SinkTarget) -> None:
-        if batch.filter(F.col("ch").isin(target.codes)).isEmpty():
-            return
         values, errors = self.values(batch, target)
         if values is None:
             return
@@ -275,6 +276,36 @@ def conversion_schema(target: SinkTarget, codes: ChannelCodes, schema: RecordTyp
     fields = [pa.field(f"{VALUE_PREFIX}{f.name}", f.type) for f in schema.columns()]
     fields += [pa.field(f"{ERROR_PREFIX}{f.name}", f.type) for f in errors.schema]
     return pa.schema(fields), errors
+
+
+def target_table(batches: list[pa.RecordBatch], target: SinkTarget, codes: ChannelCodes) -> pa.Table | None:
+    """The rows of ``target``'s outputs in ``batches`` as a table of its schema's columns (``None``: none);
+    a value that does not fit raises ``BadRecordError`` with the reason."""
+    schema = target.schema
+    assert schema is not None
+    columns = schema.columns()
+    parts = []
+    for batch in batches:
+        channel = batch.column("ch").to_numpy(zero_copy_only=False)
+        for code in target.codes:
+            mask = channel == code
+            if not mask.any():
+                continue
+            column = batch.column(codes.column(code)).filter(pa.array(mask))
+            channel_type = codes.types[code]
+            if same_columns(channel_type, schema):
+                assert channel_type is not None
+                arrays = [column] if channel_type.shape == "scalar" else column.flatten()
+            else:
+                conformed = []
+                for value in codes.decode(code, column):
+                    try:
+                        conformed.append(schema.conform(as_sink_row(value)))
+                    except SchemaMismatchError as error:
+                        raise BadRecordError(f"{refusal(target.name, schema, error)}; value: {value!r}") from error
+                arrays = schema.encode(conformed).flatten()
+            parts.append(pa.Table.from_arrays(arrays, schema=columns))
+    return pa.concat_tables(parts) if parts else None
 
 
 def same_columns(channel_type: RecordType | None, schema: RecordType) -> bool:

@@ -24,6 +24,7 @@ from panes.spark.codec import END_MS, from_spark_watermark
 from panes.spark.functions import Chain, chain_function, keyed_shard_function
 from panes.spark.layout import ChannelCodes, Layout
 from panes.spark.linear import Step, linearize, sink_channels
+from panes.spark.metrics import observe
 from panes.spark.processor import PAYLOAD_DDL, ShardProcessor
 from panes.spark.sources import ColumnarInput, columnar_input, source_rows
 from panes.time import LONG_MAX, LONG_MIN
@@ -86,6 +87,18 @@ class Translation:
     codes: ChannelCodes
     layout: Layout
     watermarks: list[int]
+    metrics_steps: dict[int, str] = field(default_factory=dict)
+    """The keyed steps whose counters the query observes (index -> name); empty when bounded."""
+    packed: Layout | None = None
+    """When ``df`` holds the last keyed step's payloads (``processor.PAYLOAD_DDL``) rather than rows: the
+    layout of their rows (:meth:`rows` unpacks them)."""
+
+    def rows(self) -> Any:
+        """The final rows, in layout form (unpacking the payloads when ``packed``)."""
+        if self.packed is None:
+            return self.df
+        function = chain_function(Chain(packed=True), self.codes, self.packed, 1, 128)
+        return self.df.mapInArrow(function, self.packed.ddl())
 
 
 def after(channels: set[Channel], step: Step) -> set[Channel]:
@@ -120,6 +133,7 @@ class Translator:
         for step in self.steps:
             types.update(step.types)
         self.codes = ChannelCodes(types)
+        self.metrics_steps: dict[int, str] = {}
         self.branches: list[Branch] = []
         self.watermarks: list[int] = []
         # a finite streaming plan without watermark strategy still ends with Flink's LONG_MAX watermark (its
@@ -138,7 +152,13 @@ class Translator:
         if not self.branches:
             raise ValueError("the plan reads no source")
         layout = Layout(self.codes, sink_channels(self.steps))
-        return Translation(self._merge(self.branches), self.steps, self.codes, layout, self.watermarks)
+        last = self.branches[0] if len(self.branches) == 1 else None
+        if last is not None and last.chain.packed and not last.chain.steps:
+            # the last keyed step's payloads: a sink that reads them unpacks them itself
+            packed = Layout(self.codes, last.channels)
+            return Translation(last.df, self.steps, self.codes, layout, self.watermarks, self.metrics_steps, packed)
+        df = self._merge(self.branches)
+        return Translation(df, self.steps, self.codes, layout, self.watermarks, self.metrics_steps)
 
     # -- steps -------------------------------------------------------------------------------------------------
 
@@ -194,6 +214,9 @@ class Translator:
             df = keyed.groupBy("shard").transformWithStateInPandas(
                 processor, PAYLOAD_DDL, "Append", "EventTime" if watermarked else "ProcessingTime"
             )
+            # each keyed step's counters, in the micro-batch's progress (see ``metrics``)
+            df = observe(df, step.index)
+            self.metrics_steps[step.index] = step.transformation.name
             chain = Chain(packed=True)
         else:
             last = min(self.watermarks) if self.watermarks else LONG_MIN

@@ -158,6 +158,10 @@ class HeapKeyedStateBackend:
     def is_empty(self) -> bool:
         return not any(self._tables.values())
 
+    def entry_count(self) -> int:
+        """How many (key, namespace) entries all states hold."""
+        return sum(len(table) for table in self._tables.values())
+
     def snapshot(self) -> dict[str, Any]:
         """All state as plain data: ``{"tables": {name: {(key, namespace): value}}, "kinds": {name: kind}}``.
 

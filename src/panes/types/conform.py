@@ -28,6 +28,7 @@ import dataclasses
 import datetime as dt
 import decimal
 import struct
+import zoneinfo
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
@@ -43,7 +44,7 @@ __all__ = ["UTC", "Conformer", "compile_conformer"]
 
 Conformer = Callable[[Any], Any]
 
-UTC = pa.array([0], pa.timestamp("us", tz="UTC")).to_pylist()[0].tzinfo
+UTC = zoneinfo.ZoneInfo("UTC")
 """The ``tzinfo`` pyarrow gives datetimes of ``timestamp(tz="UTC")``: canonical instants carry it."""
 
 _MISSING: Any = object()

@@ -53,6 +53,7 @@ from panes.windowing.internal_functions import (
     reduce_spec,
 )
 from panes.windowing.operator import EvictingWindowOperator, WindowOperator
+from panes.windowing.rows import WindowRow
 from panes.windowing.triggers import (
     ContinuousEventTimeTrigger,
     ContinuousProcessingTimeTrigger,
@@ -128,6 +129,7 @@ __all__ = [
     "WindowFunction",
     "WindowFunctionSpec",
     "WindowOperator",
+    "WindowRow",
     "WindowStagger",
     "aggregate_spec",
     "count_window_parts",

@@ -175,6 +175,9 @@ class AlignedWindowOperator(WindowOperator):
 
     # -- snapshots ----------------------------------------------------------------------------------------------
 
+    def state_entries(self) -> int:
+        return len(self._panes) + super().state_entries()
+
     def snapshot_extra(self) -> Any:
         extra = super().snapshot_extra()
         return {**extra, "panes": self._panes, "timers": self._timers, "pending": self._pending, "order": self._order}

@@ -1,0 +1,104 @@
+"""What the benchmark measures besides wall time: per-batch durations from Spark's progress, and the peak
+memory of the JVM and of the Python workers (sampled from ``/proc``)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in os.listdir(f"/proc/{pid}/task") if os.path.isdir(f"/proc/{pid}/task") else []:
+        path = f"/proc/{pid}/task/{task}/children"
+        try:
+            with open(path) as handle:
+                found.extend(int(c) for c in handle.read().split())
+        except OSError:
+            continue
+    return found
+
+
+def _descendants(pid: int) -> list[int]:
+    result, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        for child in _children(current):
+            result.append(child)
+            todo.append(child)
+    return result
+
+
+def _rss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return 0
+    return 0
+
+
+def _command(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+@dataclass
+class MemorySampler:
+    """Samples every ``interval`` seconds: the largest resident size of the JVM and of one Python worker, and
+    the largest total over all Python workers at one moment."""
+
+    interval: float = 0.25
+    jvm_peak: int = 0
+    worker_peak: int = 0
+    workers_total_peak: int = 0
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def reset(self) -> None:
+        self.jvm_peak = self.worker_peak = self.workers_total_peak = 0
+
+    def _sample(self) -> None:
+        total = 0
+        for pid in _descendants(os.getpid()):
+            command = _command(pid)
+            rss = _rss(pid)
+            if "java" in command.split(" ")[0]:
+                self.jvm_peak = max(self.jvm_peak, rss)
+            elif "pyspark" in command and "python" in command:
+                self.worker_peak = max(self.worker_peak, rss)
+                total += rss
+        self.workers_total_peak = max(self.workers_total_peak, total)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self._sample()
+            time.sleep(self.interval)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+
+def batch_seconds(progress: list[Any]) -> list[float]:
+    """Each micro-batch's duration (``triggerExecution``), in batch order."""
+    ordered = sorted(progress, key=lambda p: p["batchId"])
+    return [p["durationMs"].get("triggerExecution", 0) / 1000 for p in ordered]
+
+
+def input_rows(progress: list[Any]) -> list[int]:
+    ordered = sorted(progress, key=lambda p: p["batchId"])
+    return [int(p["numInputRows"]) for p in ordered]

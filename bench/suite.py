@@ -1,0 +1,191 @@
+"""panes against Spark's native windowed aggregation, case by case, in one Spark session on the same files.
+
+    .venv/bin/python bench/suite.py                       # every case, 1,000,000 events (about half an hour)
+    .venv/bin/python bench/suite.py --events 200000       # smaller
+    .venv/bin/python bench/suite.py --cases tumbling      # the cases whose name contains the word
+
+For each case (see ``workload.Case``): both sides read the same Parquet files as a stream, one file per
+micro-batch, and write their windows as Parquet; the outputs are checked identical (every row, not just the
+count) before a timing counts. Printed per case: events per second of each side and the ratio panes/native
+(wall time of the whole query, the session warm), the first micro-batch's seconds, the seconds of data
+batches 2 and 10, the seconds of a micro-batch with no input and nothing due, the peak resident memory of
+the JVM and of the Python workers, and the state bytes per open pane. The table is written to
+``bench/RESULTS.md`` with the machine, the versions and the date.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from measure import MemorySampler, batch_seconds, input_rows  # noqa: E402
+from workload import Case, native_query, panes_job, same_results, write_events  # noqa: E402
+
+CASES = [
+    Case("tumbling", 100),
+    Case("tumbling", 10_000),
+    Case("tumbling", 100_000),
+    Case("sliding", 100),
+    Case("sliding", 10_000),
+    Case("sliding", 100_000),
+    Case("session", 100),
+    Case("session", 10_000),
+    Case("session", 100_000),
+    Case("tumbling", 10_000, function="python"),
+]
+
+
+@dataclass
+class Side:
+    seconds: float
+    batches: list[float]
+    rows: list[int]
+    jvm: int
+    worker: int
+    workers: int
+    state_bytes_per_pane: float | None = None
+
+    def batch(self, number: int) -> float | None:
+        """The seconds of data micro-batch ``number`` (1-based)."""
+        return self.batches[number - 1] if len(self.batches) >= number else None
+
+    def empty_batch(self) -> float | None:
+        """The seconds of the last micro-batch that read no input (the trailing empty file's)."""
+        empty = [s for s, r in zip(self.batches, self.rows, strict=False) if r == 0]
+        return empty[-1] if empty else None
+
+
+def run_native(spark: Any, case: Case, folder: str, work: str, sampler: MemorySampler) -> Side:
+    sampler.reset()
+    started = time.monotonic()
+    query = native_query(spark, case, folder, f"{work}/native-out", f"{work}/native-ck")
+    query.awaitTermination()
+    seconds = time.monotonic() - started
+    progress = list(query.recentProgress)
+    return Side(seconds, batch_seconds(progress), input_rows(progress), sampler.jvm_peak, sampler.worker_peak,
+                sampler.workers_total_peak)
+
+
+def run_panes(spark: Any, case: Case, folder: str, work: str, sampler: MemorySampler, shards: int | None) -> Side:
+    sampler.reset()
+    env = panes_job(spark, case, folder, f"{work}/panes-out", f"{work}/panes-ck", shards)
+    started = time.monotonic()
+    result = env.execute("bench")
+    seconds = time.monotonic() - started
+    progress = result.details.get("progress", [])
+    metrics = result.details.get("metrics", {})
+    side = Side(seconds, batch_seconds(progress), input_rows(progress), sampler.jvm_peak, sampler.worker_peak,
+                sampler.workers_total_peak)
+    peak = metrics.get("peak_state_bytes_per_pane")
+    side.state_bytes_per_pane = None if peak is None else float(peak)
+    return side
+
+
+def fmt(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def mb(value: int) -> str:
+    return f"{value / 2**20:.0f}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--batches", type=int, default=10)
+    parser.add_argument("--cases", default="", help="run only the cases whose name contains this text")
+    parser.add_argument("--shards", type=int, default=None, help="panes shards (default: the runner's)")
+    parser.add_argument("--output", default=str(HERE / "RESULTS.md"), help="where the table goes")
+    args = parser.parse_args()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])
+    from panes.spark import create_session
+
+    spark = create_session(app_name="panes-bench")
+    cases = [c for c in CASES if args.cases in c.name]
+    sampler = MemorySampler()
+    sampler.start()
+    work = tempfile.mkdtemp(prefix="panes-bench-")
+    rows = []
+    try:
+        write_events(f"{work}/warm", 2_000, 10, 2)
+        for case in {c.window: c for c in cases}.values():  # warm both sides' code paths once per window kind
+            run_native(spark, Case(case.window, 10), f"{work}/warm", f"{work}/warm-{case.window}-n", sampler)
+            run_panes(spark, Case(case.window, 10, case.function), f"{work}/warm", f"{work}/warm-{case.window}-p",
+                      sampler, args.shards)
+        for index, case in enumerate(cases):
+            folder = f"{work}/events-{case.keys}"
+            if not os.path.isdir(folder):
+                write_events(folder, args.events, case.keys, args.batches)
+            run_dir = f"{work}/run-{index}"
+            native = run_native(spark, case, folder, run_dir, sampler)
+            panes = run_panes(spark, case, folder, run_dir, sampler, args.shards)
+            same, count = same_results(spark, f"{run_dir}/native-out", f"{run_dir}/panes-out")
+            rows.append((case, native, panes, same, count))
+            print_row(case, native, panes, same, count, args.events)
+            shutil.rmtree(run_dir, ignore_errors=True)
+    finally:
+        sampler.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    write_results(args, rows, spark.version)
+    return 0 if all(same for _, _, _, same, _ in rows) else 1
+
+
+def print_row(case: Case, native: Side, panes: Side, same: bool, count: int, events: int) -> None:
+    print(
+        f"{case.name:55s} native {events / native.seconds:9.0f}/s  panes {events / panes.seconds:9.0f}/s  "
+        f"ratio {native.seconds / panes.seconds:5.2f}  first {fmt(panes.batch(1))} s  "
+        f"b2 {fmt(panes.batch(2))} s  b10 {fmt(panes.batch(10))} s  empty {fmt(panes.empty_batch())} s  "
+        f"{'same' if same else 'DIFFERENT'} ({count} windows)",
+        flush=True,
+    )
+
+
+def write_results(args: Any, rows: list[Any], spark_version: str) -> None:
+    import numpy
+    import pyarrow
+
+    lines = [
+        "# Benchmark results",
+        "",
+        f"`{' '.join(['.venv/bin/python', 'bench/suite.py', *sys.argv[1:]])}` on "
+        f"{datetime.date.today().isoformat()}: {platform.machine()}, {os.cpu_count()} cores, Linux "
+        f"{platform.release()}; Python {platform.python_version()}, Spark {spark_version}, pyarrow "
+        f"{pyarrow.__version__}, numpy {numpy.__version__}; Spark `local[2]`, "
+        f"{args.events:,} events in {args.batches} micro-batches of Parquet (one file each) plus two empty ones.",
+        "",
+        "Events per second are over the whole query (session warm, first batch included); the ratio is "
+        "panes/native throughput. Batch times are panes' (`triggerExecution` of Spark's progress): the "
+        "first batch, data batches 2 and 10, and the last batch with no input and nothing due. Memory is "
+        "the peak resident size of the JVM and of one Python worker during panes' run. State bytes per pane: "
+        "panes' stored state divided by its open panes, at its largest.",
+        "",
+        "| case | native ev/s | panes ev/s | ratio | first batch s | batch 2 s | batch 10 s | empty batch s | "
+        "JVM MB | worker MB | state B/pane | results |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for case, native, panes, same, count in rows:
+        lines.append(
+            f"| {case.name} | {args.events / native.seconds:,.0f} | {args.events / panes.seconds:,.0f} | "
+            f"{native.seconds / panes.seconds:.2f} | {fmt(panes.batch(1))} | {fmt(panes.batch(2))} | "
+            f"{fmt(panes.batch(10))} | {fmt(panes.empty_batch())} | {mb(panes.jvm)} | {mb(panes.worker)} | "
+            f"{fmt(panes.state_bytes_per_pane, 1)} | {'identical' if same else 'DIFFERENT'}, {count:,} windows |"
+        )
+    Path(args.output).write_text("\n".join(lines) + "\n")
+    print(f"written to {args.output}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,306 @@
+"""Hosting a keyed step for one shard of keys, one micro-batch at a time, on Arrow batches in and out.
+
+``shard_host`` picks how: a window that can run on columns (``panes.windowing.columnar``) gets a
+:class:`ColumnarHost`, which never makes a Python object per element; every other step gets a
+:class:`RecordHost`, which hands the elements to the step's operator one by one (``host.StepHost``). Both
+take the rows of a micro-batch in Flink's order at batch granularity (phase 0 rows, the watermark, phase 1
+rows; see ``host``), pass on the rows the step does not read, and return rows in the step's output layout.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterable
+from typing import Protocol
+
+import numpy as np
+import pyarrow as pa
+
+from panes.errors import ErrorRecord
+from panes.spark.host import StepHost
+from panes.spark.layout import ChannelCodes, Layout, Record, channel_mask, read_records, unpack
+from panes.spark.linear import Step
+from panes.windowing.assigners.base import MissingTimestampError
+from panes.windowing.columnar.aligned import ColumnarAlignedWindows
+from panes.windowing.columnar.output import ColumnarOutput, emitted, pane_values
+from panes.windowing.columnar.plan import ColumnarWindow, plan_columnar
+from panes.windowing.columnar.sessions import ColumnarSessions
+
+
+class ShardHost(Protocol):
+    counts: tuple[int, int]
+    """The records the last ``run`` read and emitted."""
+
+    def run(self, batches: list[pa.RecordBatch], watermark: int, now: int, batch: int = 0) -> list[pa.RecordBatch]:
+        """One micro-batch of the shard: its rows (any layout) in, rows in the output layout out."""
+
+    def open_panes(self) -> int: ...
+
+    def late_dropped(self) -> int: ...
+
+    def snapshot(self) -> bytes: ...
+
+    def restore(self, blob: bytes) -> None: ...
+
+    def next_event_time_timer(self) -> int | None: ...
+
+    def next_processing_time_timer(self) -> int | None: ...
+
+    def close(self) -> None: ...
+
+
+def payload_batches(payloads: Iterable[bytes]) -> list[pa.RecordBatch]:
+    return [batch for payload in payloads for batch in unpack(payload)]
+
+
+def split(
+    batches: list[pa.RecordBatch], step: Step, codes: ChannelCodes
+) -> tuple[list[pa.RecordBatch], list[pa.RecordBatch]]:
+    """The rows ``step`` reads, and the rows that pass on (those no step reads here, and those a later step
+    reads too)."""
+    read = codes.codes(step.consumed)
+    keep = codes.codes(step.passthrough)
+    mine: list[pa.RecordBatch] = []
+    passing: list[pa.RecordBatch] = []
+    for batch in batches:
+        mask = channel_mask(batch, read)
+        if mask.any():
+            mine.append(batch if mask.all() else batch.filter(pa.array(mask)))
+        passes = ~mask | channel_mask(batch, keep) if keep else ~mask
+        if passes.all():
+            passing.append(batch)
+        elif passes.any():
+            passing.append(batch.filter(pa.array(passes)))
+    return mine, passing
+
+
+class RecordHost:
+    """A keyed step whose operator takes elements one by one (``StepHost``)."""
+
+    def __init__(
+        self, step: Step, codes: ChannelCodes, layout: Layout, shard: int, num_shards: int, max_parallelism: int
+    ) -> None:
+        self.step = step
+        self.codes = codes
+        self.layout = layout
+        self.host = StepHost(step, shard, num_shards, max_parallelism)
+        self.counts = (0, 0)
+
+    def run(self, batches: list[pa.RecordBatch], watermark: int, now: int, batch: int = 0) -> list[pa.RecordBatch]:
+        mine, passing = split(batches, self.step, self.codes)
+        read = self.codes.codes(self.step.consumed)
+        records: list[Record] = []
+        for part in mine:
+            records.extend(read_records(part, self.codes, channel_mask(part, read)))
+        out = self.host.process(records, watermark, now, batch)
+        self.counts = (len(records), len(out))
+        result = [self.layout.encode(out)] if out else []
+        return result + [self.layout.adapt(b) for b in passing]
+
+    def process_records(self, records: list[Record], watermark: int, now: int, batch: int = 0) -> list[Record]:
+        return self.host.process(records, watermark, now, batch)
+
+    def snapshot(self) -> bytes:
+        return self.host.snapshot()
+
+    def restore(self, blob: bytes) -> None:
+        self.host.restore(blob)
+
+    def next_event_time_timer(self) -> int | None:
+        return self.host.next_event_time_timer()
+
+    def next_processing_time_timer(self) -> int | None:
+        timer: int | None = self.host.operator.next_processing_time_timer()
+        return timer
+
+    def open_panes(self) -> int:
+        return self.host.operator.state_entries()
+
+    def late_dropped(self) -> int:
+        return self.host.operator.late_records_dropped()
+
+    def close(self) -> None:
+        self.host.close()
+
+
+class ColumnarHost:
+    """A window step run by a columnar operator: the shard's elements stay Arrow columns (see the module
+    docstring); results and late elements leave as typed columns."""
+
+    def __init__(self, step: Step, plan: ColumnarWindow, codes: ChannelCodes, layout: Layout, shard: int) -> None:
+        self.step = step
+        self.plan = plan
+        self.codes = codes
+        self.layout = layout
+        self.shard = shard
+        self.operator: ColumnarAlignedWindows | ColumnarSessions = (
+            ColumnarSessions(plan) if plan.kind == "session" else ColumnarAlignedWindows(plan)
+        )
+        own = step.transformation.id
+        self.out_code = codes.code.get((own, None)) if (own, None) in step.needed_outputs else None
+        late = None if plan.late_tag is None else (own, plan.late_tag)
+        self.late_code = codes.code[late] if late is not None and late in step.needed_outputs else None
+        error_tag = step.transformation.error_tag
+        error = None if error_tag is None else (own, error_tag.tag_id)
+        self.error_code = codes.code[error] if error is not None and error in step.needed_outputs else None
+        self.counter = 0
+        self.counts = (0, 0)
+        self.name = f"{step.transformation.name} (shard {shard})"
+
+    # -- one micro-batch ---------------------------------------------------------------------------------------
+
+    def run(self, batches: list[pa.RecordBatch], watermark: int, now: int, batch: int = 0) -> list[pa.RecordBatch]:
+        mine, passing = split(batches, self.step, self.codes)
+        values, ts, seq, phase, out = self._elements(mine, batch)
+        early = (phase % 2) == 0
+        order = np.lexsort((seq, ~early))
+        first = order[early[order]]
+        second = order[~early[order]]
+        operator = self.operator
+        elements = (values, ts, seq)
+        self._emit(
+            out, operator.process(values.take(pa.array(first)), ts[first], seq[first]), elements, first, 2 * batch
+        )
+        self._emit(out, operator.advance(watermark), elements, first, 2 * batch)
+        later = operator.process(values.take(pa.array(second)), ts[second], seq[second])
+        self._emit(out, later, elements, second, 2 * batch + 1)
+        self.counts = (len(values), sum(b.num_rows for b in out))
+        return out + [self.layout.adapt(b) for b in passing]
+
+    def _elements(
+        self, mine: list[pa.RecordBatch], batch: int
+    ) -> tuple[pa.StructArray, np.ndarray, np.ndarray, np.ndarray, list[pa.RecordBatch]]:
+        """The elements (values, timestamps, ordering numbers, phases) of the rows the step reads; elements
+        without a timestamp are bad records (the error output's rows are returned as the last item)."""
+        values, ts, seq, phase = [], [], [], []
+        for part in mine:
+            codes = part.column("ch").to_numpy(zero_copy_only=False)
+            for code in np.unique(codes).tolist():
+                rows = part if (codes == code).all() else part.filter(pa.array(codes == code))
+                values.append(rows.column(self.codes.column(code)))
+                ts.append(rows.column("ts"))
+                seq.append(rows.column("seq"))
+                phase.append(rows.column("ph"))
+        struct_type = self.plan.input_type.arrow_type
+        if not values:
+            empty = np.empty(0, dtype=np.int64)
+            return pa.array([], struct_type), empty, empty, empty.astype(np.int32), []
+        all_values = pa.concat_arrays([v.cast(struct_type) if v.type != struct_type else v for v in values])
+        all_ts = pa.concat_arrays(ts)
+        seqs = pa.concat_arrays(seq).to_numpy(zero_copy_only=False)
+        phases = pa.concat_arrays(phase).to_numpy(zero_copy_only=False)
+        errors: list[pa.RecordBatch] = []
+        if all_ts.null_count:
+            missing = all_ts.is_null().to_numpy(zero_copy_only=False)
+            errors = self._refuse(all_values, seqs, phases, np.flatnonzero(missing), batch)
+            keep = pa.array(~missing)
+            all_values, all_ts = all_values.filter(keep), all_ts.filter(keep)
+            seqs, phases = seqs[~missing], phases[~missing]
+        return all_values, all_ts.to_numpy(zero_copy_only=False), seqs, phases, errors
+
+    def _refuse(
+        self, values: pa.StructArray, seqs: np.ndarray, phases: np.ndarray, rows: np.ndarray, batch: int
+    ) -> list[pa.RecordBatch]:
+        error = MissingTimestampError()
+        if self.step.transformation.error_tag is None:
+            raise error
+        if self.error_code is None:
+            return []
+        reason = str(error)
+        decoded = self.plan.input_type.decode(values.take(pa.array(rows)))
+        records = [
+            Record(
+                self.codes.channel[self.error_code],
+                ErrorRecord(value, None, reason, type(error).__name__, self.name),
+                None,
+                int(seqs[i]),
+                int(phases[i]),
+            )
+            for value, i in zip(decoded, rows.tolist(), strict=True)
+        ]
+        return [self.layout.encode(records)]
+
+    def _emit(
+        self,
+        out: list[pa.RecordBatch],
+        emitted_now: ColumnarOutput,
+        elements: tuple[pa.StructArray, np.ndarray, np.ndarray],
+        rows: np.ndarray,
+        phase: int,
+    ) -> None:
+        """Add what the operator emitted to ``out``: pane results, and late elements (``rows`` maps the
+        indices of the call that made them to ``elements``)."""
+        if self.out_code is not None:
+            for chunk in emitted_now.panes:
+                panes = emitted(self.plan, chunk)
+                if not panes.keys:
+                    continue
+                seqs = [self._order() if seq is None else seq for seq in panes.seqs]
+                results = pane_values(self.plan, panes)
+                out.append(self._rows(self.out_code, results, [end - 1 for end in panes.ends], seqs, phase))
+        if self.late_code is not None:
+            values, ts, seq = elements
+            for indices in emitted_now.late:
+                taken = rows[indices]
+                late = values.take(pa.array(taken))
+                out.append(self._rows(self.late_code, late, ts[taken].tolist(), seq[taken].tolist(), phase))
+
+    def _order(self) -> int:
+        """The ordering number of a result a timer fired (as ``StepHost`` numbers them)."""
+        self.counter += 1
+        return (self.shard << 40) | self.counter
+
+    def _rows(self, code: int, values: pa.Array, ts: list[int], seqs: list[int], phase: int) -> pa.RecordBatch:
+        count = len(values)
+        return self.layout.adapt(
+            pa.RecordBatch.from_arrays([values], names=[self.codes.column(code)]),
+            ch=pa.array(np.full(count, code, dtype=np.int32)),
+            ts=pa.array(ts, pa.int64()),
+            seq=pa.array(seqs, pa.int64()),
+            ph=pa.array(np.full(count, phase, dtype=np.int32)),
+        )
+
+    # -- state -------------------------------------------------------------------------------------------------
+
+    def snapshot(self) -> bytes:
+        return pickle.dumps((self.operator.snapshot(), self.counter), protocol=pickle.HIGHEST_PROTOCOL)
+
+    def restore(self, blob: bytes) -> None:
+        operator, self.counter = pickle.loads(blob)
+        self.operator.restore(operator)
+
+    def next_event_time_timer(self) -> int | None:
+        return self.operator.next_timer()
+
+    def next_processing_time_timer(self) -> int | None:
+        return None
+
+    def open_panes(self) -> int:
+        return self.operator.open_panes()
+
+    def late_dropped(self) -> int:
+        return self.operator.late_dropped
+
+    def close(self) -> None:
+        return None
+
+
+def columnar_plan(step: Step) -> ColumnarWindow | None:
+    """The columnar form of a keyed window step, when it has one (its inputs must share one type)."""
+    spec = getattr(step.transformation, "spec", None)
+    if spec is None or not hasattr(spec, "assigner") or not getattr(spec, "keyed", False):
+        return None
+    types = {step.types.get(channel) for channel in step.consumed}
+    if len(types) != 1:
+        return None
+    return plan_columnar(spec, types.pop())
+
+
+def shard_host(
+    step: Step, codes: ChannelCodes, layout: Layout, shard: int, num_shards: int, max_parallelism: int
+) -> ShardHost:
+    """The host of ``step`` for ``shard`` (see the module docstring)."""
+    plan = columnar_plan(step)
+    if plan is not None:
+        return ColumnarHost(step, plan, codes, layout, shard)
+    return RecordHost(step, codes, layout, shard, num_shards, max_parallelism)

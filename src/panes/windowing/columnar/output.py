@@ -1,0 +1,98 @@
+"""What the columnar window operators emit, and how it becomes Arrow columns.
+
+Pane results leave in chunks (one per fired window, or one per element that fired panes at once); each
+result has the window's ``max_timestamp()`` as its timestamp and, when an element's arrival fired it, that
+element's ordering number. Late elements leave as indices into the batch they arrived in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from panes.windowing.columnar.plan import ColumnarWindow
+
+
+@dataclass
+class Panes:
+    """Results of panes of the same size: keys, window starts and ends, accumulators, and the ordering number
+    of the element whose arrival fired them (``None``: a timer did)."""
+
+    keys: list[Any]
+    starts: list[int]
+    ends: list[int]
+    accumulators: list[tuple[Any, ...]]
+    seqs: list[int | None]
+
+
+@dataclass
+class ColumnarOutput:
+    """Everything one call of a columnar operator emitted, in emission order."""
+
+    panes: list[Panes] = field(default_factory=list)
+    late: list[np.ndarray] = field(default_factory=list)
+    """Indices (into the elements of each ``process`` call, one array per call) of late elements."""
+
+    def __len__(self) -> int:
+        return sum(len(p.keys) for p in self.panes)
+
+
+def results(plan: ColumnarWindow, accumulators: list[tuple[Any, ...]]) -> pa.Array:
+    """The results of panes with ``accumulators``, as an array of ``plan.result_type``."""
+    columns = []
+    for index, part in enumerate(plan.parts):
+        values = [acc[index] for acc in accumulators]
+        if part.aggregate.kind == "avg":
+            values = [None if count == 0 else float(total) / count for total, count in values]
+        columns.append(pa.array(values, plan.result_type if plan.scalar else plan.result_type.field(index).type))
+    if plan.scalar:
+        return columns[0]
+    return pa.StructArray.from_arrays(columns, fields=list(plan.result_type))
+
+
+def emitted(plan: ColumnarWindow, panes: Panes) -> Panes:
+    """The panes that emit something: as the window operator, a pane whose result is ``None`` (a single
+    aggregation that saw no value) emits nothing."""
+    if not plan.scalar or plan.parts[0].aggregate.kind == "count":
+        return panes
+    keep = [i for i, acc in enumerate(panes.accumulators) if _result(plan, acc) is not None]
+    if len(keep) == len(panes.keys):
+        return panes
+    return Panes(
+        [panes.keys[i] for i in keep],
+        [panes.starts[i] for i in keep],
+        [panes.ends[i] for i in keep],
+        [panes.accumulators[i] for i in keep],
+        [panes.seqs[i] for i in keep],
+    )
+
+
+def _result(plan: ColumnarWindow, acc: tuple[Any, ...]) -> Any:
+    first = acc[0]
+    if plan.parts[0].aggregate.kind == "avg":
+        return None if first[1] == 0 else first
+    return first
+
+
+def pane_values(plan: ColumnarWindow, panes: Panes) -> pa.Array:
+    """The values a window emits for ``panes`` (see :func:`emitted`): their results, or ``WindowRow``'s rows."""
+    result = results(plan, panes.accumulators)
+    row = plan.row
+    if row is None:
+        return result
+    struct = plan.output_type.arrow_type
+    arrays = []
+    if row.key is not None:
+        arrays.append(pa.array(panes.keys, struct.field(row.key).type))
+    if row.start is not None:
+        arrays.append(pa.array(panes.starts, pa.int64()))
+    if row.end is not None:
+        arrays.append(pa.array(panes.ends, pa.int64()))
+    if plan.scalar:
+        arrays.append(result)
+    else:
+        arrays.extend(result.field(i) for i in range(result.type.num_fields))
+    return pa.StructArray.from_arrays(arrays, fields=list(struct))

@@ -1,0 +1,185 @@
+"""When a keyed window can be evaluated on columns, and the types it then has.
+
+A window runs columnar when its input values are typed records (a struct), it is keyed by one of their
+fields (``key_by("user")``), its assigner is ``TumblingEventTimeWindows`` (aligned), ``SlidingEventTimeWindows``
+or ``EventTimeSessionWindows`` with a fixed gap, with the default ``EventTimeTrigger`` and no evictor, and its
+function is an ``AggregateFunction`` with a vectorised form (built-ins, see ``panes.functions.aggregates``)
+followed by nothing or by ``WindowRow``. Allowed lateness and a late-data side output are supported.
+Everything else runs on the element-by-element window operator; both give the same results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import pyarrow as pa
+
+from panes.functions.aggregates import Aggregates, BuiltinAggregate, vectorized_form
+from panes.functions.aggregators import FieldKey
+from panes.types import RecordType
+from panes.windowing.assigners.session import EventTimeSessionWindows
+from panes.windowing.assigners.sliding import SlidingEventTimeWindows
+from panes.windowing.assigners.stagger import WindowStagger
+from panes.windowing.assigners.tumbling import TumblingEventTimeWindows
+from panes.windowing.internal_functions import PassThroughWindowFunction
+from panes.windowing.rows import WindowRow
+from panes.windowing.triggers.event_time import EventTimeTrigger
+
+
+class WindowDescription(Protocol):
+    """What a window transformation says about itself (``panes.datastream.windowed.WindowSpec``)."""
+
+    @property
+    def assigner(self) -> Any: ...
+
+    @property
+    def trigger(self) -> Any: ...
+
+    @property
+    def evictor(self) -> Any: ...
+
+    @property
+    def allowed_lateness(self) -> int: ...
+
+    @property
+    def late_data_tag(self) -> Any: ...
+
+    @property
+    def function(self) -> Any: ...
+
+    @property
+    def key_selector(self) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Part:
+    """One built-in aggregation: its name in the result, what it computes, and the input field it reads
+    (its index in the input struct; ``None`` for ``Count``)."""
+
+    name: str
+    aggregate: BuiltinAggregate
+    field: int | None
+    field_type: pa.DataType | None
+
+
+@dataclass(frozen=True)
+class ColumnarWindow:
+    """A window the columnar operators run (see the module docstring).
+
+    ``kind`` is ``"aligned"`` (tumbling and sliding: ``size``, ``slide``, ``offset``) or ``"session"``
+    (``gap``). ``key`` is the index of the key field in the input struct; ``result_type`` the type of a
+    pane's result and ``output_type`` that of the emitted values (the result, or ``WindowRow``'s row)."""
+
+    kind: str
+    size: int
+    slide: int
+    offset: int
+    gap: int
+    key: int
+    parts: tuple[Part, ...]
+    scalar: bool
+    form: Aggregates
+    row: WindowRow | None
+    lateness: int
+    late_tag: str | None
+    input_type: RecordType
+    result_type: pa.DataType
+    output_type: RecordType
+
+
+def _field_index(struct: pa.StructType, field: int | str) -> int | None:
+    if isinstance(field, str):
+        index = struct.get_field_index(field)
+        return None if index < 0 else index
+    return field if 0 <= field < struct.num_fields else None
+
+
+def _part_type(part: BuiltinAggregate, field_type: pa.DataType | None) -> pa.DataType | None:
+    """The result type of a built-in aggregation of a field of ``field_type`` (``None``: not columnar)."""
+    if part.kind == "count":
+        return pa.int64()
+    if field_type is None:
+        return None
+    numeric_int = pa.types.is_integer(field_type)
+    numeric_float = pa.types.is_floating(field_type)
+    if part.kind == "sum":
+        return pa.int64() if numeric_int else pa.float64() if numeric_float else None
+    if part.kind == "avg":
+        return pa.float64() if numeric_int or numeric_float else None
+    if part.kind in ("min", "max"):
+        return field_type if numeric_int or numeric_float else None
+    return None
+
+
+def plan_columnar(spec: WindowDescription, input_type: RecordType | None) -> ColumnarWindow | None:
+    """The columnar form of the window ``spec`` over values of ``input_type``, or ``None`` when it has none."""
+    if input_type is None or input_type.shape == "scalar" or spec.evictor is not None:
+        return None
+    if type(spec.trigger) is not EventTimeTrigger or not isinstance(spec.key_selector, FieldKey):
+        return None
+    assigner = spec.assigner
+    if type(assigner) is TumblingEventTimeWindows and assigner.stagger is WindowStagger.ALIGNED:
+        kind, size, slide, offset, gap = "aligned", assigner.size, assigner.size, assigner.global_offset, 0
+    elif type(assigner) is SlidingEventTimeWindows:
+        kind, size, slide, offset, gap = "aligned", assigner.size, assigner.slide, assigner.offset, 0
+    elif type(assigner) is EventTimeSessionWindows:
+        kind, size, slide, offset, gap = "session", 0, 0, 0, assigner.gap
+    else:
+        return None
+    function = spec.function
+    if function.kind != "aggregate" or function.aggregate is None:
+        return None
+    form = vectorized_form(function.aggregate)
+    process = function.process_function
+    row = process if isinstance(process, WindowRow) else None
+    if form is None or (row is None and type(process) is not PassThroughWindowFunction):
+        return None
+    struct = input_type.arrow_type
+    key = _field_index(struct, spec.key_selector.field)
+    if key is None:
+        return None
+    parts = []
+    result_fields = []
+    for name, part in form.parts.items():
+        index = None if part.field is None else _field_index(struct, part.field)
+        if part.field is not None and index is None:
+            return None
+        field_type = None if index is None else struct.field(index).type
+        part_type = _part_type(part, field_type)
+        if part_type is None:
+            return None
+        parts.append(Part(name, part, index, field_type))
+        result_fields.append(pa.field(name, part_type))
+    result_type = result_fields[0].type if form.scalar else pa.struct(result_fields)
+    if row is not None:
+        try:
+            output = row.row_type(struct.field(key).type, result_type)
+        except (TypeError, ValueError):
+            return None
+    else:
+        output = RecordType(result_type, "scalar" if form.scalar else "dict")
+    late = spec.late_data_tag
+    return ColumnarWindow(
+        kind,
+        size,
+        slide,
+        offset,
+        gap,
+        key,
+        tuple(parts),
+        form.scalar,
+        form,
+        row,
+        spec.allowed_lateness,
+        None if late is None else late.tag_id,
+        input_type,
+        result_type,
+        output,
+    )
+
+
+def columnar_output_type(spec: WindowDescription, input_type: RecordType | None) -> RecordType | None:
+    """The type of a window's results when it runs columnar (what ``Derived`` output types compute)."""
+    plan = plan_columnar(spec, input_type)
+    return None if plan is None else plan.output_type

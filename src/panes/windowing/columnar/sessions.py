@@ -1,0 +1,217 @@
+"""Event-time session windows (fixed gap) over batches of columns, with the merging window operator's rules.
+
+State is each key's sessions (sorted, disjoint: ``[start, end, accumulator]``, the window ``[start, end)``)
+and a heap of timers, ``FIRE`` at a session's ``max_timestamp()`` and ``CLEANUP`` at ``max_timestamp() +
+allowed lateness``; a timer whose session has since merged or grown is stale and skipped. Two windows merge
+when they intersect or touch, as Flink's ``TimeWindow.intersects``.
+
+For a batch at the watermark ``W``, the elements of keys none of whose elements' own windows
+``[ts, ts + gap)`` have ended (``ts + gap - 1 > W``) cannot be late nor fire anything: they are grouped with
+numpy (sorted by time, a new group wherever the gap between neighbours exceeds ``gap``), each group is
+aggregated in element order, then merged with the key's sessions. The elements of the other keys go one
+by one in arrival order, exactly as the window operator takes them: merged into the sessions they touch,
+late when their window is alone and past cleanup, firing at once when the merged session already ended.
+
+Float sums of sessions that merge several earlier sessions at once may differ in the last bits from
+element-by-element evaluation (the accumulators are added in another order); counts, integer sums, minima
+and maxima are exact.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import itertools
+import pickle
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from panes.time import LONG_MAX, LONG_MIN
+from panes.windowing.columnar.accumulate import accumulate
+from panes.windowing.columnar.aligned import CLEANUP, FIRE, key_codes
+from panes.windowing.columnar.output import ColumnarOutput, Panes
+from panes.windowing.columnar.plan import ColumnarWindow
+
+Session = list[Any]
+"""``[start, end, accumulator, key]``: the window ``[start, end)``, its accumulator (``None`` once merged
+into another session or cleaned up) and its key."""
+
+
+class ColumnarSessions:
+    """The columnar operator of an event-time session window with a fixed gap (see the module docstring)."""
+
+    def __init__(self, plan: ColumnarWindow) -> None:
+        if plan.kind != "session":
+            raise ValueError(f"ColumnarSessions runs session windows, not {plan.kind}")
+        self.plan = plan
+        self.sessions: dict[Any, list[Session]] = {}
+        self.timers: list[tuple[int, int, int, Any, int]] = []
+        self._order = itertools.count()
+        self.watermark = LONG_MIN
+        self.late_dropped = 0
+
+    # -- sessions of one key -----------------------------------------------------------------------------------
+
+    def _cleanup(self, end: int) -> int:
+        max_ts = end - 1
+        lateness = self.plan.lateness
+        return LONG_MAX if max_ts > LONG_MAX - lateness else max_ts + lateness
+
+    def _merge(self, key: Any, start: int, end: int, acc: tuple[Any, ...] | None) -> Session:
+        """Merge the window ``[start, end)`` holding ``acc`` (``None``: empty) into ``key``'s sessions."""
+        form = self.plan.form
+        sessions = self.sessions.setdefault(key, [])
+        # sessions are disjoint and sorted: the ones touching [start, end) are consecutive
+        low = bisect.bisect_left(sessions, start, key=lambda s: s[1])
+        high = low
+        while high < len(sessions) and sessions[high][0] <= end:
+            high += 1
+        touched = sessions[low:high]
+        merged = acc
+        for session in touched:
+            merged = session[2] if merged is None else form.merge(session[2], merged)
+        if touched:
+            start, end = min(start, touched[0][0]), max(end, touched[-1][1])
+        for old in touched:
+            old[2] = None  # merged away: its timers are stale
+        session = [start, end, merged]
+        sessions[low:high] = [session]
+        self._schedule(session)
+        return session
+
+    def _schedule(self, session: Session) -> None:
+        start, end = session[0], session[1]
+        if end - 1 > self.watermark:
+            heapq.heappush(self.timers, (end - 1, FIRE, next(self._order), session, start))
+        cleanup = self._cleanup(end)
+        if cleanup != LONG_MAX:
+            heapq.heappush(self.timers, (cleanup, CLEANUP, next(self._order), session, start))
+
+    # -- time ---------------------------------------------------------------------------------------------------
+
+    def next_timer(self) -> int | None:
+        while self.timers and not self._valid(self.timers[0]):
+            heapq.heappop(self.timers)
+        return self.timers[0][0] if self.timers else None
+
+    def _valid(self, timer: tuple[int, int, int, Any, int]) -> bool:
+        time, kind, _, session, start = timer
+        if session[0] != start or session[2] is None:
+            return False
+        return (session[1] - 1 if kind == FIRE else self._cleanup(session[1])) == time
+
+    def advance(self, watermark: int) -> ColumnarOutput:
+        """Move to ``watermark`` (when ahead), firing and cleaning the sessions whose time it reached."""
+        out = ColumnarOutput()
+        if watermark <= self.watermark:
+            return out
+        self.watermark = watermark
+        while self.timers and self.timers[0][0] <= watermark:
+            timer = heapq.heappop(self.timers)
+            if not self._valid(timer):
+                continue
+            _, kind, _, session, _ = timer
+            key = session[3] if len(session) > 3 else None
+            if kind == FIRE:
+                out.panes.append(Panes([key], [session[0]], [session[1]], [session[2]], [None]))
+            else:
+                sessions = self.sessions.get(key, [])
+                sessions[:] = [s for s in sessions if s is not session]
+                if not sessions:
+                    self.sessions.pop(key, None)
+                session[2] = None
+        return out
+
+    # -- elements ---------------------------------------------------------------------------------------------
+
+    def process(self, values: pa.StructArray, timestamps: np.ndarray, seqs: np.ndarray) -> ColumnarOutput:
+        """Add a batch of elements (in their order) at the current watermark."""
+        out = ColumnarOutput()
+        count = len(values)
+        if count == 0:
+            return out
+        gap = self.plan.gap
+        codes, keys = key_codes(values, self.plan.key)
+        ended = timestamps + (gap - 1) <= self.watermark
+        one_by_one = np.isin(codes, np.unique(codes[ended])) if ended.any() else np.zeros(count, dtype=bool)
+        grouped = np.flatnonzero(~one_by_one)
+        if grouped.size:
+            self._add_groups(values, timestamps, codes, keys, grouped)
+        if one_by_one.any():
+            self._add_one_by_one(values, timestamps, seqs, codes, keys, np.flatnonzero(one_by_one), out)
+        return out
+
+    def _add_groups(
+        self, values: pa.StructArray, timestamps: np.ndarray, codes: np.ndarray, keys: list[Any], rows: np.ndarray
+    ) -> None:
+        gap = self.plan.gap
+        code, ts = codes[rows], timestamps[rows]
+        order = np.lexsort((ts, code))
+        sorted_code, sorted_ts = code[order], ts[order]
+        breaks = np.ones(len(order), dtype=bool)
+        breaks[1:] = (sorted_code[1:] != sorted_code[:-1]) | (sorted_ts[1:] - sorted_ts[:-1] > gap)
+        group_sorted = np.cumsum(breaks) - 1
+        groups = np.empty(len(order), dtype=np.int64)
+        groups[order] = group_sorted
+        firsts = np.flatnonzero(breaks)
+        lasts = np.append(firsts[1:] - 1, len(order) - 1)
+        accs = accumulate(self.plan.parts, values.take(pa.array(rows)), groups, [None] * len(firsts))
+        group_keys = [keys[c] for c in sorted_code[firsts].tolist()]
+        group_starts = sorted_ts[firsts].tolist()
+        group_ends = (sorted_ts[lasts] + gap).tolist()
+        for key, start, end, acc in zip(group_keys, group_starts, group_ends, accs, strict=True):
+            self._tag(self._merge(key, start, end, acc), key)
+
+    def _add_one_by_one(
+        self,
+        values: pa.StructArray,
+        timestamps: np.ndarray,
+        seqs: np.ndarray,
+        codes: np.ndarray,
+        keys: list[Any],
+        rows: np.ndarray,
+        out: ColumnarOutput,
+    ) -> None:
+        form, gap, watermark = self.plan.form, self.plan.gap, self.watermark
+        decoded = self.plan.input_type.decode(values.take(pa.array(rows)))
+        late = []
+        for row, value in zip(rows.tolist(), decoded, strict=True):
+            key = keys[codes[row]]
+            ts = int(timestamps[row])
+            sessions = self.sessions.get(key, [])
+            touching = any(s[0] <= ts + gap and s[1] >= ts for s in sessions)
+            if not touching and self._cleanup(ts + gap) <= watermark:
+                late.append(row)
+                continue
+            session = self._merge(key, ts, ts + gap, None)
+            session[2] = form.add(value, form.create_accumulator() if session[2] is None else session[2])
+            self._tag(session, key)
+            if session[1] - 1 <= watermark:
+                out.panes.append(Panes([key], [session[0]], [session[1]], [session[2]], [int(seqs[row])]))
+        if late:
+            out.late.append(np.array(late, dtype=np.int64))
+            if self.plan.late_tag is None:
+                self.late_dropped += len(late)
+
+    @staticmethod
+    def _tag(session: Session, key: Any) -> None:
+        """Keep the key with its session, so a timer finds both."""
+        if len(session) == 3:
+            session.append(key)
+        else:
+            session[3] = key
+
+    # -- state -------------------------------------------------------------------------------------------------
+
+    def open_panes(self) -> int:
+        return sum(len(s) for s in self.sessions.values())
+
+    def snapshot(self) -> bytes:
+        state = (self.sessions, self.timers, self.watermark, self.late_dropped)
+        return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def restore(self, blob: bytes) -> None:
+        self.sessions, self.timers, self.watermark, self.late_dropped = pickle.loads(blob)
+        self._order = itertools.count(max((t[2] for t in self.timers), default=-1) + 1)

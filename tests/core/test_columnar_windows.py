@@ -1,0 +1,157 @@
+"""The columnar window operators give exactly the window operator's results on random streams.
+
+A stream is a list of micro-batches, each processed at one watermark (the one reached before it, as the
+Spark runner does): the window operator gets the watermark, then the batch's elements one by one; the
+columnar operator advances, then takes the batch as columns. Per batch, both emit the same panes (as a
+multiset: the order across keys may differ) with the same timestamps, and send the same elements late.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from panes.datastream.windowed import WindowSpec
+from panes.elements import StreamRecord, Watermark
+from panes.functions import Aggregates, Avg, Count, Max, Min, Sum
+from panes.functions.aggregators import FieldKey
+from panes.operators.base import CollectingOutput
+from panes.tags import OutputTag
+from panes.time import LONG_MAX
+from panes.types import RecordType
+from panes.windowing import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
+from panes.windowing.columnar.aligned import ColumnarAlignedWindows
+from panes.windowing.columnar.output import emitted, pane_values
+from panes.windowing.columnar.plan import plan_columnar
+from panes.windowing.columnar.sessions import ColumnarSessions
+from panes.windowing.internal_functions import aggregate_spec
+from panes.windowing.rows import WindowRow
+from panes.windowing.triggers.event_time import EventTimeTrigger
+
+LATE: OutputTag[Any] = OutputTag("late")
+INPUT = RecordType.of("key STRING, ts BIGINT, v BIGINT, f DOUBLE")
+assert INPUT is not None
+
+ASSIGNERS = {
+    "tumbling": lambda: TumblingEventTimeWindows.of(100),
+    "tumbling offset": lambda: TumblingEventTimeWindows.of(100, 30),
+    "sliding": lambda: SlidingEventTimeWindows.of(100, 40),
+    "session": lambda: EventTimeSessionWindows.with_gap(50),
+}
+FUNCTIONS = {
+    "row": (Aggregates(n=Count(), total=Sum("v"), low=Min("v"), high=Max("f"), mean=Avg("v")), WindowRow()),
+    "scalar": (Sum("v"), None),
+    "dict": (Aggregates(n=Count(), fsum=Sum("f")), None),
+}
+
+times = st.integers(-300, 1500)
+elements = st.tuples(st.sampled_from(["a", "b", "c", "d"]), times, st.one_of(st.none(), st.integers(-5, 9)))
+batches = st.lists(st.lists(elements, max_size=8), min_size=1, max_size=8)
+
+
+def spec(assigner: str, function: str, lateness: int, late: bool) -> WindowSpec:
+    aggregate, row = FUNCTIONS[function]
+    return WindowSpec(
+        ASSIGNERS[assigner](),
+        EventTimeTrigger(),
+        None,
+        lateness,
+        LATE if late else None,
+        aggregate_spec(aggregate, row),
+        FieldKey("key"),
+        True,
+    )
+
+
+def value(element: tuple[str, int, int | None]) -> dict[str, Any]:
+    key, ts, v = element
+    return {"key": key, "ts": ts, "v": v, "f": None if v is None else v / 4}
+
+
+def watermarks_of(data: list[list[Any]]) -> list[int]:
+    """The watermark each batch is processed at: the maximum timestamp so far minus 50, minus 1."""
+    marks, top = [], -(2**63)
+    for batch in data:
+        marks.append(top)
+        for _, ts, _ in batch:
+            top = max(top, ts - 51)
+    return marks
+
+
+def generic(window: WindowSpec, data: list[list[Any]], output: RecordType) -> list[tuple[Counter[Any], Counter[Any]]]:
+    """The window operator's results per batch, conformed to ``output`` (as columnar results come back)."""
+    operator = window.create_operator()
+    collected = CollectingOutput()
+    operator.setup(collected)
+    operator.open()
+    per_batch = []
+    for mark, batch in zip([*watermarks_of(data), LONG_MAX], [*data, []], strict=True):
+        if mark > operator.current_watermark():
+            operator.process_watermark(Watermark(mark))
+        for element in batch:
+            operator.process_record(StreamRecord(value(element), element[1]))
+        records = [r for r in collected.elements if isinstance(r, StreamRecord)]
+        main = Counter(repr((output.conform(r.value), r.timestamp)) for r in records)
+        late = Counter(repr(r.value) for r in collected.side.get(LATE, []))
+        per_batch.append((main, late))
+        collected.elements.clear()
+        collected.side.clear()
+    return per_batch
+
+
+def columnar(window: WindowSpec, data: list[list[Any]]) -> list[tuple[Counter[Any], Counter[Any]]]:
+    plan = plan_columnar(window, INPUT)
+    assert plan is not None
+    operator: Any = ColumnarSessions(plan) if plan.kind == "session" else ColumnarAlignedWindows(plan)
+    per_batch = []
+    seq = 0
+    for mark, batch in zip([*watermarks_of(data), LONG_MAX], [*data, []], strict=True):
+        outputs = [operator.advance(mark)]
+        values = INPUT.encode([INPUT.conform(value(e)) for e in batch])
+        ts = np.array([e[1] for e in batch], dtype=np.int64)
+        seqs = np.arange(seq, seq + len(batch), dtype=np.int64)
+        seq += len(batch)
+        outputs.append(operator.process(values, ts, seqs))
+        main: Counter[Any] = Counter()
+        late: Counter[Any] = Counter()
+        for out in outputs:
+            for all_panes in out.panes:
+                panes = emitted(plan, all_panes)
+                values_out = plan.output_type.decode(pane_values(plan, panes))
+                main.update(repr((v, end - 1)) for v, end in zip(values_out, panes.ends, strict=True))
+            for indices in out.late if plan.late_tag is not None else []:
+                late.update(repr(v) for v in INPUT.decode(values.take(pa.array(indices))))
+        per_batch.append((main, late))
+    return per_batch
+
+
+@pytest.mark.parametrize("assigner", list(ASSIGNERS))
+@pytest.mark.parametrize("function", list(FUNCTIONS))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=batches, lateness=st.sampled_from([0, 0, 30, 200]), late=st.booleans())
+def test_columnar_equals_the_window_operator(
+    assigner: str, function: str, data: list[list[Any]], lateness: int, late: bool
+) -> None:
+    window = spec(assigner, function, lateness, late)
+    plan = plan_columnar(window, INPUT)
+    assert plan is not None
+    assert columnar(window, data) == generic(window, data, plan.output_type)
+
+
+def test_what_runs_columnar() -> None:
+    assert plan_columnar(spec("tumbling", "row", 0, False), INPUT) is not None
+    assert plan_columnar(spec("tumbling", "row", 0, False), None) is None
+    untyped_key = spec("tumbling", "row", 0, False)
+    object.__setattr__(untyped_key, "key_selector", lambda v: v["key"])
+    assert plan_columnar(untyped_key, INPUT) is None
+    plan = plan_columnar(spec("session", "row", 0, False), INPUT)
+    assert plan is not None and plan.output_type.ddl() == (
+        "key STRING, window_start BIGINT, window_end BIGINT, n BIGINT, total BIGINT, low BIGINT, high DOUBLE, "
+        "mean DOUBLE"
+    )
