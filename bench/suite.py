@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from measure import MemorySampler, batch_seconds, input_rows  # noqa: E402
-from workload import Case, native_query, panes_job, same_results, write_events  # noqa: E402
+from workload import Case, local_job, native_query, panes_job, same_results, write_events  # noqa: E402
 
 CASES = [
     Case("tumbling", 100),
@@ -44,6 +44,7 @@ CASES = [
     Case("session", 10_000),
     Case("session", 100_000),
     Case("tumbling", 10_000, function="python"),
+    Case("tumbling", 100_000, size_ms=3_600_000),  # every pane stays open: state grows batch by batch
 ]
 
 
@@ -56,6 +57,8 @@ class Side:
     worker: int
     workers: int
     state_bytes_per_pane: float | None = None
+    written: list[int] | None = None
+    """State bytes panes wrote in each micro-batch that called its keyed step."""
 
     def batch(self, number: int) -> float | None:
         """The seconds of data micro-batch ``number`` (1-based)."""
@@ -90,7 +93,20 @@ def run_panes(spark: Any, case: Case, folder: str, work: str, sampler: MemorySam
                 sampler.workers_total_peak)
     peak = metrics.get("peak_state_bytes_per_pane")
     side.state_bytes_per_pane = None if peak is None else float(peak)
+    per_batch = metrics.get("per_batch", [])
+    side.written = [sum(step["state_bytes_written"] for step in batch.values()) for batch in per_batch]
     return side
+
+
+def run_local(folder: str, events: int) -> float:
+    """Events per second of the local runner on tumbling 10 s count+sum, 10,000 keys (input read beforehand)."""
+    write_events(folder, events, 10_000, 1)
+    env, count = local_job(folder, f"{folder}-out")
+    started = time.monotonic()
+    env.execute("local bench")
+    rate = count / (time.monotonic() - started)
+    print(f"local runner, tumbling 10 s, count+sum, 10,000 keys: {rate:,.0f} events/s ({count:,} events)", flush=True)
+    return rate
 
 
 def fmt(value: float | None, digits: int = 2) -> str:
@@ -101,6 +117,13 @@ def mb(value: int) -> str:
     return f"{value / 2**20:.0f}"
 
 
+def written_kb(side: Side, number: int) -> str:
+    """The state KiB panes wrote in data micro-batch ``number`` (1-based)."""
+    if not side.written or len(side.written) < number:
+        return "-"
+    return f"{side.written[number - 1] / 1024:.0f}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=1_000_000)
@@ -108,6 +131,7 @@ def main() -> int:
     parser.add_argument("--cases", default="", help="run only the cases whose name contains this text")
     parser.add_argument("--shards", type=int, default=None, help="panes shards (default: the runner's)")
     parser.add_argument("--output", default=str(HERE / "RESULTS.md"), help="where the table goes")
+    parser.add_argument("--local-events", type=int, default=200_000, help="events of the local runner's case")
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ["PYTHONPATH"] = os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])
@@ -136,10 +160,11 @@ def main() -> int:
             rows.append((case, native, panes, same, count))
             print_row(case, native, panes, same, count, args.events)
             shutil.rmtree(run_dir, ignore_errors=True)
+        local = run_local(f"{work}/local", args.local_events)
     finally:
         sampler.stop()
         shutil.rmtree(work, ignore_errors=True)
-    write_results(args, rows, spark.version)
+    write_results(args, rows, spark.version, local)
     return 0 if all(same for _, _, _, same, _ in rows) else 1
 
 
@@ -153,7 +178,7 @@ def print_row(case: Case, native: Side, panes: Side, same: bool, count: int, eve
     )
 
 
-def write_results(args: Any, rows: list[Any], spark_version: str) -> None:
+def write_results(args: Any, rows: list[Any], spark_version: str, local: float) -> None:
     import numpy
     import pyarrow
 
@@ -170,19 +195,26 @@ def write_results(args: Any, rows: list[Any], spark_version: str) -> None:
         "panes/native throughput. Batch times are panes' (`triggerExecution` of Spark's progress): the "
         "first batch, data batches 2 and 10, and the last batch with no input and nothing due. Memory is "
         "the peak resident size of the JVM and of one Python worker during panes' run. State bytes per pane: "
-        "panes' stored state divided by its open panes, at its largest.",
+        "panes' stored state divided by its open panes, at its largest. Written KiB: the state panes wrote to "
+        "Spark's state store in data batches 2 and 10.",
         "",
         "| case | native ev/s | panes ev/s | ratio | first batch s | batch 2 s | batch 10 s | empty batch s | "
-        "JVM MB | worker MB | state B/pane | results |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "JVM MB | worker MB | state B/pane | written KiB b2 / b10 | results |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for case, native, panes, same, count in rows:
         lines.append(
             f"| {case.name} | {args.events / native.seconds:,.0f} | {args.events / panes.seconds:,.0f} | "
             f"{native.seconds / panes.seconds:.2f} | {fmt(panes.batch(1))} | {fmt(panes.batch(2))} | "
             f"{fmt(panes.batch(10))} | {fmt(panes.empty_batch())} | {mb(panes.jvm)} | {mb(panes.worker)} | "
-            f"{fmt(panes.state_bytes_per_pane, 1)} | {'identical' if same else 'DIFFERENT'}, {count:,} windows |"
+            f"{fmt(panes.state_bytes_per_pane, 1)} | {written_kb(panes, 2)} / {written_kb(panes, 10)} | "
+            f"{'identical' if same else 'DIFFERENT'}, {count:,} windows |"
         )
+    lines += [
+        "",
+        f"Local runner (one Python process, Flink's exact emission order), tumbling 10 s count+sum over 10,000 keys, "
+        f"{args.local_events:,} events: {local:,.0f} events/s.",
+    ]
     Path(args.output).write_text("\n".join(lines) + "\n")
     print(f"written to {args.output}")
 

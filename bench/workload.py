@@ -140,6 +140,31 @@ def panes_job(spark: Any, case: Case, folder: str, output: str, checkpoint: str,
 RESULT_DDL = "key STRING, window_start BIGINT, window_end BIGINT, n BIGINT, total BIGINT"
 
 
+def local_job(folder: str, output: str) -> Any:
+    """Tumbling 10 s count+sum on the local runner (in one Python process), over the same events."""
+    import pyarrow.dataset as ds
+
+    from panes.datastream import StreamEnvironment
+    from panes.functions import Aggregates, Count, Sum
+    from panes.watermarks import WatermarkStrategy
+    from panes.windowing import TumblingEventTimeWindows, WindowRow
+
+    events = ds.dataset(folder, format="parquet").to_table().to_pylist()
+    row = WindowRow(key="key", start="window_start", end="window_end")
+    env = StreamEnvironment("local")
+    results = (
+        env.from_collection(events, type_info=SCHEMA)
+        .assign_timestamps_and_watermarks(
+            WatermarkStrategy.for_bounded_out_of_orderness(5_000).with_timestamp_assigner("ts")
+        )
+        .key_by("key")
+        .window(TumblingEventTimeWindows.of(10_000))
+        .aggregate(Aggregates(n=Count(), total=Sum("value")), row)
+    )
+    results.sink_to_files(output)
+    return env, len(events)
+
+
 class CountSum(ProcessWindowFunction[Any, Any, Any, Any]):
     """A Python ProcessWindowFunction computing what the built-in aggregates compute, element by element."""
 

@@ -8,6 +8,7 @@ multiset: the order across keys may differ) with the same timestamps, and send t
 
 from __future__ import annotations
 
+import pickle
 from collections import Counter
 from typing import Any
 
@@ -105,13 +106,26 @@ def generic(window: WindowSpec, data: list[list[Any]], output: RecordType) -> li
     return per_batch
 
 
-def columnar(window: WindowSpec, data: list[list[Any]]) -> list[tuple[Counter[Any], Counter[Any]]]:
+def columnar(
+    window: WindowSpec, data: list[list[Any]], compact: list[bool] | None = None
+) -> list[tuple[Counter[Any], Counter[Any]]]:
+    """The columnar operator's results per batch. With ``compact``, the operator is rebuilt before every batch
+    from its stored log: a snapshot, then one change per batch (``compact[b]``: batch ``b`` stores a new
+    snapshot instead)."""
     plan = plan_columnar(window, INPUT)
     assert plan is not None
-    operator: Any = ColumnarSessions(plan) if plan.kind == "session" else ColumnarAlignedWindows(plan)
+
+    def create() -> Any:
+        return ColumnarSessions(plan) if plan.kind == "session" else ColumnarAlignedWindows(plan)
+
+    operator = create()
+    log = [pickle.dumps(operator.snapshot())]
     per_batch = []
     seq = 0
-    for mark, batch in zip([*watermarks_of(data), LONG_MAX], [*data, []], strict=True):
+    for index, (mark, batch) in enumerate(zip([*watermarks_of(data), LONG_MAX], [*data, []], strict=True)):
+        if compact is not None and index > 0:
+            operator = create()
+            operator.restore(pickle.loads(log[0]), [pickle.loads(change) for change in log[1:]])
         outputs = [operator.advance(mark)]
         values = INPUT.encode([INPUT.conform(value(e)) for e in batch])
         ts = np.array([e[1] for e in batch], dtype=np.int64)
@@ -128,6 +142,11 @@ def columnar(window: WindowSpec, data: list[list[Any]]) -> list[tuple[Counter[An
             for indices in out.late if plan.late_tag is not None else []:
                 late.update(repr(v) for v in INPUT.decode(values.take(pa.array(indices))))
         per_batch.append((main, late))
+        if compact is not None:
+            if compact[index % len(compact)]:
+                log = [pickle.dumps(operator.snapshot())]
+            else:
+                log.append(pickle.dumps(operator.changes()))
     return per_batch
 
 
@@ -142,6 +161,20 @@ def test_columnar_equals_the_window_operator(
     plan = plan_columnar(window, INPUT)
     assert plan is not None
     assert columnar(window, data) == generic(window, data, plan.output_type)
+
+
+@pytest.mark.parametrize("assigner", list(ASSIGNERS))
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    data=batches,
+    lateness=st.sampled_from([0, 30, 200]),
+    compact=st.lists(st.booleans(), min_size=1, max_size=4),
+)
+def test_a_columnar_operator_restored_from_its_log_before_every_batch_gives_the_same_results(
+    assigner: str, data: list[list[Any]], lateness: int, compact: list[bool]
+) -> None:
+    window = spec(assigner, "row", lateness, True)
+    assert columnar(window, data, compact) == columnar(window, data)
 
 
 def test_what_runs_columnar() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pickle
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from panes.elements import StreamRecord, Watermark, WatermarkStatus
@@ -114,6 +114,7 @@ class AbstractStreamOperator(ABC):
         self.backend = HeapKeyedStateBackend()
         self._timer_services: dict[str, InternalTimerService] = {}
         self._restored: dict[str, Any] | None = None
+        self._tracking = False
         self._watermark = LONG_MIN
         self.error_tag: OutputTag[Any] | None = None
         self.task_name = type(self).__name__
@@ -206,9 +207,11 @@ class AbstractStreamOperator(ABC):
             service = InternalTimerService(
                 self.get_current_key, self.set_current_key, triggerable, self.processing_time_service
             )
+            if self._tracking:
+                service.track_changes()
             restored = (self._restored or {}).get("timers", {}).get(name)
             if restored is not None:
-                service.restore(restored)
+                service.restore(restored, (self._restored or {}).get("timer_changes", {}).get(name))
             self._timer_services[name] = service
         return service
 
@@ -260,24 +263,76 @@ class AbstractStreamOperator(ABC):
     def restore_extra(self, data: Any) -> None:
         """Restore what :meth:`snapshot_extra` returned."""
 
+    def extra_changes(self) -> Any:
+        """What changed in the operator-specific state since the last snapshot or call (when changes are
+        tracked); :meth:`apply_extra_changes` folds it into a :meth:`snapshot_extra`. By default the whole
+        :meth:`snapshot_extra`: operators whose extras grow with their input override both."""
+        return self.snapshot_extra()
+
+    @staticmethod
+    def apply_extra_changes(extra: Any, changes: Any) -> Any:
+        """``extra`` (a :meth:`snapshot_extra`) with ``changes`` (an :meth:`extra_changes`) applied."""
+        return changes
+
     def snapshot_state(self) -> bytes:
-        """All keyed state, timers and operator extras as bytes (values and keys must be picklable)."""
+        """All keyed state, timers and operator extras as bytes (values and keys must be picklable).
+
+        When changes are tracked, the next :meth:`snapshot_changes` holds what changes after this snapshot."""
         data = {
             "keyed_state": self.backend.snapshot(),
             "timers": {name: service.snapshot() for name, service in self._timer_services.items()},
             "extra": self.snapshot_extra(),
             "watermark": self._watermark,
         }
+        blob = pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
+        if self._tracking:
+            self.backend.forget_changes()
+            for service in self._timer_services.values():
+                service.forget_changes()
+            self.extra_changes()
+        return blob
+
+    def track_changes(self) -> None:
+        """Record what changes from now on, for :meth:`snapshot_changes` (call before ``open()``)."""
+        self._tracking = True
+        self.backend.track_changes()
+        for service in self._timer_services.values():
+            service.track_changes()
+
+    def snapshot_changes(self) -> bytes:
+        """What changed since the last :meth:`snapshot_state` or :meth:`snapshot_changes`, as bytes: the keyed
+        state entries written or removed, the timers' operations and the operator's extra changes. Its size
+        follows the work done since then, not the state held. ``restore_state(snapshot, changes)`` replays
+        them in order."""
+        if not self._tracking:
+            raise RuntimeError("changes are not tracked: call track_changes() before open()")
+        data = {
+            "keyed_state": self.backend.take_changes(),
+            "timers": {name: service.take_changes() for name, service in self._timer_services.items()},
+            "extra": self.extra_changes(),
+            "watermark": self._watermark,
+        }
         return pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
 
-    def restore_state(self, snapshot: bytes) -> None:
-        """Restore a :meth:`snapshot_state` before ``open()``."""
+    def restore_state(self, snapshot: bytes, changes: Sequence[bytes] = ()) -> None:
+        """Restore a :meth:`snapshot_state`, then the :meth:`snapshot_changes` taken after it, before
+        ``open()``."""
         data = pickle.loads(snapshot)
+        timer_changes: dict[str, list[dict[str, Any]]] = {}
+        for blob in changes:
+            change = pickle.loads(blob)
+            HeapKeyedStateBackend.apply_changes(data["keyed_state"], change["keyed_state"])
+            for name, timers in change["timers"].items():
+                timer_changes.setdefault(name, []).append(timers)
+                data["timers"].setdefault(name, {"event": [], "processing": [], "watermark": LONG_MIN})
+            data["extra"] = self.apply_extra_changes(data["extra"], change["extra"])
+            data["watermark"] = change["watermark"]
+        data["timer_changes"] = timer_changes
         self._restored = data
         self.backend.restore(data["keyed_state"])
         for name, service in self._timer_services.items():
             if name in data["timers"]:
-                service.restore(data["timers"][name])
+                service.restore(data["timers"][name], timer_changes.get(name))
         self.restore_extra(data["extra"])
         self._watermark = data.get("watermark", LONG_MIN)
 

@@ -327,7 +327,7 @@ def shards_of_columns(
     ordered = rows.take(pa.array(order))
     sorted_shards = shards[order]
     present, starts = np.unique(sorted_shards, return_index=True)
-    ends = np.append(starts[1:], len(order))
+    ends = np.append(starts[1:], len(order)) if len(order) else starts
     payloads = [
         pack([ordered.slice(a, b - a)], layout.schema) for a, b in zip(starts.tolist(), ends.tolist(), strict=True)
     ]

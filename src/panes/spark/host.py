@@ -11,7 +11,7 @@ advanced and phase 1 afterwards, so a downstream operator sees the same order Fl
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from panes.datastream.plan import OneInputTransformation, TwoInputTransformation
@@ -48,11 +48,19 @@ class _Output:
 class StepHost:
     """A live operator of ``step`` for shard ``shard`` of ``num_shards``.
 
-    ``restore(blob)`` (optional) then ``open()``; ``process(rows, watermark, now)`` per micro-batch;
-    ``snapshot()`` gives the blob to store. ``watermark`` is the batch's watermark (``LONG_MIN`` before any).
+    ``restore(blob, changes)`` (optional) then ``open()``; ``process(rows, watermark, now)`` per micro-batch;
+    ``snapshot()`` gives the whole state to store and, with ``track_changes``, ``changes()`` only what changed
+    since the last of either. ``watermark`` is the batch's watermark (``LONG_MIN`` before any).
     """
 
-    def __init__(self, step: Step, shard: int = 0, num_shards: int = 1, max_parallelism: int = 128) -> None:
+    def __init__(
+        self,
+        step: Step,
+        shard: int = 0,
+        num_shards: int = 1,
+        max_parallelism: int = 128,
+        track_changes: bool = False,
+    ) -> None:
         transformation = step.transformation
         if not isinstance(transformation, (OneInputTransformation, TwoInputTransformation)):
             raise TypeError(f"step {transformation.name} has no operator to host")
@@ -75,6 +83,8 @@ class StepHost:
             parallelism=num_shards,
             max_parallelism=max_parallelism,
         )
+        if track_changes:
+            self.operator.track_changes()
         self._own = transformation.id
         self._needed = step.needed_outputs
         self._checked = step.checked_outputs
@@ -85,8 +95,8 @@ class StepHost:
         self._current_seq: int | None = None
         self._opened = False
 
-    def restore(self, blob: bytes) -> None:
-        self.operator.restore_state(blob)
+    def restore(self, blob: bytes, changes: Sequence[bytes] = ()) -> None:
+        self.operator.restore_state(blob, changes)
 
     def open(self) -> None:
         if not self._opened:
@@ -95,6 +105,10 @@ class StepHost:
 
     def snapshot(self) -> bytes:
         return self.operator.snapshot_state()
+
+    def changes(self) -> bytes:
+        """What changed since the last :meth:`snapshot` or :meth:`changes` (needs ``track_changes``)."""
+        return self.operator.snapshot_changes()
 
     def close(self) -> None:
         if self._opened:

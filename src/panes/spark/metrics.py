@@ -1,11 +1,11 @@
 """Counters of the keyed steps on Spark, in each micro-batch's progress.
 
 Each call of a keyed step's processor (one shard, one micro-batch) returns, next to its rows, the records it
-read and emitted, the late records it dropped, and the change of the shard's open panes (state entries) and
-stored state bytes since its previous call (:data:`COLUMNS`). The query observes their sums right after the
-step (Spark's ``observe``: computed as the rows flow, no extra job), so each micro-batch's progress carries
-them under ``observedMetrics["panes-<step>"]``; summing the changes over the batches gives the current
-totals, whichever shards a batch called.
+read and emitted, the late records it dropped, the state bytes it wrote, and the change of the shard's open
+panes (state entries) and stored state bytes since its previous call (:data:`FIELDS`). The query observes
+their sums right after the step (Spark's ``observe``: computed as the rows flow, no extra job), so each
+micro-batch's progress carries them under ``observedMetrics["panes-<step>"]``; summing the changes over the
+batches gives the current totals, whichever shards a batch called.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-FIELDS = ("records_in", "records_out", "late_dropped", "open_panes", "state_bytes")
+FIELDS = ("records_in", "records_out", "late_dropped", "open_panes", "state_bytes", "state_bytes_written")
 DDL = ", ".join(f"{name} BIGINT" for name in FIELDS)
 
 
@@ -25,9 +25,12 @@ class Gauges:
     state_bytes: int = 0
 
 
-def counters(records_in: int, records_out: int, late_dropped: int, before: Gauges, now: Gauges) -> dict[str, int]:
+def counters(
+    records_in: int, records_out: int, late_dropped: int, before: Gauges, now: Gauges, written: int
+) -> dict[str, int]:
     """One call's values of :data:`FIELDS`."""
     return {
+        "state_bytes_written": written,
         "records_in": records_in,
         "records_out": records_out,
         "late_dropped": late_dropped,

@@ -1,6 +1,11 @@
 """The streaming host: one ``transformWithStateInPandas`` processor per keyed step, called per shard.
 
-Per shard it keeps the operator's whole snapshot in one ValueState blob and one Spark timer as a wake-up:
+Per shard it keeps the operator's state as a log in a ListState: a full snapshot followed by the changes of
+each later call (``ShardHost.changes``), appended, so a micro-batch writes what it changed, not what the
+shard holds. When the changes logged since the snapshot outgrow twice the snapshot (plus
+:data:`COMPACT_SLACK`), the call writes a new snapshot in place of the log, so the stored bytes stay within
+three times the state and the write cost per call stays proportional to its work (amortised). A ValueState
+holds the shard's version and gauges, and one Spark timer is its wake-up:
 in event time at the operator's next event-time timer (shifted, see ``codec``); in a query without
 watermarks (processing time) at its next processing-time timer. On every call it advances the
 operator to Spark's current watermark before handling the batch's rows (``host``), so timers fire and
@@ -9,7 +14,6 @@ rows are processed in Flink's order at micro-batch granularity.
 
 from __future__ import annotations
 
-import pickle
 import random
 import uuid
 from collections.abc import Iterator
@@ -26,13 +30,17 @@ from panes.spark.linear import Step
 from panes.spark.metrics import DDL, Gauges, counters
 from panes.spark.shards import ShardHost, payload_batches, shard_host
 
-BLOB = StructType([StructField("blob", BinaryType())])
-VERSION = StructType([StructField("version", LongType())])
+LOG = StructType([StructField("entry", BinaryType())])
+META = StructType(
+    [StructField(name, LongType()) for name in ("version", "open_panes", "stored_bytes", "snapshot_bytes")]
+)
+COMPACT_SLACK = 64 * 1024
+"""Bytes of changes a shard may log beyond twice its last snapshot before it writes a new snapshot."""
 PAYLOAD_DDL = f"payload BINARY, {DDL}"
 """A keyed step's output: one row per shard and call, its rows (``layout``) as an IPC payload and its
 counters (``metrics``)."""
 
-_LIVE: dict[tuple[str, int], tuple[int, ShardHost, Gauges]] = {}
+_LIVE: dict[tuple[str, int], tuple[int, ShardHost]] = {}
 """Operators kept alive in this Python worker between micro-batches: (processor, shard) -> (version, host).
 
 A live operator is used only when its version equals the version committed in the state store, so a
@@ -61,8 +69,8 @@ class ShardProcessor(StatefulProcessor):
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
-        self.blob = handle.getValueState("operator", BLOB)
-        self.version = handle.getValueState("version", VERSION)
+        self.log = handle.getListState("log", LOG)
+        self.meta = handle.getValueState("meta", META)
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[pd.DataFrame]:
         payloads = (payload for frame in rows for payload in frame["payload"].tolist())
@@ -76,16 +84,25 @@ class ShardProcessor(StatefulProcessor):
     ) -> pd.DataFrame:
         watermark = from_spark_watermark(timer_values.getCurrentWatermarkInMs())
         now = max(int(timer_values.getCurrentProcessingTimeInMs()), 0)
-        host, before = self._host(shard)
+        meta = self.meta.get() if self.meta.exists() else None
+        host = self._host(shard, meta)
+        before = Gauges() if meta is None else Gauges(meta[1], meta[2])
         late_before = host.late_dropped()
         out = host.run(batches, watermark, now)
-        blob = host.snapshot()
-        gauges = Gauges(host.open_panes(), len(blob))
+        stored, snapshot = (0, 0) if meta is None else (meta[2], meta[3])
+        if meta is None or stored - snapshot > 2 * snapshot + COMPACT_SLACK:
+            entry = host.snapshot()
+            self.log.put([(entry,)])
+            stored = snapshot = len(entry)
+        else:
+            entry = host.changes()
+            self.log.appendValue((entry,))
+            stored += len(entry)
+        gauges = Gauges(host.open_panes(), stored)
         version = random.getrandbits(62)
-        self.blob.update((pickle.dumps((blob, gauges), protocol=pickle.HIGHEST_PROTOCOL),))
-        self.version.update((version,))
-        _LIVE[(self.uid, shard)] = (version, host, gauges)
-        counts = counters(*host.counts, host.late_dropped() - late_before, before, gauges)
+        self.meta.update((version, gauges.open_panes, stored, snapshot))
+        _LIVE[(self.uid, shard)] = (version, host)
+        counts = counters(*host.counts, host.late_dropped() - late_before, before, gauges, len(entry))
         if self.event_time:
             wake_up = host.next_event_time_timer()
             self._set_wake_up(None if wake_up is None else to_spark_time(wake_up), fired)
@@ -96,20 +113,16 @@ class ShardProcessor(StatefulProcessor):
         )
         return frame
 
-    def _host(self, shard: int) -> tuple[ShardHost, Gauges]:
-        """The shard's operator and what it last reported: the live one when it is the committed version, else
-        restored from the store."""
-        stored_version = self.version.get() if self.version.exists() else None
+    def _host(self, shard: int, meta: tuple[int, ...] | None) -> ShardHost:
+        """The shard's operator: the live one when it is the committed version, else restored from the log."""
         live = _LIVE.get((self.uid, shard))
-        if live is not None and stored_version is not None and live[0] == stored_version[0]:
-            return live[1], live[2]
+        if live is not None and meta is not None and live[0] == meta[0]:
+            return live[1]
         host = shard_host(self.step, self.codes, self.layout, shard, self.num_shards, self.max_parallelism)
-        stored = self.blob.get() if self.blob.exists() else None
-        if stored is None:
-            return host, Gauges()
-        blob, gauges = pickle.loads(stored[0])
-        host.restore(blob)
-        return host, gauges
+        if meta is not None:
+            entries = [row[0] for row in self.log.get()]
+            host.restore(entries[0], entries[1:])
+        return host
 
     def _set_wake_up(self, wanted: int | None, fired: int | None) -> None:
         present = False

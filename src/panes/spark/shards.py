@@ -10,7 +10,7 @@ rows; see ``host``), pass on the rows the step does not read, and return rows in
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -38,9 +38,14 @@ class ShardHost(Protocol):
 
     def late_dropped(self) -> int: ...
 
-    def snapshot(self) -> bytes: ...
+    def snapshot(self) -> bytes:
+        """The whole state; what :meth:`changes` returns next starts from here."""
 
-    def restore(self, blob: bytes) -> None: ...
+    def changes(self) -> bytes:
+        """What changed since the last :meth:`snapshot` or :meth:`changes` (its size follows the work done)."""
+
+    def restore(self, blob: bytes, changes: Sequence[bytes] = ()) -> None:
+        """The state of a :meth:`snapshot` followed by the :meth:`changes` taken after it, in order."""
 
     def next_event_time_timer(self) -> int | None: ...
 
@@ -83,7 +88,7 @@ class RecordHost:
         self.step = step
         self.codes = codes
         self.layout = layout
-        self.host = StepHost(step, shard, num_shards, max_parallelism)
+        self.host = StepHost(step, shard, num_shards, max_parallelism, track_changes=True)
         self.counts = (0, 0)
 
     def run(self, batches: list[pa.RecordBatch], watermark: int, now: int, batch: int = 0) -> list[pa.RecordBatch]:
@@ -103,8 +108,11 @@ class RecordHost:
     def snapshot(self) -> bytes:
         return self.host.snapshot()
 
-    def restore(self, blob: bytes) -> None:
-        self.host.restore(blob)
+    def changes(self) -> bytes:
+        return self.host.changes()
+
+    def restore(self, blob: bytes, changes: Sequence[bytes] = ()) -> None:
+        self.host.restore(blob, changes)
 
     def next_event_time_timer(self) -> int | None:
         return self.host.next_event_time_timer()
@@ -265,9 +273,16 @@ class ColumnarHost:
     def snapshot(self) -> bytes:
         return pickle.dumps((self.operator.snapshot(), self.counter), protocol=pickle.HIGHEST_PROTOCOL)
 
-    def restore(self, blob: bytes) -> None:
-        operator, self.counter = pickle.loads(blob)
-        self.operator.restore(operator)
+    def changes(self) -> bytes:
+        return pickle.dumps((self.operator.changes(), self.counter), protocol=pickle.HIGHEST_PROTOCOL)
+
+    def restore(self, blob: bytes, changes: Sequence[bytes] = ()) -> None:
+        snapshot, self.counter = pickle.loads(blob)
+        deltas = []
+        for change in changes:
+            delta, self.counter = pickle.loads(change)
+            deltas.append(delta)
+        self.operator.restore(snapshot, deltas)
 
     def next_event_time_timer(self) -> int | None:
         return self.operator.next_timer()

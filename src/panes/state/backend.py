@@ -2,7 +2,9 @@
 
 Like Flink's heap backend it stores values by reference, scopes every access to the backend's current
 key, and merges namespaces for mergeable states (list, reducing, aggregating) with the target first.
-Its whole content snapshots to plain Python data (see :meth:`HeapKeyedStateBackend.snapshot`).
+Its whole content snapshots to plain Python data (see :meth:`HeapKeyedStateBackend.snapshot`); once
+:meth:`HeapKeyedStateBackend.track_changes` is called it also records which entries changed, so a host can
+store only those (:meth:`HeapKeyedStateBackend.take_changes`, ``panes.state.changes``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from panes.state.api import (
     State,
     ValueState,
 )
+from panes.state.changes import Changes, TableDelta, apply_delta
 from panes.state.descriptors import (
     AggregatingStateDescriptor,
     ListStateDescriptor,
@@ -61,6 +64,8 @@ class HeapKeyedStateBackend:
         self._tables: dict[str, Table] = {}
         self._descriptors: dict[str, StateDescriptor] = {}
         self.current_key: Any = None
+        self.changes: dict[str, Changes] | None = None
+        """Per state name, the entries changed since the last :meth:`take_changes` (``None``: not tracked)."""
 
     def set_current_key(self, key: Any) -> None:
         self.current_key = key
@@ -87,19 +92,29 @@ class HeapKeyedStateBackend:
             self._descriptors[name] = descriptor
         return self._tables[name]
 
+    def table_changes(self, name: str) -> Changes | None:
+        """Where changes to table ``name`` are recorded (``None`` when changes are not tracked)."""
+        if self.changes is None:
+            return None
+        changes = self.changes.get(name)
+        if changes is None:
+            changes = self.changes[name] = Changes()
+        return changes
+
     def get_partitioned_state(self, namespace: Any, descriptor: StateDescriptor) -> Any:
         """A state of ``descriptor``'s kind, bound to ``namespace`` and to whatever key is current on access."""
         table = self.table(descriptor)
+        changes = self.table_changes(descriptor.name)
         if isinstance(descriptor, ValueStateDescriptor):
-            return HeapValueState(self, table, namespace)
+            return HeapValueState(self, table, namespace, changes)
         if isinstance(descriptor, ListStateDescriptor):
-            return HeapListState(self, table, namespace)
+            return HeapListState(self, table, namespace, changes)
         if isinstance(descriptor, ReducingStateDescriptor):
-            return HeapReducingState(self, table, namespace, descriptor)
+            return HeapReducingState(self, table, namespace, changes, descriptor)
         if isinstance(descriptor, AggregatingStateDescriptor):
-            return HeapAggregatingState(self, table, namespace, descriptor)
+            return HeapAggregatingState(self, table, namespace, changes, descriptor)
         if isinstance(descriptor, MapStateDescriptor):
-            return HeapMapState(self, table, namespace)
+            return HeapMapState(self, table, namespace, changes)
         raise TypeError(f"unknown state descriptor {type(descriptor).__name__}")
 
     def merge_namespaces(self, descriptor: StateDescriptor, target: Any, sources: Collection[Any]) -> None:
@@ -125,6 +140,11 @@ class HeapKeyedStateBackend:
         else:
             raise ValueError("The given state descriptor does not refer to a mergeable state (MergingState)")
         key = self.current_key
+        changes = self.table_changes(descriptor.name)
+        if changes is not None:
+            changes.replaced((key, target))
+            for source in sources:
+                changes.replaced((key, source))
         merged: Any = None
         for source in sources:
             source_value = table.pop((key, source), None)
@@ -176,6 +196,35 @@ class HeapKeyedStateBackend:
         """Replace all state with a :meth:`snapshot`'s content. Descriptors re-register on first use."""
         self._tables = {name: dict(table) for name, table in data["tables"].items()}
         self._descriptors = {}
+        self.forget_changes()
+
+    # -- changes ------------------------------------------------------------------------------------------
+
+    def track_changes(self) -> None:
+        """Record from now on which entries change (see :meth:`take_changes`)."""
+        if self.changes is None:
+            self.changes = {}
+
+    def take_changes(self) -> dict[str, TableDelta]:
+        """The entries changed since the last call (or since :meth:`track_changes`), per state name; starts
+        recording afresh. Values are shared, as in :meth:`snapshot`."""
+        if self.changes is None:
+            raise RuntimeError("changes are not tracked: call track_changes() first")
+        deltas = {name: changes.take(self._tables.get(name, {})) for name, changes in self.changes.items()}
+        return {name: delta for name, delta in deltas.items() if delta}
+
+    def forget_changes(self) -> None:
+        """Start recording afresh (after a full snapshot)."""
+        if self.changes is not None:
+            for changes in self.changes.values():
+                changes.slots = {}
+
+    @staticmethod
+    def apply_changes(data: dict[str, Any], deltas: dict[str, TableDelta]) -> None:
+        """Replay :meth:`take_changes` deltas onto a :meth:`snapshot`'s content (in place)."""
+        tables = data["tables"]
+        for name, delta in deltas.items():
+            apply_delta(tables.setdefault(name, {}), delta)
 
 
 def _extend(a: list[Any], b: list[Any]) -> list[Any]:
@@ -184,12 +233,13 @@ def _extend(a: list[Any], b: list[Any]) -> list[Any]:
 
 
 class _HeapState(State):
-    __slots__ = ("_backend", "_namespace", "_table")
+    __slots__ = ("_backend", "_changes", "_namespace", "_table")
 
-    def __init__(self, backend: HeapKeyedStateBackend, table: Table, namespace: Any) -> None:
+    def __init__(self, backend: HeapKeyedStateBackend, table: Table, namespace: Any, changes: Changes | None) -> None:
         self._backend = backend
         self._table = table
         self._namespace = namespace
+        self._changes = changes
 
     def _slot(self) -> tuple[Any, Any]:
         return (self._backend.current_key, self._namespace)
@@ -203,7 +253,9 @@ class _HeapState(State):
         return self._table.get(self._slot())
 
     def clear(self) -> None:
-        self._table.pop(self._slot(), None)
+        slot = self._slot()
+        if self._table.pop(slot, None) is not None and self._changes is not None:
+            self._changes.replaced(slot)
 
 
 class HeapValueState(_HeapState, ValueState[Any]):
@@ -216,7 +268,10 @@ class HeapValueState(_HeapState, ValueState[Any]):
         if value is None:
             self.clear()
         else:
-            self._table[self._slot()] = value
+            slot = self._slot()
+            self._table[slot] = value
+            if self._changes is not None:
+                self._changes.replaced(slot)
 
 
 class HeapListState(_HeapState, ListState[Any]):
@@ -229,9 +284,14 @@ class HeapListState(_HeapState, ListState[Any]):
     def add(self, value: Any) -> None:
         slot = self._slot()
         stored = self._table.get(slot)
+        changes = self._changes
         if stored is None:
             self._table[slot] = [value]
+            if changes is not None:
+                changes.replaced(slot)
         else:
+            if changes is not None:
+                changes.appended(slot, len(stored))
             stored.append(value)
 
     def add_all(self, values: Iterable[Any]) -> None:
@@ -240,15 +300,23 @@ class HeapListState(_HeapState, ListState[Any]):
             return
         slot = self._slot()
         stored = self._table.get(slot)
+        changes = self._changes
         if stored is None:
             self._table[slot] = items
+            if changes is not None:
+                changes.replaced(slot)
         else:
+            if changes is not None:
+                changes.appended(slot, len(stored))
             stored.extend(items)
 
     def update(self, values: Iterable[Any]) -> None:
         items = list(values)
         if items:
-            self._table[self._slot()] = items
+            slot = self._slot()
+            self._table[slot] = items
+            if self._changes is not None:
+                self._changes.replaced(slot)
         else:
             self.clear()
 
@@ -257,9 +325,14 @@ class HeapReducingState(_HeapState, ReducingState[Any]):
     __slots__ = ("_reduce",)
 
     def __init__(
-        self, backend: HeapKeyedStateBackend, table: Table, namespace: Any, descriptor: ReducingStateDescriptor
+        self,
+        backend: HeapKeyedStateBackend,
+        table: Table,
+        namespace: Any,
+        changes: Changes | None,
+        descriptor: ReducingStateDescriptor,
     ) -> None:
-        super().__init__(backend, table, namespace)
+        super().__init__(backend, table, namespace, changes)
         self._reduce = descriptor.reduce_function.reduce
 
     def get(self) -> Any:
@@ -273,6 +346,8 @@ class HeapReducingState(_HeapState, ReducingState[Any]):
             self._table.pop(slot, None)
         else:
             self._table[slot] = reduced
+        if self._changes is not None:
+            self._changes.replaced(slot)
 
 
 class HeapAggregatingState(_HeapState, AggregatingState[Any, Any]):
@@ -283,9 +358,10 @@ class HeapAggregatingState(_HeapState, AggregatingState[Any, Any]):
         backend: HeapKeyedStateBackend,
         table: Table,
         namespace: Any,
+        changes: Changes | None,
         descriptor: AggregatingStateDescriptor,
     ) -> None:
-        super().__init__(backend, table, namespace)
+        super().__init__(backend, table, namespace, changes)
         self._agg = descriptor.agg_function
 
     def get(self) -> Any:
@@ -298,6 +374,8 @@ class HeapAggregatingState(_HeapState, AggregatingState[Any, Any]):
         if accumulator is None:
             accumulator = self._agg.create_accumulator()
         self._table[slot] = self._agg.add(value, accumulator)
+        if self._changes is not None:
+            self._changes.replaced(slot)
 
 
 class HeapMapState(_HeapState, MapState[Any, Any]):
@@ -310,12 +388,20 @@ class HeapMapState(_HeapState, MapState[Any, Any]):
     def get(self, key: Any) -> Any:
         return self._map().get(key)
 
+    def _changed(self, slot: tuple[Any, Any]) -> None:
+        if self._changes is not None:
+            self._changes.replaced(slot)
+
     def put(self, key: Any, value: Any) -> None:
-        self._table.setdefault(self._slot(), {})[key] = value
+        slot = self._slot()
+        self._table.setdefault(slot, {})[key] = value
+        self._changed(slot)
 
     def put_all(self, entries: dict[Any, Any]) -> None:
         if entries:
-            self._table.setdefault(self._slot(), {}).update(entries)
+            slot = self._slot()
+            self._table.setdefault(slot, {}).update(entries)
+            self._changed(slot)
 
     def remove(self, key: Any) -> None:
         slot = self._slot()
@@ -325,6 +411,7 @@ class HeapMapState(_HeapState, MapState[Any, Any]):
         stored.pop(key, None)
         if not stored:
             del self._table[slot]
+        self._changed(slot)
 
     def contains(self, key: Any) -> bool:
         return key in self._map()

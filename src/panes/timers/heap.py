@@ -3,13 +3,18 @@
 Timers with equal timestamps leave the queue in the order this exact heap yields them (Flink's
 ``HeapPriorityQueue``/``HeapPriorityQueueSet`` algorithms: sift-up on insert; on removal the last element
 moves into the hole and is sifted down, then up). Reproducing the algorithm, not just "a heap", makes
-the firing order of same-time timers across keys equal to Flink's.
+the firing order of same-time timers across keys equal to Flink's. For the same reason a heap that stores
+its changes records its operations (:meth:`TimerHeap.track_operations`), not its contents: replaying them on
+the restored heap rebuilds the identical array.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
+
+_ADD, _REMOVE = 0, 1
+_POLL = (2,)
 
 
 class InternalTimer:
@@ -43,6 +48,8 @@ class TimerHeap:
         self._queue: list[InternalTimer | None] = [None]
         self._size = 0
         self._members: dict[tuple[int, Any, Any], InternalTimer] = {}
+        self.operations: list[tuple[Any, ...]] | None = None
+        """The adds, removes and polls since the last :meth:`take_operations` (``None``: not recorded)."""
 
     def __len__(self) -> int:
         return self._size
@@ -66,6 +73,8 @@ class TimerHeap:
         if identity in self._members:
             return False
         timer = InternalTimer(timestamp, key, namespace)
+        if self.operations is not None:
+            self.operations.append((_ADD, timestamp, key, namespace))
         self._members[identity] = timer
         self._size += 1
         if self._size >= len(self._queue):
@@ -79,6 +88,8 @@ class TimerHeap:
         timer = self._members.pop((timestamp, key, namespace), None)
         if timer is None:
             return False
+        if self.operations is not None:
+            self.operations.append((_REMOVE, timestamp, key, namespace))
         self._remove_at(timer._index)
         return True
 
@@ -87,6 +98,8 @@ class TimerHeap:
             return None
         head = self._queue[1]
         assert head is not None
+        if self.operations is not None:
+            self.operations.append(_POLL)
         del self._members[head.identity()]
         self._remove_at(1)
         return head
@@ -150,7 +163,31 @@ class TimerHeap:
         """The timers in heap-array order; :meth:`restore` rebuilds the identical heap from it."""
         return [timer.identity() for timer in self]
 
-    def restore(self, timers: list[tuple[int, Any, Any]]) -> None:
+    def restore(self, timers: list[tuple[int, Any, Any]], operations: Iterable[tuple[Any, ...]] = ()) -> None:
+        """Rebuild the heap :meth:`snapshot` saw, then replay ``operations`` (:meth:`take_operations`) on it."""
+        tracking = self.operations is not None
         self.__init__()  # type: ignore[misc]
         for timestamp, key, namespace in timers:
             self.add(timestamp, key, namespace)
+        for operation in operations:
+            if operation[0] == _ADD:
+                self.add(operation[1], operation[2], operation[3])
+            elif operation[0] == _REMOVE:
+                self.remove(operation[1], operation[2], operation[3])
+            else:
+                self.poll()
+        if tracking:
+            self.operations = []
+
+    def track_operations(self) -> None:
+        """Record adds, removes and polls from now on (see :meth:`take_operations`)."""
+        if self.operations is None:
+            self.operations = []
+
+    def take_operations(self) -> list[tuple[Any, ...]]:
+        """The operations since the last call; replayed in order by :meth:`restore` they turn the heap of that
+        moment into this one."""
+        if self.operations is None:
+            raise RuntimeError("operations are not recorded: call track_operations() first")
+        operations, self.operations = self.operations, []
+        return operations

@@ -96,7 +96,30 @@ class InternalTimerService:
             "watermark": self.current_watermark,
         }
 
-    def restore(self, data: dict[str, Any]) -> None:
-        self.event_time_timers.restore(data["event"])
-        self.processing_time_timers.restore(data["processing"])
-        self.current_watermark = data["watermark"]
+    def restore(self, data: dict[str, Any], changes: list[dict[str, Any]] | None = None) -> None:
+        """Restore a :meth:`snapshot`, then the :meth:`take_changes` made after it, in order."""
+        changes = changes or []
+        self.event_time_timers.restore(data["event"], (op for change in changes for op in change["event"]))
+        self.processing_time_timers.restore(
+            data["processing"], (op for change in changes for op in change["processing"])
+        )
+        self.current_watermark = changes[-1]["watermark"] if changes else data["watermark"]
+
+    def track_changes(self) -> None:
+        """Record the timers' operations from now on (see :meth:`take_changes`)."""
+        self.event_time_timers.track_operations()
+        self.processing_time_timers.track_operations()
+
+    def take_changes(self) -> dict[str, Any]:
+        """What changed since the last call: the operations of both timer queues, and the watermark."""
+        return {
+            "event": self.event_time_timers.take_operations(),
+            "processing": self.processing_time_timers.take_operations(),
+            "watermark": self.current_watermark,
+        }
+
+    def forget_changes(self) -> None:
+        """Start recording afresh (after a full snapshot)."""
+        for queue in (self.event_time_timers, self.processing_time_timers):
+            if queue.operations is not None:
+                queue.operations = []

@@ -22,6 +22,7 @@ from typing import Any
 
 from panes.elements import StreamRecord, Watermark
 from panes.operators.base import KeySelector
+from panes.state.changes import Changes, apply_delta
 from panes.tags import OutputTag
 from panes.time import LONG_MAX, Duration, java_add
 from panes.windowing.assigners.base import MissingTimestampError, WindowAssigner
@@ -91,6 +92,8 @@ class AlignedWindowOperator(WindowOperator):
         self._timers: list[tuple[int, int, Any, int]] = []
         self._pending: dict[tuple[int, Any, int], int] = {}
         self._order = 0
+        self._pane_changes: Changes | None = None
+        self._timer_changes: Changes | None = None
 
     # -- elements ---------------------------------------------------------------------------------------------
 
@@ -115,9 +118,17 @@ class AlignedWindowOperator(WindowOperator):
             skipped = False
             slot = (key, start)
             acc = panes.get(slot)
+            changes = self._pane_changes
             if acc is None:
                 acc = value if self._create is None else self._add(value, self._create())
+                if changes is not None:
+                    changes.replaced(slot)
             else:
+                if changes is not None:
+                    if self._create is list:
+                        changes.appended(slot, len(acc))
+                    else:
+                        changes.replaced(slot)
                 acc = self._add(value, acc)
             panes[slot] = acc
             # as EventTimeTrigger and the window operator do for every element (timers are de-duplicated;
@@ -141,8 +152,12 @@ class AlignedWindowOperator(WindowOperator):
             self._order += 1
             heapq.heappush(self._timers, (time, self._order, key, start))
             self._pending[slot] = kind
-        else:
+        elif flags | kind != flags:
             self._pending[slot] = flags | kind
+        else:
+            return
+        if self._timer_changes is not None:
+            self._timer_changes.replaced(slot)
 
     def _emit(self, key: Any, start: int, acc: Any) -> None:
         self.backend.current_key = key
@@ -160,11 +175,15 @@ class AlignedWindowOperator(WindowOperator):
         while timers and timers[0][0] <= time:
             at, _, key, start = heapq.heappop(timers)
             flags = self._pending.pop((at, key, start))
+            if self._timer_changes is not None:
+                self._timer_changes.replaced((at, key, start))
             slot = (key, start)
             if flags & FIRE and slot in self._panes:
                 self._emit(key, start, self._panes[slot])
             if flags & CLEANUP:
                 self._panes.pop(slot, None)
+                if self._pane_changes is not None:
+                    self._pane_changes.replaced(slot)
                 self.backend.current_key = key
                 self.process_context._window = TimeWindow(start, start + self._size)
                 self.spec.function.clear(self.process_context)
@@ -180,12 +199,36 @@ class AlignedWindowOperator(WindowOperator):
 
     def snapshot_extra(self) -> Any:
         extra = super().snapshot_extra()
-        return {**extra, "panes": self._panes, "timers": self._timers, "pending": self._pending, "order": self._order}
+        return {**extra, "panes": self._panes, "pending": self._pending}
 
     def restore_extra(self, data: Any) -> None:
         super().restore_extra(data)
         if data and "panes" in data:
             self._panes = dict(data["panes"])
-            self._timers = list(data["timers"])
             self._pending = dict(data["pending"])
-            self._order = data["order"]
+            # the timers in the order they were scheduled (the pending dict keeps it)
+            self._timers = [(time, order, key, start) for order, (time, key, start) in enumerate(self._pending)]
+            heapq.heapify(self._timers)
+            self._order = len(self._timers)
+
+    def track_changes(self) -> None:
+        super().track_changes()
+        self._pane_changes = Changes()
+        self._timer_changes = Changes()
+
+    def extra_changes(self) -> Any:
+        extra = super().snapshot_extra()
+        if self._pane_changes is None or self._timer_changes is None:
+            return {**extra, "panes": self._panes, "pending": self._pending, "full": True}
+        panes = self._pane_changes.take(self._panes)
+        pending = self._timer_changes.take(self._pending)
+        return {**extra, "panes": panes, "pending": pending}
+
+    @staticmethod
+    def apply_extra_changes(extra: Any, changes: Any) -> Any:
+        if changes.get("full"):
+            return changes
+        panes, pending = dict(extra["panes"]), dict(extra["pending"])
+        apply_delta(panes, changes["panes"])
+        apply_delta(pending, changes["pending"])
+        return {**changes, "panes": panes, "pending": pending}

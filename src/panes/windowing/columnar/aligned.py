@@ -1,7 +1,9 @@
 """Tumbling and sliding event-time windows over batches of columns, with the window operator's rules.
 
 State is one dict per window start (key -> accumulator) and one timer per window: ``FIRE`` at its
-``max_timestamp()``, ``CLEANUP`` at ``max_timestamp() + allowed lateness``. For a batch of elements at the
+``max_timestamp()``, ``CLEANUP`` at ``max_timestamp() + allowed lateness``. Timers follow from the windows and
+the watermark, so snapshots hold only the windows; :meth:`ColumnarAlignedWindows.changes` holds only the
+panes written and the windows dropped since the last snapshot. For a batch of elements at the
 operator's watermark ``W``, each (element, window) pair is:
 
 - late when the window's cleanup time is ``<= W`` (skipped; an element all of whose windows are skipped is
@@ -18,7 +20,6 @@ compare both on random streams.
 from __future__ import annotations
 
 import heapq
-import pickle
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,8 @@ class ColumnarAlignedWindows:
         self.scheduled: set[tuple[int, int, int]] = set()
         self.watermark = LONG_MIN
         self.late_dropped = 0
+        self._written: set[tuple[int, Any]] = set()
+        self._dropped: set[int] = set()
 
     # -- time ------------------------------------------------------------------------------------------------
 
@@ -76,6 +79,7 @@ class ColumnarAlignedWindows:
             _, kind, start = entry
             if kind == CLEANUP:
                 self.windows.pop(start, None)
+                self._dropped.add(start)
                 continue
             panes = self.windows.get(start)
             if panes:
@@ -141,6 +145,7 @@ class ColumnarAlignedWindows:
         windows = self.windows
         initial = [windows.get(s, {}).get(k) for s, k in zip(pane_starts, pane_keys, strict=True)]
         updated = accumulate(self.plan.parts, values.take(pa.array(element)), groups, initial)
+        self._written.update(zip(pane_starts, pane_keys, strict=True))
         for s, k, c, acc in zip(pane_starts, pane_keys, pane_cleanups, updated, strict=True):
             window = windows.get(s)
             if window is None:
@@ -171,6 +176,7 @@ class ColumnarAlignedWindows:
             acc = window.get(key)
             acc = form.add(value, form.create_accumulator() if acc is None else acc)
             window[key] = acc
+            self._written.add((s, key))
             if c != LONG_MAX:
                 self._schedule(c, CLEANUP, s)
             out.panes.append(Panes([key], [s], [s + size], [acc], [int(seqs[e])]))
@@ -180,10 +186,39 @@ class ColumnarAlignedWindows:
     def open_panes(self) -> int:
         return sum(len(window) for window in self.windows.values())
 
-    def snapshot(self) -> bytes:
-        state = (self.windows, self.timers, self.watermark, self.late_dropped)
-        return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+    def snapshot(self) -> Any:
+        """The whole state as plain data (for :meth:`restore`); the next :meth:`changes` start from here."""
+        self._written, self._dropped = set(), set()
+        return (self.windows, self.watermark, self.late_dropped)
 
-    def restore(self, blob: bytes) -> None:
-        self.windows, self.timers, self.watermark, self.late_dropped = pickle.loads(blob)
-        self.scheduled = set(self.timers)
+    def changes(self) -> Any:
+        """What changed since the last :meth:`snapshot` or :meth:`changes`: the panes written (their current
+        accumulators) and the windows dropped."""
+        windows = self.windows
+        written = {}
+        for start, key in self._written:
+            window = windows.get(start)
+            if window is not None and key in window:
+                written[(start, key)] = window[key]
+        dropped = list(self._dropped)
+        self._written, self._dropped = set(), set()
+        return (written, dropped, self.watermark, self.late_dropped)
+
+    def restore(self, snapshot: Any, changes: list[Any] | tuple[Any, ...] = ()) -> None:
+        """The state of a :meth:`snapshot` followed by the :meth:`changes` taken after it."""
+        windows, self.watermark, self.late_dropped = snapshot
+        self.windows = {start: dict(window) for start, window in windows.items()}
+        for written, dropped, self.watermark, self.late_dropped in changes:
+            for start in dropped:
+                self.windows.pop(start, None)
+            for (start, key), acc in written.items():
+                self.windows.setdefault(start, {})[key] = acc
+        self.timers, self.scheduled = [], set()
+        size, lateness = self.plan.size, self.plan.lateness
+        for start in self.windows:
+            max_ts = start + size - 1
+            if max_ts > self.watermark:
+                self._schedule(max_ts, FIRE, start)
+            cleanup = LONG_MAX if max_ts > LONG_MAX - lateness else max_ts + lateness
+            if cleanup != LONG_MAX:
+                self._schedule(cleanup, CLEANUP, start)

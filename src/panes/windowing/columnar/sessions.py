@@ -2,7 +2,9 @@
 
 State is each key's sessions (sorted, disjoint: ``[start, end, accumulator]``, the window ``[start, end)``)
 and a heap of timers, ``FIRE`` at a session's ``max_timestamp()`` and ``CLEANUP`` at ``max_timestamp() +
-allowed lateness``; a timer whose session has since merged or grown is stale and skipped. Two windows merge
+allowed lateness``; a timer whose session has since merged or grown is stale and skipped. Timers follow from
+the sessions and the watermark, so snapshots hold only the sessions, and
+:meth:`ColumnarSessions.changes` only those of the keys touched since the last snapshot. Two windows merge
 when they intersect or touch, as Flink's ``TimeWindow.intersects``.
 
 For a batch at the watermark ``W``, the elements of keys none of whose elements' own windows
@@ -22,12 +24,12 @@ from __future__ import annotations
 import bisect
 import heapq
 import itertools
-import pickle
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
+from panes.state.changes import Changes, apply_delta
 from panes.time import LONG_MAX, LONG_MIN
 from panes.windowing.columnar.accumulate import accumulate
 from panes.windowing.columnar.aligned import CLEANUP, FIRE, key_codes
@@ -51,6 +53,7 @@ class ColumnarSessions:
         self._order = itertools.count()
         self.watermark = LONG_MIN
         self.late_dropped = 0
+        self._touched = Changes()
 
     # -- sessions of one key -----------------------------------------------------------------------------------
 
@@ -63,6 +66,7 @@ class ColumnarSessions:
         """Merge the window ``[start, end)`` holding ``acc`` (``None``: empty) into ``key``'s sessions."""
         form = self.plan.form
         sessions = self.sessions.setdefault(key, [])
+        self._touched.replaced(key)
         # sessions are disjoint and sorted: the ones touching [start, end) are consecutive
         low = bisect.bisect_left(sessions, start, key=lambda s: s[1])
         high = low
@@ -118,6 +122,7 @@ class ColumnarSessions:
                 out.panes.append(Panes([key], [session[0]], [session[1]], [session[2]], [None]))
             else:
                 sessions = self.sessions.get(key, [])
+                self._touched.replaced(key)
                 sessions[:] = [s for s in sessions if s is not session]
                 if not sessions:
                     self.sessions.pop(key, None)
@@ -208,10 +213,23 @@ class ColumnarSessions:
     def open_panes(self) -> int:
         return sum(len(s) for s in self.sessions.values())
 
-    def snapshot(self) -> bytes:
-        state = (self.sessions, self.timers, self.watermark, self.late_dropped)
-        return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+    def snapshot(self) -> Any:
+        """The whole state as plain data (for :meth:`restore`); the next :meth:`changes` start from here."""
+        self._touched = Changes()
+        return (self.sessions, self.watermark, self.late_dropped)
 
-    def restore(self, blob: bytes) -> None:
-        self.sessions, self.timers, self.watermark, self.late_dropped = pickle.loads(blob)
-        self._order = itertools.count(max((t[2] for t in self.timers), default=-1) + 1)
+    def changes(self) -> Any:
+        """What changed since the last :meth:`snapshot` or :meth:`changes`: the sessions of the keys touched."""
+        return (self._touched.take(self.sessions), self.watermark, self.late_dropped)
+
+    def restore(self, snapshot: Any, changes: list[Any] | tuple[Any, ...] = ()) -> None:
+        """The state of a :meth:`snapshot` followed by the :meth:`changes` taken after it."""
+        sessions, self.watermark, self.late_dropped = snapshot
+        self.sessions = dict(sessions)
+        for delta, self.watermark, self.late_dropped in changes:
+            apply_delta(self.sessions, delta)
+        self.timers = []
+        self._order = itertools.count()
+        for key_sessions in self.sessions.values():
+            for session in key_sessions:
+                self._schedule(session)
