@@ -3,6 +3,7 @@ memory of the JVM and of the Python workers (sampled from ``/proc``)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -11,8 +12,12 @@ from typing import Any
 
 
 def _children(pid: int) -> list[int]:
-    found = []
-    for task in os.listdir(f"/proc/{pid}/task") if os.path.isdir(f"/proc/{pid}/task") else []:
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:  # the process ended while we looked
+        return found
+    for task in tasks:
         path = f"/proc/{pid}/task/{task}/children"
         try:
             with open(path) as handle:
@@ -80,7 +85,8 @@ class MemorySampler:
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            self._sample()
+            with contextlib.suppress(OSError):  # a process ended while we read it: the next sample goes on
+                self._sample()
             time.sleep(self.interval)
 
     def start(self) -> None:

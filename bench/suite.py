@@ -159,6 +159,7 @@ def main() -> int:
             same, count = same_results(spark, f"{run_dir}/native-out", f"{run_dir}/panes-out")
             rows.append((case, native, panes, same, count))
             print_row(case, native, panes, same, count, args.events)
+            write_results(args, rows, spark.version, None)  # so far (a long run's table survives a stop)
             shutil.rmtree(run_dir, ignore_errors=True)
         local = run_local(f"{work}/local", args.local_events)
     finally:
@@ -178,7 +179,21 @@ def print_row(case: Case, native: Side, panes: Side, same: bool, count: int, eve
     )
 
 
-def write_results(args: Any, rows: list[Any], spark_version: str, local: float) -> None:
+BEGIN, END = "<!-- suite.py writes from here -->", "<!-- to here -->"
+
+
+def write_block(path: Path, table: str) -> None:
+    """Put ``table`` between the markers of ``path`` (kept: what is written around them), or write a new file."""
+    block = f"{BEGIN}\n{table}\n{END}"
+    text = path.read_text() if path.exists() else ""
+    if BEGIN in text and END in text:
+        text = text[: text.index(BEGIN)] + block + text[text.index(END) + len(END) :]
+    else:
+        text = f"# Benchmark results\n\n{block}\n"
+    path.write_text(text)
+
+
+def write_results(args: Any, rows: list[Any], spark_version: str, local: float | None) -> None:
     import numpy
     import pyarrow
 
@@ -189,7 +204,8 @@ def write_results(args: Any, rows: list[Any], spark_version: str, local: float) 
         f"{datetime.date.today().isoformat()}: {platform.machine()}, {os.cpu_count()} cores, Linux "
         f"{platform.release()}; Python {platform.python_version()}, Spark {spark_version}, pyarrow "
         f"{pyarrow.__version__}, numpy {numpy.__version__}; Spark `local[2]`, "
-        f"{args.events:,} events in {args.batches} micro-batches of Parquet (one file each) plus two empty ones.",
+        f"{args.events:,} events in {args.batches} micro-batches of Parquet (one file each), then one event ten "
+        "hours later (it closes every window) and an empty file.",
         "",
         "Events per second are over the whole query (session warm, first batch included); the ratio is "
         "panes/native throughput. Batch times are panes' (`triggerExecution` of Spark's progress): the "
@@ -210,12 +226,12 @@ def write_results(args: Any, rows: list[Any], spark_version: str, local: float) 
             f"{fmt(panes.state_bytes_per_pane, 1)} | {written_kb(panes, 2)} / {written_kb(panes, 10)} | "
             f"{'identical' if same else 'DIFFERENT'}, {count:,} windows |"
         )
-    lines += [
+    lines += [] if local is None else [
         "",
         f"Local runner (one Python process, Flink's exact emission order), tumbling 10 s count+sum over 10,000 keys, "
         f"{args.local_events:,} events: {local:,.0f} events/s.",
     ]
-    Path(args.output).write_text("\n".join(lines) + "\n")
+    write_block(Path(args.output), "\n".join(lines[2:]))
     print(f"written to {args.output}")
 
 

@@ -1,8 +1,9 @@
 """The benchmark's workload: generated events, Spark's native windowed aggregation, and the same job on panes.
 
 Events: N rows ``(key STRING, ts BIGINT, value BIGINT)`` over K keys, event times spread over an hour with
-up to 5 s of disorder, written as one Parquet file per micro-batch, plus two empty files (the first fires
-what the last data batch's watermark closed, the second is a micro-batch with no input and nothing due).
+up to 5 s of disorder, written as one Parquet file per micro-batch, plus two more: one event ten hours
+later (its watermark closes every window of the data, so both sides emit them all) and an empty file (a
+micro-batch with no input and nothing due).
 Values are integers, so sums are exact and results compare for equality. Both sides read the files as a
 stream, one file per micro-batch, with a 5 s watermark delay, and write their windows as Parquet.
 """
@@ -55,12 +56,16 @@ def write_events(folder: str, events: int, keys: int, batches: int, seed: int = 
     os.makedirs(folder)
     size = -(-events // batches)
     names = np.array([f"k{k}" for k in range(keys)], dtype=object)
+    schema = pa.schema([("key", pa.string()), ("ts", pa.int64()), ("value", pa.int64())])
     for b in range(batches + 2):
-        part = slice(b * size, min(events, (b + 1) * size)) if b < batches else slice(0, 0)
-        table = pa.table(
-            {"key": pa.array(names[key[part]], pa.string()), "ts": ts[part], "value": value[part]},
-            schema=pa.schema([("key", pa.string()), ("ts", pa.int64()), ("value", pa.int64())]),
-        )
+        if b == batches:  # one event ten hours on: its watermark closes every window and session of the data
+            table = pa.table({"key": ["flush"], "ts": [BASE + 36_000_000], "value": [0]}, schema=schema)
+        else:
+            part = slice(b * size, min(events, (b + 1) * size)) if b < batches else slice(0, 0)
+            table = pa.table(
+                {"key": pa.array(names[key[part]], pa.string()), "ts": ts[part], "value": value[part]},
+                schema=schema,
+            )
         path = os.path.join(folder, f"part-{b:04d}.parquet")
         pq.write_table(table, path)
         os.utime(path, (1_700_000_000 + b, 1_700_000_000 + b))
@@ -179,8 +184,8 @@ class CountSum(ProcessWindowFunction[Any, Any, Any, Any]):
 
 def same_results(spark: Any, native: str, panes: str) -> tuple[bool, int]:
     """Whether both outputs hold exactly the same rows (as multisets), and how many."""
-    a = spark.read.parquet(native).select(*RESULT_COLUMNS)
-    b = spark.read.parquet(panes).select(*RESULT_COLUMNS)
+    a = spark.read.schema(RESULT_DDL).parquet(native).select(*RESULT_COLUMNS)
+    b = spark.read.schema(RESULT_DDL).parquet(panes).select(*RESULT_COLUMNS)
     count = a.count()
     same = count == b.count() and a.exceptAll(b).isEmpty() and b.exceptAll(a).isEmpty()
     return same, count

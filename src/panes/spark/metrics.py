@@ -56,7 +56,9 @@ class JobMetrics:
 
     steps: dict[int, str]
     totals: dict[str, dict[str, int]] = field(default_factory=dict)
+    peak_open_panes: int = 0
     peak_state_bytes_per_pane: float | None = None
+    """Stored state bytes per open pane when the open panes were most (last such batch)."""
     batches: list[dict[str, dict[str, int]]] = field(default_factory=list)
 
     def add(self, progress: Any) -> None:
@@ -72,10 +74,9 @@ class JobMetrics:
             total = self.totals.setdefault(name, dict.fromkeys(FIELDS, 0))
             for f in FIELDS:
                 total[f] += step[f]
-            if total["open_panes"] > 0:
-                ratio = total["state_bytes"] / total["open_panes"]
-                peak = self.peak_state_bytes_per_pane
-                self.peak_state_bytes_per_pane = ratio if peak is None else max(peak, ratio)
+            if total["open_panes"] > 0 and total["open_panes"] >= self.peak_open_panes:
+                self.peak_open_panes = total["open_panes"]
+                self.peak_state_bytes_per_pane = total["state_bytes"] / total["open_panes"]
         self.batches.append(batch)
 
     def as_dict(self) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from panes.windowing.columnar.plan import ColumnarWindow
 
 @dataclass
 class Panes:
-    """Results of panes of the same size: keys, window starts and ends, accumulators, and the ordering number
+    """Results of panes: keys, window starts and ends, accumulators, and the ordering number
     of the element whose arrival fired them (``None``: a timer did)."""
 
     keys: list[Any]

@@ -112,6 +112,7 @@ class ColumnarSessions:
         if watermark <= self.watermark:
             return out
         self.watermark = watermark
+        fired = Panes([], [], [], [], [])  # in firing order, one chunk: results leave as one batch of columns
         while self.timers and self.timers[0][0] <= watermark:
             timer = heapq.heappop(self.timers)
             if not self._valid(timer):
@@ -119,7 +120,11 @@ class ColumnarSessions:
             _, kind, _, session, _ = timer
             key = session[3] if len(session) > 3 else None
             if kind == FIRE:
-                out.panes.append(Panes([key], [session[0]], [session[1]], [session[2]], [None]))
+                fired.keys.append(key)
+                fired.starts.append(session[0])
+                fired.ends.append(session[1])
+                fired.accumulators.append(session[2])
+                fired.seqs.append(None)
             else:
                 sessions = self.sessions.get(key, [])
                 self._touched.replaced(key)
@@ -127,6 +132,8 @@ class ColumnarSessions:
                 if not sessions:
                     self.sessions.pop(key, None)
                 session[2] = None
+        if fired.keys:
+            out.panes.append(fired)
         return out
 
     # -- elements ---------------------------------------------------------------------------------------------
