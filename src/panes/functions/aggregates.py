@@ -113,6 +113,11 @@ class Min(BuiltinAggregate):
     def create_accumulator(self) -> Any:
         return None
 
+    @staticmethod
+    def _beats(candidate: Any, current: Any) -> bool:
+        """Whether ``candidate`` replaces ``current`` (both values, neither NaN)."""
+        return bool(candidate < current)
+
     def _pick(self, a: Any, b: Any) -> Any:
         if a is None:
             return b
@@ -120,7 +125,7 @@ class Min(BuiltinAggregate):
             return a
         if _nan(b):
             return b
-        return b if b < a else a
+        return b if self._beats(b, a) else a
 
     def add(self, value: Any, accumulator: Any) -> Any:
         return self._pick(accumulator, self.value_of(value))
@@ -137,14 +142,9 @@ class Max(Min):
 
     kind = "max"
 
-    def _pick(self, a: Any, b: Any) -> Any:
-        if a is None:
-            return b
-        if b is None or _nan(a):
-            return a
-        if _nan(b):
-            return b
-        return b if b > a else a
+    @staticmethod
+    def _beats(candidate: Any, current: Any) -> bool:
+        return bool(candidate > current)
 
 
 class Avg(BuiltinAggregate):

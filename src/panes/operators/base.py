@@ -286,11 +286,15 @@ class AbstractStreamOperator(ABC):
         }
         blob = pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
         if self._tracking:
-            self.backend.forget_changes()
-            for service in self._timer_services.values():
-                service.forget_changes()
-            self.extra_changes()
+            self.forget_changes()
         return blob
+
+    def forget_changes(self) -> None:
+        """Start recording changes afresh (a full snapshot was just taken). Operators that track changes to
+        their extras reset them too."""
+        self.backend.forget_changes()
+        for service in self._timer_services.values():
+            service.forget_changes()
 
     def track_changes(self) -> None:
         """Record what changes from now on, for :meth:`snapshot_changes` (call before ``open()``)."""

@@ -216,6 +216,11 @@ class AlignedWindowOperator(WindowOperator):
         self._pane_changes = Changes()
         self._timer_changes = Changes()
 
+    def forget_changes(self) -> None:
+        super().forget_changes()
+        if self._pane_changes is not None and self._timer_changes is not None:
+            self._pane_changes, self._timer_changes = Changes(), Changes()
+
     def extra_changes(self) -> Any:
         extra = super().snapshot_extra()
         if self._pane_changes is None or self._timer_changes is None:

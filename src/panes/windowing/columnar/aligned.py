@@ -34,6 +34,12 @@ FIRE = 0
 CLEANUP = 1
 
 
+def cleanup_time(max_timestamp: int, lateness: int) -> int:
+    """When a window ending at ``max_timestamp`` is cleaned up: ``max_timestamp + lateness``, or ``LONG_MAX``
+    (never) when that overflows, as the window operator computes it."""
+    return LONG_MAX if max_timestamp > LONG_MAX - lateness else max_timestamp + lateness
+
+
 def key_codes(values: pa.StructArray, key: int) -> tuple[np.ndarray, list[Any]]:
     """Each element's key as an index into the list of distinct keys (in first-seen order)."""
     encoded = values.field(key).dictionary_encode()
@@ -62,6 +68,15 @@ class ColumnarAlignedWindows:
         if entry not in self.scheduled:
             self.scheduled.add(entry)
             heapq.heappush(self.timers, entry)
+
+    def _schedule_window(self, start: int, cleanup: int) -> None:
+        """The timers of the window at ``start``: ``FIRE`` when its end is still ahead of the watermark,
+        ``CLEANUP`` unless it is never cleaned up."""
+        max_ts = start + self.plan.size - 1
+        if max_ts > self.watermark:
+            self._schedule(max_ts, FIRE, start)
+        if cleanup != LONG_MAX:
+            self._schedule(cleanup, CLEANUP, start)
 
     def next_timer(self) -> int | None:
         return self.timers[0][0] if self.timers else None
@@ -136,7 +151,7 @@ class ColumnarAlignedWindows:
         codes: np.ndarray,
         keys: list[Any],
     ) -> None:
-        slide, size = self.plan.slide, self.plan.size
+        slide = self.plan.slide
         pane = ((start - start.min()) // slide) * len(keys) + codes[element]
         _, first, groups = np.unique(pane, return_index=True, return_inverse=True)
         pane_starts = start[first].tolist()
@@ -150,9 +165,7 @@ class ColumnarAlignedWindows:
             window = windows.get(s)
             if window is None:
                 window = windows[s] = {}
-                self._schedule(s + size - 1, FIRE, s)
-                if c != LONG_MAX:
-                    self._schedule(c, CLEANUP, s)
+                self._schedule_window(s, c)
             window[k] = acc
 
     def _add_one_by_one(
@@ -216,9 +229,4 @@ class ColumnarAlignedWindows:
         self.timers, self.scheduled = [], set()
         size, lateness = self.plan.size, self.plan.lateness
         for start in self.windows:
-            max_ts = start + size - 1
-            if max_ts > self.watermark:
-                self._schedule(max_ts, FIRE, start)
-            cleanup = LONG_MAX if max_ts > LONG_MAX - lateness else max_ts + lateness
-            if cleanup != LONG_MAX:
-                self._schedule(cleanup, CLEANUP, start)
+            self._schedule_window(start, cleanup_time(start + size - 1, lateness))

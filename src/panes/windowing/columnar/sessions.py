@@ -32,7 +32,7 @@ import pyarrow as pa
 from panes.state.changes import Changes, apply_delta
 from panes.time import LONG_MAX, LONG_MIN
 from panes.windowing.columnar.accumulate import accumulate
-from panes.windowing.columnar.aligned import CLEANUP, FIRE, key_codes
+from panes.windowing.columnar.aligned import CLEANUP, FIRE, cleanup_time, key_codes
 from panes.windowing.columnar.output import ColumnarOutput, Panes
 from panes.windowing.columnar.plan import ColumnarWindow
 
@@ -58,9 +58,7 @@ class ColumnarSessions:
     # -- sessions of one key -----------------------------------------------------------------------------------
 
     def _cleanup(self, end: int) -> int:
-        max_ts = end - 1
-        lateness = self.plan.lateness
-        return LONG_MAX if max_ts > LONG_MAX - lateness else max_ts + lateness
+        return cleanup_time(end - 1, self.plan.lateness)
 
     def _merge(self, key: Any, start: int, end: int, acc: tuple[Any, ...] | None) -> Session:
         """Merge the window ``[start, end)`` holding ``acc`` (``None``: empty) into ``key``'s sessions."""
