@@ -77,8 +77,14 @@ def run_native(spark: Any, case: Case, folder: str, work: str, sampler: MemorySa
     query.awaitTermination()
     seconds = time.monotonic() - started
     progress = list(query.recentProgress)
-    return Side(seconds, batch_seconds(progress), input_rows(progress), sampler.jvm_peak, sampler.worker_peak,
-                sampler.workers_total_peak)
+    return Side(
+        seconds,
+        batch_seconds(progress),
+        input_rows(progress),
+        sampler.jvm_peak,
+        sampler.worker_peak,
+        sampler.workers_total_peak,
+    )
 
 
 def run_panes(spark: Any, case: Case, folder: str, work: str, sampler: MemorySampler, shards: int | None) -> Side:
@@ -89,8 +95,14 @@ def run_panes(spark: Any, case: Case, folder: str, work: str, sampler: MemorySam
     seconds = time.monotonic() - started
     progress = result.details.get("progress", [])
     metrics = result.details.get("metrics", {})
-    side = Side(seconds, batch_seconds(progress), input_rows(progress), sampler.jvm_peak, sampler.worker_peak,
-                sampler.workers_total_peak)
+    side = Side(
+        seconds,
+        batch_seconds(progress),
+        input_rows(progress),
+        sampler.jvm_peak,
+        sampler.worker_peak,
+        sampler.workers_total_peak,
+    )
     peak = metrics.get("peak_state_bytes_per_pane")
     side.state_bytes_per_pane = None if peak is None else float(peak)
     per_batch = metrics.get("per_batch", [])
@@ -131,7 +143,9 @@ def main() -> int:
     parser.add_argument("--cases", default="", help="run only the cases whose name contains this text")
     parser.add_argument("--shards", type=int, default=None, help="panes shards (default: the runner's)")
     parser.add_argument("--output", default=str(HERE / "RESULTS.md"), help="where the table goes")
-    parser.add_argument("--local-events", type=int, default=200_000, help="events of the local runner's case")
+    parser.add_argument(
+        "--local-events", type=int, default=200_000, help="events of the local runner's case (0: skip it)"
+    )
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ["PYTHONPATH"] = os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])
@@ -147,8 +161,14 @@ def main() -> int:
         write_events(f"{work}/warm", 2_000, 10, 2)
         for case in {c.window: c for c in cases}.values():  # warm both sides' code paths once per window kind
             run_native(spark, Case(case.window, 10), f"{work}/warm", f"{work}/warm-{case.window}-n", sampler)
-            run_panes(spark, Case(case.window, 10, case.function), f"{work}/warm", f"{work}/warm-{case.window}-p",
-                      sampler, args.shards)
+            run_panes(
+                spark,
+                Case(case.window, 10, case.function),
+                f"{work}/warm",
+                f"{work}/warm-{case.window}-p",
+                sampler,
+                args.shards,
+            )
         for index, case in enumerate(cases):
             folder = f"{work}/events-{case.keys}"
             if not os.path.isdir(folder):
@@ -161,7 +181,7 @@ def main() -> int:
             print_row(case, native, panes, same, count, args.events)
             write_results(args, rows, spark.version, None)  # so far (a long run's table survives a stop)
             shutil.rmtree(run_dir, ignore_errors=True)
-        local = run_local(f"{work}/local", args.local_events)
+        local = run_local(f"{work}/local", args.local_events) if args.local_events > 0 else None
     finally:
         sampler.stop()
         shutil.rmtree(work, ignore_errors=True)
@@ -173,7 +193,8 @@ def print_row(case: Case, native: Side, panes: Side, same: bool, count: int, eve
     print(
         f"{case.name:55s} native {events / native.seconds:9.0f}/s  panes {events / panes.seconds:9.0f}/s  "
         f"ratio {native.seconds / panes.seconds:5.2f}  first {fmt(panes.batch(1))} s  "
-        f"b2 {fmt(panes.batch(2))} s  b10 {fmt(panes.batch(10))} s  empty {fmt(panes.empty_batch())} s  "
+        f"b2 {fmt(panes.batch(2))} s  b10 {fmt(panes.batch(10))} s  empty {fmt(panes.empty_batch())} s "
+        f"(native {fmt(native.empty_batch())} s)  "
         f"{'same' if same else 'DIFFERENT'} ({count} windows)",
         flush=True,
     )
@@ -209,7 +230,8 @@ def write_results(args: Any, rows: list[Any], spark_version: str, local: float |
         "",
         "Events per second are over the whole query (session warm, first batch included); the ratio is "
         "panes/native throughput. Batch times are panes' (`triggerExecution` of Spark's progress): the "
-        "first batch, data batches 2 and 10, and the last batch with no input and nothing due. Memory is "
+        "first batch, data batches 2 and 10, and the last batch with no input and nothing due (native's in "
+        "brackets). Memory is "
         "the peak resident size of the JVM and of one Python worker during panes' run. State bytes per pane: "
         "panes' stored state divided by its open panes, at its largest. Written KiB: the state panes wrote to "
         "Spark's state store in data batches 2 and 10.",
@@ -222,15 +244,21 @@ def write_results(args: Any, rows: list[Any], spark_version: str, local: float |
         lines.append(
             f"| {case.name} | {args.events / native.seconds:,.0f} | {args.events / panes.seconds:,.0f} | "
             f"{native.seconds / panes.seconds:.2f} | {fmt(panes.batch(1))} | {fmt(panes.batch(2))} | "
-            f"{fmt(panes.batch(10))} | {fmt(panes.empty_batch())} | {mb(panes.jvm)} | {mb(panes.worker)} | "
+            f"{fmt(panes.batch(10))} | {fmt(panes.empty_batch())} ({fmt(native.empty_batch())}) | {mb(panes.jvm)} | "
+            f"{mb(panes.worker)} | "
             f"{fmt(panes.state_bytes_per_pane, 1)} | {written_kb(panes, 2)} / {written_kb(panes, 10)} | "
             f"{'identical' if same else 'DIFFERENT'}, {count:,} windows |"
         )
-    lines += [] if local is None else [
-        "",
-        f"Local runner (one Python process, Flink's exact emission order), tumbling 10 s count+sum over 10,000 keys, "
-        f"{args.local_events:,} events: {local:,.0f} events/s.",
-    ]
+    lines += (
+        []
+        if local is None
+        else [
+            "",
+            "Local runner (one Python process, Flink's exact emission order), tumbling 10 s count+sum over "
+            f"10,000 keys, "
+            f"{args.local_events:,} events: {local:,.0f} events/s.",
+        ]
+    )
     write_block(Path(args.output), "\n".join(lines[2:]))
     print(f"written to {args.output}")
 
