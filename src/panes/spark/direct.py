@@ -22,6 +22,7 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamArrowWriter, Data
 
 from panes.datastream.file_format import EXTENSIONS, write_table
 from panes.datastream.sinks import FileSink
+from panes.spark.failures import carrying
 from panes.spark.functions import unpacked
 from panes.spark.layout import ChannelCodes
 from panes.spark.sinks import SinkTarget, target_table
@@ -67,6 +68,7 @@ class _Writer(DataSourceStreamArrowWriter):
         self.targets = targets
         self.codes = codes
 
+    @carrying
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
         from pyspark import TaskContext
 

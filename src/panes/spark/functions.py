@@ -30,6 +30,7 @@ from panes.datastream.plan import Channel
 from panes.functions.aggregators import FieldKey
 from panes.keygroups import key_groups
 from panes.spark.codec import END_MS, to_spark_time
+from panes.spark.failures import carrying_iterators
 from panes.spark.host import StepHost
 from panes.spark.layout import (
     CARRIER,
@@ -140,6 +141,7 @@ def chain_function(
     rated_layout = layout.with_extra(WM)
     sources = chain.timestamp_sources
 
+    @carrying_iterators
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         hosts: dict[int, StepHost] = {}
         stamps: dict[int, TimestampsAndWatermarksOperator] = {}
@@ -441,6 +443,7 @@ def keyed_shard_function(
     returns rows in ``layout``."""
     from panes.spark.shards import payload_batches, shard_host
 
+    @carrying_iterators
     def run(key: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         shard = int(key[0].as_py())
         rows = payload_batches(payload for batch in batches for payload in batch.column("payload").to_pylist())

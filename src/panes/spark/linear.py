@@ -29,6 +29,8 @@ from panes.datastream.plan import (
     resolve_types,
     stream_channels,
 )
+from panes.functions.stream import MapFunction
+from panes.operators.stateless import StreamMap
 from panes.types import RecordType
 
 
@@ -80,6 +82,15 @@ def _key_selectors(transformation: Transformation) -> list[Callable[[Any], Any] 
     return [None for _ in transformation.inputs]
 
 
+class _Identity(MapFunction[Any, Any]):
+    def map(self, value: Any) -> Any:
+        return value
+
+
+def _identity_operator() -> StreamMap:
+    return StreamMap(_Identity(), None)
+
+
 def linearize(plan: Plan, source_type: SourceTypes = declared_source_type) -> list[Step]:
     """The physical transformations of ``plan`` as steps, with pass-through channels and types worked out."""
     types = resolve_types(plan, source_type)
@@ -88,6 +99,17 @@ def linearize(plan: Plan, source_type: SourceTypes = declared_source_type) -> li
         if transformation.is_virtual:
             continue
         inputs = [stream_channels(parent) for parent in transformation.inputs]
+        if len(inputs) == 2 and set(inputs[0]) & set(inputs[1]):
+            # one stream on both inputs (``s.connect(s)``): a row feeds one input of a step (``input_of``), so
+            # the second input reads a copy of its stream, made by an identity map step
+            copy = OneInputTransformation(
+                name=f"{transformation.name}: its second input", op_kind="map", operator_factory=_identity_operator
+            )
+            steps.append(Step(len(steps), copy, [inputs[1]], [None]))
+            copied: Channel = (copy.id, None)
+            kinds = {types.get(channel) for channel in inputs[1]}
+            types[copied] = kinds.pop() if len(kinds) == 1 else None
+            inputs[1] = [copied]
         # steps travel to executors: keep the transformation without its inputs (a DataFrame source upstream
         # holds the SparkContext, which cannot leave the driver)
         shipped = transformation.with_settings(inputs=())

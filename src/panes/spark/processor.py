@@ -25,6 +25,7 @@ from pyspark.sql.streaming.stateful_processor import StatefulProcessor, Stateful
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
 from panes.spark.codec import from_spark_watermark, to_spark_time
+from panes.spark.failures import carrying_iterators
 from panes.spark.layout import ChannelCodes, Layout, pack
 from panes.spark.linear import Step
 from panes.spark.metrics import DDL, Gauges, counters
@@ -72,10 +73,12 @@ class ShardProcessor(StatefulProcessor):
         self.log = handle.getListState("log", LOG)
         self.meta = handle.getValueState("meta", META)
 
+    @carrying_iterators
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[pd.DataFrame]:
         payloads = (payload for frame in rows for payload in frame["payload"].tolist())
         yield self._run(int(key[0]), payload_batches(payloads), timerValues)
 
+    @carrying_iterators
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
         yield self._run(int(key[0]), [], timerValues, fired=expiredTimerInfo.getExpiryTimeInMs())
 

@@ -25,6 +25,7 @@ from typing import Any
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult
 from panes.datastream.plan import Plan, SinkTransformation, Transformation
 from panes.spark.direct import PanesFiles, options, writes_directly
+from panes.spark.failures import carrying, with_carried
 from panes.spark.metrics import JobMetrics
 from panes.spark.session import create_session, is_connect
 from panes.spark.sinks import SinkTarget, SinkWriter
@@ -77,10 +78,12 @@ class SparkJob:
         if self._staged is not None:
             self._delivered = self._staged.deliver_staged(self._spark, self._delivered)
 
+    @with_carried
     def process_all_available(self) -> None:
         self.query.processAllAvailable()
         self.deliver()
 
+    @with_carried
     def await_termination(self, timeout: float | None = None) -> bool | None:
         if self._staged is None or timeout is not None:
             result: bool | None = self.query.awaitTermination(timeout)
@@ -160,6 +163,7 @@ class SparkRunner:
     def _is_streaming(self, plan: Plan) -> bool:
         return any(reads_as_stream(t.source) for t in plan if t.kind == "source")  # type: ignore[attr-defined]
 
+    @with_carried
     def run_bounded(self, plan: Plan, config: ExecutionConfig) -> None:
         """Run a plan of bounded sources as one Spark batch job and write its sinks."""
         translation = self._translate(plan, config, streaming=False)
@@ -189,6 +193,7 @@ class SparkRunner:
             staged = None
         else:
 
+            @carrying
             def write_batch(batch: Any, batch_id: int) -> None:
                 writer.write(batch, batch_id)
 

@@ -42,6 +42,7 @@ from panes.datastream.sinks import (
 )
 from panes.elements import StreamRecord
 from panes.errors import BadRecordError, ErrorRecord
+from panes.spark.failures import carrying_iterators
 from panes.spark.layout import ChannelCodes, Layout, Record, channel_mask, read_records
 from panes.spark.linear import Step
 from panes.types import RecordType, SchemaMismatchError, infer_record_type
@@ -334,6 +335,7 @@ def convert_function(
     columns = schema.columns()
     name = target.name
 
+    @carrying_iterators
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             good: list[Any] = []

@@ -1,0 +1,157 @@
+"""Exceptions raised in Spark's Python workers, raised again on the driver with their own type.
+
+An exception raised where Spark runs panes code (a fused step, a keyed step, a sink writer, a
+``foreachBatch`` function) reaches the driver wrapped by Spark: as a ``StreamingQueryException`` whose
+first line is Spark's error class, with the Python traceback somewhere inside its text, or as a
+``PythonException`` of a batch job. So that ``except BadRecordError`` (or any other exception type panes
+or the user's code raises) works on Spark as on the local runner, every such entry point runs under
+:func:`carrying` (or :func:`carried_iterator` for generators): an exception leaving it is raised again as
+a :class:`CarriedError` whose message ends with a *marker line*, the original exception pickled and
+encoded. On the driver, :func:`reraise_carried` finds the marker in Spark's exception and raises the
+original exception (same type, same message) with Spark's exception as its ``__cause__``.
+
+The exception is rebuilt from its class, ``args`` and attributes without calling its constructor; when its
+attributes do not pickle, from its class and ``args`` alone.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import pickle
+import re
+from collections.abc import Callable, Iterator
+from typing import ParamSpec, TypeVar
+
+_MARK = "panes-error"
+_PATTERN = re.compile(_MARK + r"\[([A-Za-z0-9+/=]+)\]")
+
+P = ParamSpec("P")
+R = TypeVar("R")
+T = TypeVar("T")
+
+
+class CarriedError(RuntimeError):
+    """An exception raised in a Spark task, on its way to the driver (see the module docstring)."""
+
+
+def _marker(error: BaseException) -> str:
+    """The marker line carrying ``error``: its class (by value when the class lives in a script), its
+    ``args`` and attributes, pickled with cloudpickle (as Spark pickles functions) and base64-encoded."""
+    from pyspark import cloudpickle
+
+    state = (type(error), error.args, dict(vars(error)))
+    try:
+        blob = cloudpickle.dumps(state)  # type: ignore[no-untyped-call]
+        _rebuilt(pickle.loads(blob))
+    except Exception:  # attributes that do not pickle: the type and message still travel
+        blob = cloudpickle.dumps((type(error), error.args, {}))  # type: ignore[no-untyped-call]
+    return f"{_MARK}[{base64.b64encode(blob).decode()}]"
+
+
+def _rebuilt(state: tuple[type[BaseException], tuple[object, ...], dict[str, object]]) -> BaseException:
+    """The exception of a marker, made without calling its constructor (which may take other arguments)."""
+    kind, args, attributes = state
+    error = kind.__new__(kind, *args)
+    error.args = args
+    vars(error).update(attributes)
+    return error
+
+
+def _carries(error: BaseException) -> bool:
+    return any(_PATTERN.search(text) for text in _texts(error))
+
+
+def _carried(error: Exception) -> Exception:
+    """``error`` as it leaves a panes entry point: itself when it already carries one (a Spark exception of a
+    job that panes code ran), else a :class:`CarriedError` with the marker line."""
+    if _carries(error):
+        return error
+    return CarriedError(f"{type(error).__name__}: {error}\n{_marker(error)}")
+
+
+def carrying(function: Callable[P, R]) -> Callable[P, R]:
+    """``function``, whose exceptions leave as :class:`CarriedError` (with the original as ``__cause__``)."""
+
+    @functools.wraps(function)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return function(*args, **kwargs)
+        except Exception as error:
+            carrier = _carried(error)
+            if carrier is error:
+                raise
+            raise carrier from error
+
+    return call
+
+
+def carrying_iterators(function: Callable[P, Iterator[T]]) -> Callable[P, Iterator[T]]:
+    """``function`` returning an iterator (a generator function, say), whose exceptions while it is iterated
+    leave as :class:`CarriedError`."""
+
+    @functools.wraps(function)
+    def call(*args: P.args, **kwargs: P.kwargs) -> Iterator[T]:
+        return carried_iterator(function(*args, **kwargs))
+
+    return call
+
+
+def carried_iterator(items: Iterator[T]) -> Iterator[T]:
+    """``items``, whose exceptions while iterating leave as :class:`CarriedError`."""
+    try:
+        yield from items
+    except Exception as error:
+        carrier = _carried(error)
+        if carrier is error:
+            raise
+        raise carrier from error
+
+
+def _texts(error: BaseException) -> Iterator[str]:
+    """The texts of ``error`` and of what it wraps, where a marker may be (Spark's and Py4J's exceptions
+    keep the Python worker's traceback in their message or description)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield str(current)
+        for name in ("desc", "_desc", "java_exception"):
+            value = getattr(current, name, None)
+            if value is not None:
+                yield str(value)
+        current = current.__cause__ or current.__context__
+
+
+def carried(error: BaseException) -> BaseException | None:
+    """The exception a panes entry point carried inside ``error`` (the first one raised), or ``None``."""
+    for text in _texts(error):
+        found = _PATTERN.search(text)
+        if found is not None:
+            try:
+                return _rebuilt(pickle.loads(base64.b64decode(found.group(1))))
+            except Exception:  # not ours after all, or from another version: leave Spark's exception as it is
+                return None
+    return None
+
+
+def reraise_carried(action: Callable[[], T]) -> T:
+    """Run ``action`` (a call into Spark); an exception carrying one from a panes entry point is replaced by
+    that exception, with Spark's as its ``__cause__``."""
+    try:
+        return action()
+    except Exception as error:
+        original = carried(error)
+        if original is None:
+            raise
+        raise original from error
+
+
+def with_carried(function: Callable[P, R]) -> Callable[P, R]:
+    """A method or function calling into Spark, raising carried exceptions as :func:`reraise_carried` does."""
+
+    @functools.wraps(function)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        return reraise_carried(lambda: function(*args, **kwargs))
+
+    return call
