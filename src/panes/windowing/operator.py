@@ -179,7 +179,8 @@ class WindowOperator(OneInputStreamOperator):
     # -- lifecycle ---------------------------------------------------------------------------------------
 
     def open(self) -> None:
-        self.timer_service = self.get_internal_timer_service(WINDOW_TIMERS, self)
+        owner = f"the trigger {self.trigger!r} of {self.task_name}"
+        self.timer_service = self.get_internal_timer_service(WINDOW_TIMERS, self, owner)
         self.collector = TimestampedCollector(self.output)
         self.trigger_context = _TriggerContext(self)
         self.process_context = _ProcessContext(self)
