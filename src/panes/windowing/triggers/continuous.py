@@ -82,7 +82,12 @@ class ContinuousEventTimeTrigger(Trigger[Any, Window]):
 
 
 class ContinuousProcessingTimeTrigger(Trigger[Any, Window]):
-    """Fires every ``interval`` of processing time while the window receives elements."""
+    """Fires every ``interval`` of processing time while the window receives elements.
+
+    The fire times are capped at ``window.max_timestamp()``; a firing at that time registers no next one
+    (as Flink since FLINK-35069: in an event-time window, whose cleanup is on event time, it would otherwise
+    fire that same time again and again). A later element of a still open window starts a new fire time.
+    """
 
     def __init__(self, interval: Duration) -> None:
         self.interval = _interval(interval, "ContinuousProcessingTimeTrigger")
@@ -111,7 +116,10 @@ class ContinuousProcessingTimeTrigger(Trigger[Any, Window]):
         fire_time = ctx.get_partitioned_state(self._state)
         if fire_time.get() == time:
             fire_time.clear()
-            self._register_next(time, window, ctx, fire_time)
+            if time != window.max_timestamp():
+                # at the window's end the next fire time would be this very time again (FLINK-35069); an
+                # element that arrives later (an event-time window is still open) starts a new fire time
+                self._register_next(time, window, ctx, fire_time)
             return TriggerResult.FIRE
         return TriggerResult.CONTINUE
 
