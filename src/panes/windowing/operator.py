@@ -3,10 +3,12 @@
 It is the only place that decides what fires, what is late and what is cleaned up:
 
 - Each element is assigned to windows. A window is *late* when ``cleanup_time(window) <= watermark``, where
-  ``cleanup_time = max_timestamp + allowed_lateness`` (``LONG_MAX`` on overflow) for event-time assigners
-  and ``max_timestamp`` otherwise; late windows are skipped. An element skipped by all its windows is a
-  late element when its ``timestamp + allowed_lateness <= watermark``: it goes to the late-data side output
-  when one is set, else it is counted in ``num_late_records_dropped``.
+  ``cleanup_time = max_timestamp + allowed_lateness`` (``LONG_MAX`` on overflow, see ``cleanup``) for
+  event-time assigners and ``max_timestamp`` otherwise; late windows are skipped. An element skipped by all
+  its windows is a late element when its ``timestamp + allowed_lateness <= watermark``: it goes to the
+  late-data side output when one is set, else it is counted in ``num_late_records_dropped``. (Both sums are
+  Java ``long`` sums. With window bounds that wrapped around the long range, as Flink's do, an element can be
+  skipped by its windows without being late: then it is dropped without a trace, as in Flink.)
 - The element is added to the window's state and the trigger decides: FIRE evaluates the pane (results carry
   ``window.max_timestamp()``), PURGE clears its contents. A cleanup timer at ``cleanup_time`` is registered
   (none when it is ``LONG_MAX``); when it fires, all state of the window, trigger state included, is dropped.
@@ -34,6 +36,7 @@ from panes.time import LONG_MAX, LONG_MIN, Duration, duration_ms, java_add
 from panes.timers.heap import InternalTimer
 from panes.timers.service import InternalTimerService
 from panes.windowing.assigners.base import MergingWindowAssigner, WindowAssigner
+from panes.windowing.cleanup import cleanup_time
 from panes.windowing.evictors import Evictor, TimestampedValue
 from panes.windowing.functions import WindowContext
 from panes.windowing.internal_functions import WindowFunctionSpec
@@ -354,8 +357,7 @@ class WindowOperator(OneInputStreamOperator):
 
     def _cleanup_time(self, window: Any) -> int:
         if self.is_event_time:
-            cleanup = window.max_timestamp() + self.allowed_lateness
-            return cleanup if cleanup <= LONG_MAX else LONG_MAX
+            return cleanup_time(window.max_timestamp(), self.allowed_lateness)
         return int(window.max_timestamp())
 
     def _register_cleanup_timer(self, window: Any) -> None:

@@ -2,7 +2,8 @@
 
 ``ContinuousEventTimeTrigger`` fires on event time and at the window's end; ``ContinuousProcessingTimeTrigger``
 fires on processing time. Both keep the next fire time in a min-reducing state ``"fire-time"`` (so merged
-windows take the earliest), aligned to multiples of the interval and capped at ``window.max_timestamp()``.
+windows take the earliest), aligned to multiples of the interval and capped at ``window.max_timestamp()``. As
+in Flink, ``time + interval`` is a Java ``long`` sum: near ``LONG_MAX`` it wraps around to a time long past.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from panes.state.descriptors import ReducingStateDescriptor
-from panes.time import Duration, duration_ms, java_rem
+from panes.time import Duration, duration_ms, java_add, java_rem
 from panes.windowing.triggers.base import OnMergeContext, Trigger, TriggerContext, TriggerResult
 from panes.windowing.windows import Window
 
@@ -34,7 +35,7 @@ class ContinuousEventTimeTrigger(Trigger[Any, Window]):
         return ContinuousEventTimeTrigger(interval)
 
     def _register_next(self, time: int, window: Window, ctx: TriggerContext, fire_time: Any) -> None:
-        next_fire = min(time + self.interval, window.max_timestamp())
+        next_fire = min(java_add(time, self.interval), window.max_timestamp())
         fire_time.add(next_fire)
         ctx.register_event_time_timer(next_fire)
 
@@ -98,7 +99,7 @@ class ContinuousProcessingTimeTrigger(Trigger[Any, Window]):
         return ContinuousProcessingTimeTrigger(interval)
 
     def _register_next(self, time: int, window: Window, ctx: TriggerContext, fire_time: Any) -> None:
-        next_fire = min(time + self.interval, window.max_timestamp())
+        next_fire = min(java_add(time, self.interval), window.max_timestamp())
         fire_time.add(next_fire)
         ctx.register_processing_time_timer(next_fire)
 
