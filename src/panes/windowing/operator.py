@@ -42,9 +42,40 @@ from panes.windowing.functions import WindowContext
 from panes.windowing.internal_functions import WindowFunctionSpec
 from panes.windowing.merging_window_set import MergingWindowSet
 from panes.windowing.triggers.base import OnMergeContext, Trigger, TriggerResult
+from panes.windowing.windows import GlobalWindow, TimeWindow
 
 WINDOW_TIMERS = "window-timers"
 MERGING_WINDOW_SET = ListStateDescriptor("merging-window-set")
+
+
+_WHAT_TO_CHANGE = {
+    TimeWindow: (
+        "window with a time-window assigner (tumbling, sliding or session windows), or use a trigger that works "
+        "on any window (CountTrigger, ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, DeltaTrigger "
+        "or your own)"
+    ),
+    GlobalWindow: "window with GlobalWindows, or use another trigger",
+}
+
+
+def check_window_type(assigner: WindowAssigner[Any, Any], trigger: Trigger[Any, Any]) -> None:
+    """Raise ``TypeError`` when ``trigger`` needs a class of window (``required_window_type()``) that
+    ``assigner`` does not make (``window_type()``); nothing when either is unknown (``None``).
+
+    Flink types these triggers with their window class (``EventTimeTrigger`` is a ``Trigger<Object,
+    TimeWindow>``): a job that puts one on other windows (``GlobalWindows``, count windows) does not compile in
+    Java and fails with a ``ClassCastException`` at the first element otherwise.
+    """
+    needed = trigger.required_window_type()
+    made = assigner.window_type()
+    if needed is None or made is None or issubclass(made, needed):
+        return
+    hint = _WHAT_TO_CHANGE.get(needed, f"window with an assigner of {needed.__name__}s, or use another trigger")
+    count_windows = " (count windows are GlobalWindows)" if made is GlobalWindow else ""
+    raise TypeError(
+        f"{trigger!r} needs {needed.__name__} windows (it reads their end, max_timestamp()), but {assigner!r} "
+        f"makes {made.__name__} windows{count_windows}; Flink fails such a job. To fix it, {hint}."
+    )
 
 
 def validate_window_configuration(
@@ -52,8 +83,9 @@ def validate_window_configuration(
 ) -> int:
     """Flink's construction-time checks; returns the allowed lateness in ms.
 
-    Raises ``ValueError`` for a negative lateness and ``UnsupportedOperationError`` for a merging assigner
-    with a trigger that cannot merge.
+    Raises ``ValueError`` for a negative lateness, ``UnsupportedOperationError`` for a merging assigner
+    with a trigger that cannot merge, and ``TypeError`` for a trigger that needs another class of window than
+    the assigner makes (:func:`check_window_type`).
     """
     if not isinstance(assigner, WindowAssigner):
         raise TypeError(f"expected a WindowAssigner, got {type(assigner).__name__}")
@@ -62,6 +94,7 @@ def validate_window_configuration(
     lateness = duration_ms(allowed_lateness, name="allowed_lateness")
     if lateness < 0:
         raise ValueError(f"The allowed lateness cannot be negative (got {lateness} ms).")
+    check_window_type(assigner, trigger)
     if isinstance(assigner, MergingWindowAssigner) and not trigger.can_merge():
         raise UnsupportedOperationError(
             "A merging window assigner cannot be used with a trigger that does not support merging "

@@ -71,6 +71,9 @@ class _Sessions(MergingWindowAssigner[Any, TimeWindow]):
     def merge_windows(self, windows: Iterable[TimeWindow], callback: MergeCallback) -> None:
         TimeWindow.merge_windows(windows, callback)
 
+    def window_type(self) -> type[TimeWindow]:
+        return TimeWindow
+
 
 class EventTimeSessionWindows(_Sessions):
     """Sessions on the element timestamp with a fixed ``gap > 0``; default trigger: :class:`EventTimeTrigger`."""

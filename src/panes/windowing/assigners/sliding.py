@@ -52,6 +52,9 @@ class _Sliding(WindowAssigner[Any, TimeWindow]):
                 f"(got offset={self.offset} ms, slide={self.slide} ms)"
             )
 
+    def window_type(self) -> type[TimeWindow]:
+        return TimeWindow
+
     def windows_containing(self, timestamp: int) -> list[TimeWindow]:
         """Every window containing ``timestamp``, latest start first (Flink's order; see :func:`window_starts`)."""
         size = self.size

@@ -36,6 +36,9 @@ class _Tumbling(WindowAssigner[Any, TimeWindow]):
         self.stagger = stagger
         self.stagger_offset: int | None = None
 
+    def window_type(self) -> type[TimeWindow]:
+        return TimeWindow
+
     def _window_for(self, timestamp: int, context: WindowAssignerContext) -> list[TimeWindow]:
         if self.stagger_offset is None:
             self.stagger_offset = self.stagger.get_stagger_offset(context.get_current_processing_time(), self.size)

@@ -79,6 +79,9 @@ class ProcessingTimeoutTrigger(Trigger[Any, Window]):
             timeout_state.clear()
         self.nested_trigger.clear(window, ctx)
 
+    def required_window_type(self) -> type[Window] | None:
+        return self.nested_trigger.required_window_type()
+
     def can_merge(self) -> bool:
         return False
 
