@@ -101,7 +101,10 @@ def java_add(a: int, b: int) -> int:
 
 def java_sub(a: int, b: int) -> int:
     """``a - b`` as Java subtracts two ``long``s (wrapping around like :func:`java_add`)."""
-    return java_add(a, -b)
+    difference = a - b
+    if LONG_MIN <= difference <= LONG_MAX:
+        return difference
+    return ((difference - LONG_MIN) % 2**64) + LONG_MIN
 
 
 def java_rem(a: int, b: int) -> int:

@@ -14,5 +14,7 @@ def cleanup_time(max_timestamp: int, allowed_lateness: int) -> int:
     wrapped around (its max timestamp is near ``LONG_MIN``) keeps its early cleanup time: Flink cleans it up
     at the first watermark. (Processing-time windows are cleaned up at their max timestamp.)
     """
+    if not allowed_lateness:
+        return max_timestamp
     cleanup = java_add(max_timestamp, allowed_lateness)
     return cleanup if cleanup >= max_timestamp else LONG_MAX

@@ -15,7 +15,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from panes.time import LONG_MAX, java_add, java_sub
+from panes.time import LONG_MAX, LONG_MIN, java_add, java_sub
 from panes.windowing.java_hash import JavaHashSet
 
 _MASK64 = (1 << 64) - 1
@@ -53,8 +53,10 @@ class TimeWindow(Window):
     end: int
 
     def max_timestamp(self) -> int:
-        """``end - 1`` (``LONG_MAX`` when ``end`` is ``LONG_MIN``, as in Java)."""
-        return java_sub(self.end, 1)
+        """``end - 1`` as a Java ``long``: ``LONG_MAX`` when ``end`` is ``LONG_MIN`` (the one case where
+        ``java_sub(end, 1)`` wraps around, spelled out because this runs for every element and timer)."""
+        end = self.end
+        return end - 1 if end != LONG_MIN else LONG_MAX
 
     def java_hash_code(self) -> int:
         return long_to_int_with_bit_mixing(self.start + self.end)
