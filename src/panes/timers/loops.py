@@ -17,8 +17,8 @@ keyed process function) and the timer, once the callback has returned.
 The rule never trips on a chain that moves forward, however long (a continuous trigger catching up over a
 large watermark jump registers each next fire time *after* the one firing), nor on a timer registered at the
 same time as an already queued one (timers are de-duplicated, so that adds nothing). Flink's own triggers
-make no non-forward registration from a timer callback; a user trigger that does a few times still runs as
-in Flink.
+make no non-forward registration from a timer callback (but for a next fire time whose Java ``long`` sum
+wraps around at the very end of the range, once); a user trigger that does a few times still runs as in Flink.
 """
 
 from __future__ import annotations
