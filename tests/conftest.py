@@ -6,6 +6,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFORMANCE = ROOT.parent / "shared" / "conformance-examples"
+# scenarios in the same format whose expected output was worked out from Flink's source (see its README)
+DERIVED_SCENARIOS = ROOT / "tests" / "scenarios"
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,8 @@ from panes.testing.scenario import PaneFunction, Scenario
 from panes.watermarks import WatermarkGenerator, WatermarkOutput, WatermarkStrategy
 
 MARKER = "__watermark__"
+PROCESSING_MARKER = "__processing_time__"
+MARKERS = (MARKER, PROCESSING_MARKER)
 
 
 class Punctuated(WatermarkGenerator):
@@ -29,6 +31,8 @@ def strategy_for(scenario: Scenario) -> WatermarkStrategy:
         strategy = WatermarkStrategy.for_bounded_out_of_orderness(spec["max_ooo_ms"])
     elif spec["type"] == "monotonous":
         strategy = WatermarkStrategy.for_monotonous_timestamps()
+    elif spec["type"] == "none":
+        strategy = WatermarkStrategy.no_watermarks()
     else:
         strategy = WatermarkStrategy.for_generator(Punctuated)
     return strategy.with_timestamp_assigner(lambda element, _: element[2])
@@ -37,7 +41,9 @@ def strategy_for(scenario: Scenario) -> WatermarkStrategy:
 def input_elements(scenario: Scenario) -> list[tuple[Any, ...]]:
     elements: list[tuple[Any, ...]] = []
     for seq, event in enumerate(scenario.events):
-        if "watermark" in event:
+        if "processing_time" in event:
+            elements.append((PROCESSING_MARKER, event["processing_time"], 0, seq))
+        elif "watermark" in event:
             elements.append((MARKER, event["watermark"], event["watermark"], seq))
         else:
             elements.append((event["key"], event["value"], event["ts"], seq))
@@ -48,7 +54,7 @@ def scenario_pipeline(env: StreamEnvironment, source: DataStream, scenario: Scen
     """The scenario's window over ``source``: panes tagged ``("main", pane)``, late elements ``("late", e)``."""
     setup = scenario.window_setup()
     stream = source.assign_timestamps_and_watermarks(strategy_for(scenario)).filter(
-        lambda element: element[0] != MARKER
+        lambda element: element[0] not in MARKERS
     )
     windowed = stream.key_by(lambda element: element[0]).window(setup.assigner)
     if setup.trigger is not None:
@@ -63,3 +69,31 @@ def scenario_pipeline(env: StreamEnvironment, source: DataStream, scenario: Scen
     if setup.late_data_tag is not None:
         tagged = tagged.union(panes.get_side_output(setup.late_data_tag).map(lambda element: ("late", element)))
     return tagged
+
+
+class ScenarioClock:
+    """The local runner's processing-time clock for a scenario with ``{"processing_time": T}`` events.
+
+    It starts at 0; the runner ticks it after each source element, and the tick after a processing-time
+    marker moves it to that marker's ``T`` (then the runner fires the timers due). Only for scenarios whose
+    watermarks do not depend on processing time (``punctuated``, ``none``).
+    """
+
+    def __init__(self, scenario: Scenario) -> None:
+        if scenario.watermark_kind() not in ("punctuated", "none"):
+            raise ValueError(f"{scenario.name}: processing-time events need punctuated or no watermarks")
+        self._moves = [event.get("processing_time") for event in scenario.events]
+        self._read = 0
+        self.now = 0
+
+    def get_current_processing_time(self) -> int:
+        return self.now
+
+    def tick(self) -> None:
+        move = self._moves[self._read]
+        self._read += 1
+        if move is not None:
+            self.now = move
+
+    def set_current_time(self, now: int) -> None:
+        self.now = now

@@ -90,8 +90,21 @@ def timestamp_ms(value: Instant, *, name: str = "timestamp") -> int:
 
 
 def java_add(a: int, b: int) -> int:
-    """``a + b`` with Java ``long`` overflow (two's complement wrap-around), where Flink relies on it."""
-    return ((a + b + 2**63) % 2**64) - 2**63
+    """``a + b`` as Java adds two ``long``s: a result outside ``[LONG_MIN, LONG_MAX]`` wraps around (two's
+    complement), so ``LONG_MAX + 1 == LONG_MIN``. panes computes every window bound, cleanup time and timer
+    time that Flink computes with ``long`` arithmetic through this function (or :func:`java_sub`)."""
+    total = a + b
+    if LONG_MIN <= total <= LONG_MAX:
+        return total
+    return ((total - LONG_MIN) % 2**64) + LONG_MIN
+
+
+def java_sub(a: int, b: int) -> int:
+    """``a - b`` as Java subtracts two ``long``s (wrapping around like :func:`java_add`)."""
+    difference = a - b
+    if LONG_MIN <= difference <= LONG_MAX:
+        return difference
+    return ((difference - LONG_MIN) % 2**64) + LONG_MIN
 
 
 def java_rem(a: int, b: int) -> int:

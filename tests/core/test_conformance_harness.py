@@ -1,4 +1,5 @@
-"""The Flink-produced conformance examples, replayed on the operator harness."""
+"""The Flink-produced conformance examples, and the scenarios derived from Flink's source, replayed on the
+operator harness."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import pytest
 
 from panes.testing import WindowOperatorHarness
 from panes.testing.scenario import LATE, PaneFunction, Scenario, collect_result, comparable, key_of
-from tests.conftest import CONFORMANCE
+from tests.conftest import CONFORMANCE, DERIVED_SCENARIOS
 
-SCENARIOS = Scenario.load_all(CONFORMANCE)
+SCENARIOS = Scenario.load_all(CONFORMANCE) + Scenario.load_all(DERIVED_SCENARIOS)
 
 
 def run_on_harness(scenario: Scenario) -> dict[str, Any]:
@@ -42,6 +43,8 @@ def run_on_harness(scenario: Scenario) -> dict[str, Any]:
     for kind, item in scenario.steps():
         if kind == "element":
             harness.process_element(item, item[2])
+        elif kind == "processing_time":
+            harness.set_processing_time(item)
         else:
             harness.process_watermark(item)
         drain()

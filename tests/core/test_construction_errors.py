@@ -4,7 +4,8 @@ Flink: ``TumblingEventTimeWindows`` "parameters must satisfy abs(offset) < size"
 "abs(offset) < slide and size > 0", ``EventTimeSessionWindows`` "0 < size" (the gap), a dynamic gap
 "0 < gap" per element, ``WindowedStream.allowedLateness`` "The allowed lateness cannot be negative.",
 ``WindowedStream.trigger`` "A merging window assigner cannot be used with a trigger that does not support
-merging." (``UnsupportedOperationException``).
+merging." (``UnsupportedOperationException``). Also refused: a trigger that needs a ``TimeWindow`` on other
+windows (Flink fails such a job, see below).
 """
 
 from __future__ import annotations
@@ -14,24 +15,33 @@ from typing import Any
 
 import pytest
 
+from panes.datastream import StreamEnvironment
 from panes.errors import UnsupportedOperationError
+from panes.local import LocalRunner
 from panes.tags import OutputTag
 from panes.testing import WindowOperatorHarness
 from panes.windowing import (
+    ContinuousEventTimeTrigger,
+    ContinuousProcessingTimeTrigger,
     CountEvictor,
     CountTrigger,
     DeltaTrigger,
     DynamicEventTimeSessionWindows,
+    EndOfStreamTrigger,
     EventTimeSessionWindows,
     EventTimeTrigger,
     GlobalWindows,
     NeverTrigger,
     ProcessingTimeoutTrigger,
     ProcessingTimeSessionWindows,
+    ProcessingTimeTrigger,
     PurgingTrigger,
     SlidingEventTimeWindows,
     SlidingProcessingTimeWindows,
     TimeEvictor,
+    Trigger,
+    TriggerContext,
+    TriggerResult,
     TumblingEventTimeWindows,
     TumblingProcessingTimeWindows,
     count_window_parts,
@@ -192,3 +202,85 @@ def test_operator_arguments_are_type_checked() -> None:
         WindowOperatorHarness(TumblingEventTimeWindows.of(10), reduce=max, key_selector=id, evictor=object())  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="non-empty"):
         OutputTag("")
+
+
+# -- triggers that need a TimeWindow ----------------------------------------------------------------------------
+# Flink types EventTimeTrigger and ProcessingTimeTrigger as Trigger<Object, TimeWindow> (and EndOfStreamTrigger as
+# Trigger<Object, GlobalWindow>): on other windows a Java job does not compile and any other fails with a
+# ClassCastException at the first element. panes refuses the combination when it is built.
+
+TIME_WINDOW_TRIGGERS = [
+    EventTimeTrigger.create(),
+    ProcessingTimeTrigger.create(),
+    PurgingTrigger.of(EventTimeTrigger.create()),
+    ProcessingTimeoutTrigger.of(ProcessingTimeTrigger.create(), 10),
+]
+
+
+@pytest.mark.parametrize("trigger", TIME_WINDOW_TRIGGERS, ids=repr)
+def test_time_window_triggers_are_refused_on_global_windows(trigger: Any) -> None:
+    with pytest.raises(TypeError, match=r"needs TimeWindow windows .* makes GlobalWindow windows.*To fix it"):
+        _operator(GlobalWindows.create(), trigger=trigger)
+
+
+def test_count_windows_refuse_an_event_time_trigger_when_it_is_set() -> None:
+    env = StreamEnvironment(LocalRunner(clock="manual"))
+    stream = env.from_collection([("a", 1)])
+    with pytest.raises(TypeError, match=r"EventTimeTrigger\(\) needs TimeWindow windows"):
+        stream.key_by(lambda e: e[0]).count_window(3).trigger(EventTimeTrigger.create())
+    with pytest.raises(TypeError, match=r"ProcessingTimeTrigger\(\) needs TimeWindow windows"):
+        stream.count_window_all(3).trigger(ProcessingTimeTrigger.create())
+    with pytest.raises(TypeError, match="time-window assigner"):
+        stream.key_by(lambda e: e[0]).window(GlobalWindows.create()).trigger(EventTimeTrigger.create())
+
+
+def test_the_end_of_stream_trigger_needs_the_global_window() -> None:
+    with pytest.raises(TypeError, match=r"needs GlobalWindow windows .* makes TimeWindow windows"):
+        _operator(TumblingEventTimeWindows.of(10), trigger=EndOfStreamTrigger())
+
+
+class MaxTimestampTrigger(Trigger[Any, Any]):
+    """A user-written trigger that reads the window's end: panes cannot know which windows it needs."""
+
+    def on_element(self, element: Any, timestamp: int, window: Any, ctx: TriggerContext) -> TriggerResult:
+        ctx.register_event_time_timer(window.max_timestamp())
+        return TriggerResult.CONTINUE
+
+    def on_event_time(self, time: int, window: Any, ctx: TriggerContext) -> TriggerResult:
+        return TriggerResult.FIRE
+
+    def on_processing_time(self, time: int, window: Any, ctx: TriggerContext) -> TriggerResult:
+        return TriggerResult.CONTINUE
+
+    def clear(self, window: Any, ctx: TriggerContext) -> None:
+        return None
+
+
+class OwnGlobalWindows(GlobalWindows):
+    """A user-written assigner: panes does not assume which windows it makes."""
+
+    def window_type(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize(
+    "trigger",
+    [
+        ContinuousEventTimeTrigger.of(10),
+        ContinuousProcessingTimeTrigger.of(10),
+        CountTrigger.of(2),
+        DeltaTrigger.of(1.0, lambda a, b: b - a),
+        NeverTrigger(),
+        EndOfStreamTrigger(),
+        PurgingTrigger.of(CountTrigger.of(2)),
+        MaxTimestampTrigger(),
+    ],
+    ids=repr,
+)
+def test_triggers_for_any_window_and_user_triggers_are_fine_on_global_windows(trigger: Any) -> None:
+    _operator(GlobalWindows.create(), trigger=trigger)
+
+
+def test_an_assigner_that_does_not_say_its_windows_is_not_refused() -> None:
+    _operator(OwnGlobalWindows(), trigger=EventTimeTrigger.create())
+    _operator(TumblingEventTimeWindows.of(10), trigger=ProcessingTimeTrigger.create())

@@ -1,4 +1,5 @@
-"""The Flink-produced conformance examples through the local runner, driven only by the public API."""
+"""The Flink-produced conformance examples, and the scenarios derived from Flink's source, through the local
+runner, driven only by the public API."""
 
 from __future__ import annotations
 
@@ -9,15 +10,17 @@ import pytest
 from panes.datastream import StreamEnvironment
 from panes.local import LocalRunner
 from panes.testing.scenario import Scenario, collect_result, comparable
-from tests.conftest import CONFORMANCE
-from tests.scenario_api import input_elements, scenario_pipeline
+from tests.conftest import CONFORMANCE, DERIVED_SCENARIOS
+from tests.scenario_api import ScenarioClock, input_elements, scenario_pipeline
 
-SCENARIOS = Scenario.load_all(CONFORMANCE)
+SCENARIOS = Scenario.load_all(CONFORMANCE) + Scenario.load_all(DERIVED_SCENARIOS)
 
 
 def run_on_local(scenario: Scenario) -> dict[str, Any]:
-    # a stepping clock moves one watermark interval per element: the periodic generators emit after each one
-    env = StreamEnvironment(LocalRunner(clock="stepping"), auto_watermark_interval=200)
+    # a stepping clock moves one watermark interval per element: the periodic generators emit after each one;
+    # a scenario that moves processing time itself gets a clock that follows it
+    clock = ScenarioClock(scenario) if scenario.has_processing_time() else "stepping"
+    env = StreamEnvironment(LocalRunner(clock=clock), auto_watermark_interval=200)
     tagged = scenario_pipeline(env, env.from_collection(input_elements(scenario)), scenario)
     return collect_result(tagged.execute_and_collect())
 

@@ -200,12 +200,17 @@ class AbstractStreamOperator(ABC):
     def set_current_key(self, key: Any) -> None:
         self.backend.current_key = key
 
-    def get_internal_timer_service(self, name: str, triggerable: Triggerable) -> InternalTimerService:
-        """The timer service ``name`` (created on first use, restored from a snapshot when there is one)."""
+    def get_internal_timer_service(
+        self, name: str, triggerable: Triggerable, owner: str | None = None
+    ) -> InternalTimerService:
+        """The timer service ``name`` (created on first use, restored from a snapshot when there is one).
+
+        ``owner`` names what registers its timers in error messages (default: ``triggerable``'s class name).
+        """
         service = self._timer_services.get(name)
         if service is None:
             service = InternalTimerService(
-                self.get_current_key, self.set_current_key, triggerable, self.processing_time_service
+                self.get_current_key, self.set_current_key, triggerable, self.processing_time_service, owner
             )
             if self._tracking:
                 service.track_changes()

@@ -84,7 +84,8 @@ class KeyedFunctionHost(AbstractStreamOperator):
 
     def open(self) -> None:
         self.collector = TimestampedCollector(self.output)
-        self.timer_service = self.get_internal_timer_service(USER_TIMERS, self)
+        owner = f"{type(self.function).__name__} (on_timer) of {self.task_name}"
+        self.timer_service = self.get_internal_timer_service(USER_TIMERS, self, owner)
         self.context = KeyedContext(self, KeyedTimerService(self.timer_service))
         self.function.open(self.runtime_context())
 

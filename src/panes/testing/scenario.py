@@ -4,6 +4,14 @@ The format is the one of ``shared/conformance-examples`` (whose expected output 
 produced); every host of the window operator (the harness here, the local and the Spark runners) replays
 the same files and must produce the same panes. See that folder's README for the format. Elements are
 ``(key, value, ts, seq)`` tuples, ``seq`` being the element's index in ``events``.
+
+panes adds to the format (for cases whose expected output was worked out from Flink's source rather than
+produced by running it, in ``NN_name.expected.json`` beside the scenario; see ``tests/scenarios/README.md``):
+
+- events ``{"processing_time": T}``: processing time moves to ``T`` there (it starts at 0), firing the
+  processing-time timers at or before ``T``;
+- the trigger ``{"type": "continuous_processing_time", "interval_ms": X}``;
+- the watermark ``{"type": "none"}``: no watermarks but the final ``LONG_MAX`` one.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ from panes.windowing.count_windows import count_window_parts
 from panes.windowing.evictors import CountEvictor, Evictor, TimeEvictor
 from panes.windowing.functions import ProcessWindowFunction, WindowContext
 from panes.windowing.triggers.base import Trigger
-from panes.windowing.triggers.continuous import ContinuousEventTimeTrigger
+from panes.windowing.triggers.continuous import ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger
 from panes.windowing.triggers.count import CountTrigger
 from panes.windowing.triggers.event_time import EventTimeTrigger
 from panes.windowing.triggers.purging import PurgingTrigger
@@ -49,6 +57,8 @@ def build_trigger(spec: dict[str, Any] | None) -> Trigger[Any, Any] | None:
         return PurgingTrigger.of(inner)
     if kind == "continuous_event_time":
         return ContinuousEventTimeTrigger.of(spec["interval_ms"])
+    if kind == "continuous_processing_time":
+        return ContinuousProcessingTimeTrigger.of(spec["interval_ms"])
     if kind == "event_time":
         return EventTimeTrigger()
     raise ValueError(f"unknown trigger type in scenario: {kind!r}")
@@ -85,12 +95,18 @@ class Scenario:
 
     @staticmethod
     def load(path: str | Path) -> Scenario:
-        """Read ``NN_name.scenario.json`` and, when present beside it, ``NN_name.flink.json``."""
+        """Read ``NN_name.scenario.json`` and the expected output beside it: ``NN_name.flink.json`` (produced by
+        Flink) or else ``NN_name.expected.json`` (worked out from Flink's source); ``expected`` is ``None``
+        when there is neither."""
         path = Path(path)
         data = json.loads(path.read_text())
         name = path.name.removesuffix(".scenario.json")
-        expected_path = path.with_name(f"{name}.flink.json")
-        expected = json.loads(expected_path.read_text()) if expected_path.exists() else None
+        expected = None
+        for suffix in ("flink", "expected"):
+            expected_path = path.with_name(f"{name}.{suffix}.json")
+            if expected_path.exists():
+                expected = json.loads(expected_path.read_text())
+                break
         return Scenario(name, data.get("description", ""), data["config"], data["events"], expected)
 
     @staticmethod
@@ -128,12 +144,18 @@ class Scenario:
     def watermark_kind(self) -> str:
         return str(self.config["watermark"]["type"])
 
+    def has_processing_time(self) -> bool:
+        """Whether the events move processing time (``{"processing_time": T}`` entries)."""
+        return any("processing_time" in event for event in self.events)
+
     def steps(self) -> Iterator[tuple[str, Any]]:
-        """The input as Flink saw it: ``("element", (key, value, ts, seq))`` and ``("watermark", W)`` steps.
+        """The input as Flink saw it: ``("element", (key, value, ts, seq))``, ``("watermark", W)`` and
+        ``("processing_time", T)`` steps.
 
         Bounded out-of-orderness and monotonous generators emit ``max_ts - max_ooo - 1`` after each element;
-        punctuated scenarios emit their ``{"watermark": W}`` entries. Watermarks that do not increase are
-        dropped. The final ``LONG_MAX`` watermark is *not* included (see :meth:`final_watermark`).
+        punctuated scenarios emit their ``{"watermark": W}`` entries; ``none`` emits nothing. Watermarks that do
+        not increase are dropped. The final ``LONG_MAX`` watermark is *not* included (see
+        :meth:`final_watermark`).
         """
         spec = self.config["watermark"]
         kind = spec["type"]
@@ -141,6 +163,9 @@ class Scenario:
         current = LONG_MIN
         max_ts = LONG_MIN
         for seq, event in enumerate(self.events):
+            if "processing_time" in event:
+                yield ("processing_time", event["processing_time"])
+                continue
             if "watermark" in event:
                 if kind == "punctuated" and event["watermark"] > current:
                     current = event["watermark"]

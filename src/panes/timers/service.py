@@ -3,7 +3,9 @@
 Timers are scoped to a key and a namespace and de-duplicated per ``(timestamp, key, namespace)``.
 Event-time timers fire when a watermark ``W`` arrives, for every timer with ``timestamp <= W``; timers
 registered while firing with ``timestamp <= W`` fire in the same pass. Processing-time timers fire when
-processing time reaches them. Before a timer fires the key context is set to its key.
+processing time reaches them. Before a timer fires the key context is set to its key. A pass whose
+callbacks keep registering timers that are already due stops with ``TimerLoopError`` (``panes.timers.loops``
+states the rule).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any, Protocol
 from panes.time import LONG_MIN
 from panes.timers.clock import ProcessingTimeService
 from panes.timers.heap import InternalTimer, TimerHeap
+from panes.timers.loops import EVENT_TIME, PROCESSING_TIME, TimerPassGuard
 
 
 class Triggerable(Protocol):
@@ -25,7 +28,8 @@ class Triggerable(Protocol):
 class InternalTimerService:
     """Event-time and processing-time timers of one operator, for whatever key is current.
 
-    ``current_watermark`` starts at ``LONG_MIN`` (Flink's "no watermark yet").
+    ``current_watermark`` starts at ``LONG_MIN`` (Flink's "no watermark yet"). ``owner`` names what registers
+    the timers in error messages (default: the triggerable's class name).
     """
 
     def __init__(
@@ -34,6 +38,7 @@ class InternalTimerService:
         set_current_key: Callable[[Any], None],
         triggerable: Triggerable,
         processing_time_service: ProcessingTimeService,
+        owner: str | None = None,
     ) -> None:
         self._get_key = get_current_key
         self._set_key = set_current_key
@@ -42,18 +47,21 @@ class InternalTimerService:
         self.event_time_timers = TimerHeap()
         self.processing_time_timers = TimerHeap()
         self.current_watermark: int = LONG_MIN
+        self.guard = TimerPassGuard(owner if owner is not None else type(triggerable).__name__)
 
     def current_processing_time(self) -> int:
         return self._clock.get_current_processing_time()
 
     def register_event_time_timer(self, namespace: Any, time: int) -> None:
-        self.event_time_timers.add(time, self._get_key(), namespace)
+        if self.event_time_timers.add(time, self._get_key(), namespace):
+            self.guard.registered(EVENT_TIME, time)
 
     def delete_event_time_timer(self, namespace: Any, time: int) -> None:
         self.event_time_timers.remove(time, self._get_key(), namespace)
 
     def register_processing_time_timer(self, namespace: Any, time: int) -> None:
-        self.processing_time_timers.add(time, self._get_key(), namespace)
+        if self.processing_time_timers.add(time, self._get_key(), namespace):
+            self.guard.registered(PROCESSING_TIME, time)
 
     def delete_processing_time_timer(self, namespace: Any, time: int) -> None:
         self.processing_time_timers.remove(time, self._get_key(), namespace)
@@ -61,25 +69,27 @@ class InternalTimerService:
     def advance_watermark(self, time: int) -> None:
         """Set the watermark to ``time`` and fire every event-time timer at or before it, in queue order."""
         self.current_watermark = time
-        queue = self.event_time_timers
-        while True:
-            head = queue.peek()
-            if head is None or head.timestamp > time:
-                return
-            queue.poll()
-            self._set_key(head.key)
-            self._triggerable.on_event_time(head)
+        self._fire_due(self.event_time_timers, time, EVENT_TIME, self._triggerable.on_event_time)
 
     def advance_processing_time(self, time: int) -> None:
         """Fire every processing-time timer at or before ``time``, in queue order."""
-        queue = self.processing_time_timers
-        while True:
-            head = queue.peek()
-            if head is None or head.timestamp > time:
-                return
-            queue.poll()
-            self._set_key(head.key)
-            self._triggerable.on_processing_time(head)
+        self._fire_due(self.processing_time_timers, time, PROCESSING_TIME, self._triggerable.on_processing_time)
+
+    def _fire_due(self, queue: TimerHeap, time: int, domain: str, fire: Callable[[InternalTimer], None]) -> None:
+        """One timer pass: fire the due timers, those registered meanwhile included, under the loop guard."""
+        guard = self.guard
+        try:
+            while True:
+                head = queue.peek()
+                if head is None or head.timestamp > time:
+                    return
+                queue.poll()
+                self._set_key(head.key)
+                guard.enter(domain, head)
+                fire(head)
+                guard.leave()
+        finally:
+            guard.end_pass()
 
     def next_event_time_timer(self) -> int | None:
         head = self.event_time_timers.peek()

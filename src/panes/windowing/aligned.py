@@ -26,9 +26,10 @@ from panes.state.changes import Changes, apply_delta
 from panes.tags import OutputTag
 from panes.time import LONG_MAX, Duration, java_add
 from panes.windowing.assigners.base import MissingTimestampError, WindowAssigner
-from panes.windowing.assigners.sliding import SlidingEventTimeWindows
+from panes.windowing.assigners.sliding import SlidingEventTimeWindows, window_starts
 from panes.windowing.assigners.stagger import WindowStagger
 from panes.windowing.assigners.tumbling import TumblingEventTimeWindows
+from panes.windowing.cleanup import cleanup_time
 from panes.windowing.internal_functions import WindowFunctionSpec
 from panes.windowing.operator import WindowOperator
 from panes.windowing.triggers.base import Trigger
@@ -65,6 +66,7 @@ class AlignedWindowOperator(WindowOperator):
         if not supports(assigner, trigger, None):
             raise ValueError(f"AlignedWindowOperator cannot run {assigner!r} with {trigger!r}")
         super().__init__(assigner, spec, key_selector, trigger, allowed_lateness, late_data_tag)
+        self._tumbling = isinstance(assigner, TumblingEventTimeWindows)
         if isinstance(assigner, TumblingEventTimeWindows):
             self._size, self._slide, self._offset = assigner.size, assigner.size, assigner.global_offset
         else:
@@ -104,15 +106,17 @@ class AlignedWindowOperator(WindowOperator):
         key = self.backend.current_key
         watermark = self.timer_service.current_watermark
         lateness = self.allowed_lateness
-        size, slide = self._size, self._slide
-        last_start = timestamp - (timestamp - self._offset) % slide
+        size = self._size
+        if self._tumbling:
+            starts = [TimeWindow.get_window_start_with_offset(timestamp, self._offset, size)]
+        else:
+            starts = window_starts(timestamp, size, self._slide, self._offset)
         skipped = True
         panes = self._panes
         value = record.value
-        for start in range(last_start, timestamp - size, -slide):
-            max_timestamp = start + size - 1
-            cleanup = max_timestamp + lateness
-            cleanup = min(cleanup, LONG_MAX)
+        for start in starts:
+            max_timestamp = java_add(start, size - 1)
+            cleanup = cleanup_time(max_timestamp, lateness)
             if cleanup <= watermark:
                 continue
             skipped = False
@@ -163,7 +167,7 @@ class AlignedWindowOperator(WindowOperator):
         self.backend.current_key = key
         self.trigger_context.key = key
         contents = acc if self._result is None else self._result(acc)
-        self._emit_window_contents(TimeWindow(start, start + self._size), contents)
+        self._emit_window_contents(TimeWindow.of_size(start, self._size), contents)
 
     # -- time --------------------------------------------------------------------------------------------------
 
@@ -185,7 +189,7 @@ class AlignedWindowOperator(WindowOperator):
                 if self._pane_changes is not None:
                     self._pane_changes.replaced(slot)
                 self.backend.current_key = key
-                self.process_context._window = TimeWindow(start, start + self._size)
+                self.process_context._window = TimeWindow.of_size(start, self._size)
                 self.spec.function.clear(self.process_context)
         self.output.emit_watermark(watermark)
 

@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, Generic, Protocol, TypeVar
 
-from panes.time import LONG_MIN, Duration, duration_ms
+from panes.time import LONG_MIN, Duration, duration_ms, java_sub
 from panes.windowing.triggers.delta import DeltaFunction, as_delta_function
 
 T = TypeVar("T")
@@ -131,7 +131,7 @@ class TimeEvictor(_BeforeOrAfter):
         if not elements or not elements[0].has_timestamp():
             return
         current_time = max(element.get_timestamp() for element in elements)
-        cutoff = current_time - self.window_size
+        cutoff = java_sub(current_time, self.window_size)  # a Java long: wraps around near LONG_MIN
         elements[:] = [element for element in elements if not element.get_timestamp() <= cutoff]
 
     def __repr__(self) -> str:

@@ -3,10 +3,12 @@
 It is the only place that decides what fires, what is late and what is cleaned up:
 
 - Each element is assigned to windows. A window is *late* when ``cleanup_time(window) <= watermark``, where
-  ``cleanup_time = max_timestamp + allowed_lateness`` (``LONG_MAX`` on overflow) for event-time assigners
-  and ``max_timestamp`` otherwise; late windows are skipped. An element skipped by all its windows is a
-  late element when its ``timestamp + allowed_lateness <= watermark``: it goes to the late-data side output
-  when one is set, else it is counted in ``num_late_records_dropped``.
+  ``cleanup_time = max_timestamp + allowed_lateness`` (``LONG_MAX`` on overflow, see ``cleanup``) for
+  event-time assigners and ``max_timestamp`` otherwise; late windows are skipped. An element skipped by all
+  its windows is a late element when its ``timestamp + allowed_lateness <= watermark``: it goes to the
+  late-data side output when one is set, else it is counted in ``num_late_records_dropped``. (Both sums are
+  Java ``long`` sums. With window bounds that wrapped around the long range, as Flink's do, an element can be
+  skipped by its windows without being late: then it is dropped without a trace, as in Flink.)
 - The element is added to the window's state and the trigger decides: FIRE evaluates the pane (results carry
   ``window.max_timestamp()``), PURGE clears its contents. A cleanup timer at ``cleanup_time`` is registered
   (none when it is ``LONG_MAX``); when it fires, all state of the window, trigger state included, is dropped.
@@ -34,14 +36,46 @@ from panes.time import LONG_MAX, LONG_MIN, Duration, duration_ms, java_add
 from panes.timers.heap import InternalTimer
 from panes.timers.service import InternalTimerService
 from panes.windowing.assigners.base import MergingWindowAssigner, WindowAssigner
+from panes.windowing.cleanup import cleanup_time
 from panes.windowing.evictors import Evictor, TimestampedValue
 from panes.windowing.functions import WindowContext
 from panes.windowing.internal_functions import WindowFunctionSpec
 from panes.windowing.merging_window_set import MergingWindowSet
 from panes.windowing.triggers.base import OnMergeContext, Trigger, TriggerResult
+from panes.windowing.windows import GlobalWindow, TimeWindow
 
 WINDOW_TIMERS = "window-timers"
 MERGING_WINDOW_SET = ListStateDescriptor("merging-window-set")
+
+
+_WHAT_TO_CHANGE = {
+    TimeWindow: (
+        "window with a time-window assigner (tumbling, sliding or session windows), or use a trigger that works "
+        "on any window (CountTrigger, ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, DeltaTrigger "
+        "or your own)"
+    ),
+    GlobalWindow: "window with GlobalWindows, or use another trigger",
+}
+
+
+def check_window_type(assigner: WindowAssigner[Any, Any], trigger: Trigger[Any, Any]) -> None:
+    """Raise ``TypeError`` when ``trigger`` needs a class of window (``required_window_type()``) that
+    ``assigner`` does not make (``window_type()``); nothing when either is unknown (``None``).
+
+    Flink types these triggers with their window class (``EventTimeTrigger`` is a ``Trigger<Object,
+    TimeWindow>``): a job that puts one on other windows (``GlobalWindows``, count windows) does not compile in
+    Java and fails with a ``ClassCastException`` at the first element otherwise.
+    """
+    needed = trigger.required_window_type()
+    made = assigner.window_type()
+    if needed is None or made is None or issubclass(made, needed):
+        return
+    hint = _WHAT_TO_CHANGE.get(needed, f"window with an assigner of {needed.__name__}s, or use another trigger")
+    count_windows = " (count windows are GlobalWindows)" if made is GlobalWindow else ""
+    raise TypeError(
+        f"{trigger!r} needs {needed.__name__} windows (it reads their end, max_timestamp()), but {assigner!r} "
+        f"makes {made.__name__} windows{count_windows}; Flink fails such a job. To fix it, {hint}."
+    )
 
 
 def validate_window_configuration(
@@ -49,8 +83,9 @@ def validate_window_configuration(
 ) -> int:
     """Flink's construction-time checks; returns the allowed lateness in ms.
 
-    Raises ``ValueError`` for a negative lateness and ``UnsupportedOperationError`` for a merging assigner
-    with a trigger that cannot merge.
+    Raises ``ValueError`` for a negative lateness, ``UnsupportedOperationError`` for a merging assigner
+    with a trigger that cannot merge, and ``TypeError`` for a trigger that needs another class of window than
+    the assigner makes (:func:`check_window_type`).
     """
     if not isinstance(assigner, WindowAssigner):
         raise TypeError(f"expected a WindowAssigner, got {type(assigner).__name__}")
@@ -59,6 +94,7 @@ def validate_window_configuration(
     lateness = duration_ms(allowed_lateness, name="allowed_lateness")
     if lateness < 0:
         raise ValueError(f"The allowed lateness cannot be negative (got {lateness} ms).")
+    check_window_type(assigner, trigger)
     if isinstance(assigner, MergingWindowAssigner) and not trigger.can_merge():
         raise UnsupportedOperationError(
             "A merging window assigner cannot be used with a trigger that does not support merging "
@@ -179,7 +215,8 @@ class WindowOperator(OneInputStreamOperator):
     # -- lifecycle ---------------------------------------------------------------------------------------
 
     def open(self) -> None:
-        self.timer_service = self.get_internal_timer_service(WINDOW_TIMERS, self)
+        owner = f"the trigger {self.trigger!r} of {self.task_name}"
+        self.timer_service = self.get_internal_timer_service(WINDOW_TIMERS, self, owner)
         self.collector = TimestampedCollector(self.output)
         self.trigger_context = _TriggerContext(self)
         self.process_context = _ProcessContext(self)
@@ -353,8 +390,7 @@ class WindowOperator(OneInputStreamOperator):
 
     def _cleanup_time(self, window: Any) -> int:
         if self.is_event_time:
-            cleanup = window.max_timestamp() + self.allowed_lateness
-            return cleanup if cleanup <= LONG_MAX else LONG_MAX
+            return cleanup_time(window.max_timestamp(), self.allowed_lateness)
         return int(window.max_timestamp())
 
     def _register_cleanup_timer(self, window: Any) -> None:

@@ -2,6 +2,10 @@
 
 ``max_timestamp()`` is the largest timestamp that still belongs to a window: ``end - 1`` for a time window,
 ``LONG_MAX`` for the global window. Results of a window carry it as their timestamp.
+
+Window bounds are Java ``long``s computed as Flink computes them, wrapping around at the ends of the range
+(:func:`panes.time.java_add`): a window of size 1000 that starts at ``9223372036854775000`` ends at
+``-9223372036854775616``, and its max timestamp ``-9223372036854775617`` is due at the first watermark.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from panes.time import LONG_MAX
+from panes.time import LONG_MAX, LONG_MIN, java_add, java_sub
 from panes.windowing.java_hash import JavaHashSet
 
 _MASK64 = (1 << 64) - 1
@@ -49,7 +53,10 @@ class TimeWindow(Window):
     end: int
 
     def max_timestamp(self) -> int:
-        return self.end - 1
+        """``end - 1`` as a Java ``long``: ``LONG_MAX`` when ``end`` is ``LONG_MIN`` (the one case where
+        ``java_sub(end, 1)`` wraps around, spelled out because this runs for every element and timer)."""
+        end = self.end
+        return end - 1 if end != LONG_MIN else LONG_MAX
 
     def java_hash_code(self) -> int:
         return long_to_int_with_bit_mixing(self.start + self.end)
@@ -69,10 +76,17 @@ class TimeWindow(Window):
     def get_window_start_with_offset(timestamp: int, offset: int, window_size: int) -> int:
         """The start of the window of size ``window_size`` (> 0), shifted by ``offset``, containing ``timestamp``.
 
-        Correct for negative timestamps: the result is the largest ``start <= timestamp`` with
-        ``start ≡ offset (mod window_size)``.
+        The largest ``start <= timestamp`` with ``start ≡ offset (mod window_size)``, negative timestamps
+        included, computed with Java's ``long`` arithmetic as Flink does: ``timestamp - offset`` and the start
+        wrap around at the ends of the range (near ``LONG_MIN`` the start wraps to a large positive value).
         """
-        return timestamp - (timestamp - offset) % window_size
+        # Python's % is Flink's remainder-then-correct-the-sign: both give the non-negative remainder
+        return java_sub(timestamp, java_sub(timestamp, offset) % window_size)
+
+    @staticmethod
+    def of_size(start: int, size: int) -> TimeWindow:
+        """The window ``[start, start + size)``, its end wrapping around like a Java ``long``."""
+        return TimeWindow(start, java_add(start, size))
 
     @staticmethod
     def merge_windows(

@@ -9,6 +9,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from panes.errors import BadRecordError
 from panes.time import LONG_MIN
 from panes.windowing.triggers.base import Trigger
+from panes.windowing.windows import Window
 
 T = TypeVar("T")
 W = TypeVar("W")
@@ -57,6 +58,12 @@ class WindowAssigner(ABC, Generic[T, W]):
 
     def is_merging(self) -> bool:
         return isinstance(self, MergingWindowAssigner)
+
+    def window_type(self) -> type[Window] | None:
+        """The class of the windows this assigner makes, when it is known (the built-in assigners say it;
+        ``None``, the default, means any). The window operator checks it against the trigger's
+        ``required_window_type()``."""
+        return None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"

@@ -37,5 +37,8 @@ class GlobalWindows(WindowAssigner[Any, GlobalWindow]):
     def is_event_time(self) -> bool:
         return False
 
+    def window_type(self) -> type[GlobalWindow]:
+        return GlobalWindow
+
     def __repr__(self) -> str:
         return f"GlobalWindows(trigger={type(self.get_default_trigger()).__name__})"

@@ -1,4 +1,5 @@
-"""Session windows: ``[t, t + gap)`` per element, merged while they overlap or touch.
+"""Session windows: ``[t, t + gap)`` per element (the end wrapping around like a Java ``long``), merged while
+they overlap or touch.
 
 Fixed gaps (``EventTimeSessionWindows``, ``ProcessingTimeSessionWindows``) are validated at construction
 (``gap > 0``); dynamic gaps come from a ``SessionWindowTimeGapExtractor`` per element and are validated per
@@ -70,6 +71,9 @@ class _Sessions(MergingWindowAssigner[Any, TimeWindow]):
     def merge_windows(self, windows: Iterable[TimeWindow], callback: MergeCallback) -> None:
         TimeWindow.merge_windows(windows, callback)
 
+    def window_type(self) -> type[TimeWindow]:
+        return TimeWindow
+
 
 class EventTimeSessionWindows(_Sessions):
     """Sessions on the element timestamp with a fixed ``gap > 0``; default trigger: :class:`EventTimeTrigger`."""
@@ -89,7 +93,7 @@ class EventTimeSessionWindows(_Sessions):
 
     def assign_windows(self, element: Any, timestamp: int, context: WindowAssignerContext) -> list[TimeWindow]:
         start = require_timestamp(timestamp)
-        return [TimeWindow(start, start + self.gap)]
+        return [TimeWindow.of_size(start, self.gap)]
 
     def get_default_trigger(self) -> Trigger[Any, Any]:
         return EventTimeTrigger()
@@ -119,7 +123,7 @@ class ProcessingTimeSessionWindows(_Sessions):
 
     def assign_windows(self, element: Any, timestamp: int, context: WindowAssignerContext) -> list[TimeWindow]:
         now = context.get_current_processing_time()
-        return [TimeWindow(now, now + self.gap)]
+        return [TimeWindow.of_size(now, self.gap)]
 
     def get_default_trigger(self) -> Trigger[Any, Any]:
         return ProcessingTimeTrigger()
@@ -145,7 +149,7 @@ class DynamicEventTimeSessionWindows(_Sessions):
 
     def assign_windows(self, element: Any, timestamp: int, context: WindowAssignerContext) -> list[TimeWindow]:
         start = require_timestamp(timestamp)
-        return [TimeWindow(start, start + _dynamic_gap(self.gap_extractor, element))]
+        return [TimeWindow.of_size(start, _dynamic_gap(self.gap_extractor, element))]
 
     def get_default_trigger(self) -> Trigger[Any, Any]:
         return EventTimeTrigger()
@@ -168,7 +172,7 @@ class DynamicProcessingTimeSessionWindows(_Sessions):
 
     def assign_windows(self, element: Any, timestamp: int, context: WindowAssignerContext) -> list[TimeWindow]:
         now = context.get_current_processing_time()
-        return [TimeWindow(now, now + _dynamic_gap(self.gap_extractor, element))]
+        return [TimeWindow.of_size(now, _dynamic_gap(self.gap_extractor, element))]
 
     def get_default_trigger(self) -> Trigger[Any, Any]:
         return ProcessingTimeTrigger()

@@ -4,12 +4,34 @@ from __future__ import annotations
 
 from typing import Any
 
-from panes.time import Duration, duration_ms
+from panes.time import LONG_MIN, Duration, duration_ms, java_sub
 from panes.windowing.assigners.base import WindowAssigner, WindowAssignerContext, require_timestamp
 from panes.windowing.triggers.base import Trigger
 from panes.windowing.triggers.event_time import EventTimeTrigger
 from panes.windowing.triggers.processing_time import ProcessingTimeTrigger
 from panes.windowing.windows import TimeWindow
+
+
+def window_starts(timestamp: int, size: int, slide: int, offset: int) -> list[int]:
+    """The starts of the windows of ``size`` starting every ``slide`` (shifted by ``offset``) that contain
+    ``timestamp``, latest first (Flink's order); ``size``, ``slide`` > 0.
+
+    As ``SlidingEventTimeWindows.assignWindows``: from the start of the slide containing ``timestamp``, one
+    slide back each time while ``start > timestamp - size``, in Java ``long`` arithmetic. So near ``LONG_MIN``,
+    where ``timestamp - size`` wraps around to a large value, there may be no window at all, as in Flink. One
+    deliberate difference: when ``start - slide`` would wrap around below ``LONG_MIN`` Flink's loop goes on
+    from the top of the range (nearly ``2**64 / slide`` more windows, which never ends in practice); panes
+    stops there.
+    """
+    start = TimeWindow.get_window_start_with_offset(timestamp, offset, slide)
+    lower = java_sub(timestamp, size)
+    starts = []
+    while start > lower:
+        starts.append(start)
+        if start - slide < LONG_MIN:
+            break
+        start -= slide
+    return starts
 
 
 class _Sliding(WindowAssigner[Any, TimeWindow]):
@@ -30,11 +52,13 @@ class _Sliding(WindowAssigner[Any, TimeWindow]):
                 f"(got offset={self.offset} ms, slide={self.slide} ms)"
             )
 
+    def window_type(self) -> type[TimeWindow]:
+        return TimeWindow
+
     def windows_containing(self, timestamp: int) -> list[TimeWindow]:
-        """Every window containing ``timestamp``, latest start first (Flink's order)."""
-        size, slide = self.size, self.slide
-        last_start = TimeWindow.get_window_start_with_offset(timestamp, self.offset, slide)
-        return [TimeWindow(start, start + size) for start in range(last_start, timestamp - size, -slide)]
+        """Every window containing ``timestamp``, latest start first (Flink's order; see :func:`window_starts`)."""
+        size = self.size
+        return [TimeWindow.of_size(start, size) for start in window_starts(timestamp, size, self.slide, self.offset)]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(size={self.size}, slide={self.slide}, offset={self.offset})"

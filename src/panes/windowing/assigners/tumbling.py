@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from panes.time import Duration, duration_ms
+from panes.time import Duration, duration_ms, java_add, java_rem
 from panes.windowing.assigners.base import WindowAssigner, WindowAssignerContext, require_timestamp
 from panes.windowing.assigners.stagger import WindowStagger
 from panes.windowing.triggers.base import Trigger
@@ -36,13 +36,16 @@ class _Tumbling(WindowAssigner[Any, TimeWindow]):
         self.stagger = stagger
         self.stagger_offset: int | None = None
 
+    def window_type(self) -> type[TimeWindow]:
+        return TimeWindow
+
     def _window_for(self, timestamp: int, context: WindowAssignerContext) -> list[TimeWindow]:
         if self.stagger_offset is None:
             self.stagger_offset = self.stagger.get_stagger_offset(context.get_current_processing_time(), self.size)
-        start = TimeWindow.get_window_start_with_offset(
-            timestamp, (self.global_offset + self.stagger_offset) % self.size, self.size
-        )
-        return [TimeWindow(start, start + self.size)]
+        size = self.size
+        offset = java_rem(java_add(self.global_offset, self.stagger_offset), size)
+        start = TimeWindow.get_window_start_with_offset(timestamp, offset, size)
+        return [TimeWindow.of_size(start, size)]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(size={self.size}, offset={self.global_offset})"

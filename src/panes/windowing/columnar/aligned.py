@@ -7,7 +7,8 @@ panes written and the windows dropped since the last snapshot. For a batch of el
 operator's watermark ``W``, each (element, window) pair is:
 
 - late when the window's cleanup time is ``<= W`` (skipped; an element all of whose windows are skipped is
-  a late element: it goes to the late-data output, or is counted as dropped);
+  a late element when ``timestamp + lateness <= W``: it goes to the late-data output, or is counted as
+  dropped);
 - *pending* when the window's end is still ahead (``max_timestamp() > W``): pairs are added to their panes
   with numpy, in element order, and the window fires when the watermark reaches it;
 - *late but allowed* otherwise: added one element at a time, each firing its pane at once, as Flink's
@@ -25,19 +26,14 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from panes.time import LONG_MAX, LONG_MIN
+from panes.time import LONG_MAX, LONG_MIN, java_add
+from panes.windowing.cleanup import cleanup_time
 from panes.windowing.columnar.accumulate import accumulate
 from panes.windowing.columnar.output import ColumnarOutput, Panes
 from panes.windowing.columnar.plan import ColumnarWindow
 
 FIRE = 0
 CLEANUP = 1
-
-
-def cleanup_time(max_timestamp: int, lateness: int) -> int:
-    """When a window ending at ``max_timestamp`` is cleaned up: ``max_timestamp + lateness``, or ``LONG_MAX``
-    (never) when that overflows, as the window operator computes it."""
-    return LONG_MAX if max_timestamp > LONG_MAX - lateness else max_timestamp + lateness
 
 
 def key_codes(values: pa.StructArray, key: int) -> tuple[np.ndarray, list[Any]]:
@@ -72,7 +68,7 @@ class ColumnarAlignedWindows:
     def _schedule_window(self, start: int, cleanup: int) -> None:
         """The timers of the window at ``start``: ``FIRE`` when its end is still ahead of the watermark,
         ``CLEANUP`` unless it is never cleaned up."""
-        max_ts = start + self.plan.size - 1
+        max_ts = java_add(start, self.plan.size - 1)
         if max_ts > self.watermark:
             self._schedule(max_ts, FIRE, start)
         if cleanup != LONG_MAX:
@@ -99,8 +95,9 @@ class ColumnarAlignedWindows:
             panes = self.windows.get(start)
             if panes:
                 count = len(panes)
+                end = java_add(start, size)
                 out.panes.append(
-                    Panes(list(panes), [start] * count, [start + size] * count, list(panes.values()), [None] * count)
+                    Panes(list(panes), [start] * count, [end] * count, list(panes.values()), [None] * count)
                 )
         return out
 
@@ -114,11 +111,15 @@ class ColumnarAlignedWindows:
             return out
         plan = self.plan
         watermark, lateness, size, slide = self.watermark, plan.lateness, plan.size, plan.slide
+        # int64 arithmetic wraps around as Java's long does (TimeWindow.getWindowStartWithOffset, the sliding
+        # assigner's start > timestamp - size); a start that wrapped around below LONG_MIN is dropped, as the
+        # sliding assigner does in panes (window_starts); a tumbling window is always the element's
         last = timestamps - np.mod(timestamps - plan.offset, slide)
         elements, starts = [], []
         for j in range(-(-size // slide)):
             start = last - j * slide
-            inside = np.flatnonzero(start > timestamps - size)
+            contains = start <= last if plan.tumbling else (start > timestamps - size) & (start <= last)
+            inside = np.flatnonzero(contains)
             elements.append(inside)
             starts.append(start[inside])
         element = np.concatenate(elements)
@@ -128,7 +129,10 @@ class ColumnarAlignedWindows:
         max_ts = start + (size - 1)
         cleanup = np.where(max_ts > LONG_MAX - lateness, LONG_MAX, max_ts + lateness)
         live = cleanup > watermark
-        late = np.flatnonzero(np.bincount(element[live], minlength=count) == 0)
+        # skipped by all its windows (or it has none), and itself late: timestamp + lateness <= watermark (which
+        # follows from the former unless a window's end wrapped around the long range)
+        skipped = np.bincount(element[live], minlength=count) == 0
+        late = np.flatnonzero(skipped & (timestamps + lateness <= watermark))
         if late.size:
             out.late.append(late)
             if plan.late_tag is None:
@@ -152,7 +156,12 @@ class ColumnarAlignedWindows:
         keys: list[Any],
     ) -> None:
         slide = self.plan.slide
-        pane = ((start - start.min()) // slide) * len(keys) + codes[element]
+        low, high = int(start.min()), int(start.max())
+        if high - low <= LONG_MAX:
+            offsets = (start - low) // slide
+        else:  # starts at both ends of the long range (windows that wrapped around): number them instead
+            offsets = np.unique(start, return_inverse=True)[1].reshape(-1)
+        pane = offsets * len(keys) + codes[element]
         _, first, groups = np.unique(pane, return_index=True, return_inverse=True)
         pane_starts = start[first].tolist()
         pane_keys = [keys[c] for c in codes[element[first]].tolist()]
@@ -192,7 +201,7 @@ class ColumnarAlignedWindows:
             self._written.add((s, key))
             if c != LONG_MAX:
                 self._schedule(c, CLEANUP, s)
-            out.panes.append(Panes([key], [s], [s + size], [acc], [int(seqs[e])]))
+            out.panes.append(Panes([key], [s], [java_add(s, size)], [acc], [int(seqs[e])]))
 
     # -- state -------------------------------------------------------------------------------------------------
 
@@ -229,4 +238,4 @@ class ColumnarAlignedWindows:
         self.timers, self.scheduled = [], set()
         size, lateness = self.plan.size, self.plan.lateness
         for start in self.windows:
-            self._schedule_window(start, cleanup_time(start + size - 1, lateness))
+            self._schedule_window(start, cleanup_time(java_add(start, size - 1), lateness))

@@ -67,9 +67,10 @@ class Part:
 class ColumnarWindow:
     """A window the columnar operators run (see the module docstring).
 
-    ``kind`` is ``"aligned"`` (tumbling and sliding: ``size``, ``slide``, ``offset``) or ``"session"``
-    (``gap``). ``key`` is the index of the key field in the input struct; ``result_type`` the type of a
-    pane's result and ``output_type`` that of the emitted values (the result, or ``WindowRow``'s row)."""
+    ``kind`` is ``"aligned"`` (tumbling and sliding: ``size``, ``slide``, ``offset``; ``tumbling`` tells
+    which, as they differ at the ends of the long range) or ``"session"`` (``gap``). ``key`` is the index of
+    the key field in the input struct; ``result_type`` the type of a pane's result and ``output_type`` that of
+    the emitted values (the result, or ``WindowRow``'s row)."""
 
     kind: str
     size: int
@@ -86,6 +87,7 @@ class ColumnarWindow:
     input_type: RecordType
     result_type: pa.DataType
     output_type: RecordType
+    tumbling: bool = False
 
 
 def _field_index(struct: pa.StructType, field: int | str) -> int | None:
@@ -176,6 +178,7 @@ def plan_columnar(spec: WindowDescription, input_type: RecordType | None) -> Col
         input_type,
         result_type,
         output,
+        type(assigner) is TumblingEventTimeWindows,
     )
 
 

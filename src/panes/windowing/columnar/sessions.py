@@ -30,9 +30,10 @@ import numpy as np
 import pyarrow as pa
 
 from panes.state.changes import Changes, apply_delta
-from panes.time import LONG_MAX, LONG_MIN
+from panes.time import LONG_MAX, LONG_MIN, java_add
+from panes.windowing.cleanup import cleanup_time
 from panes.windowing.columnar.accumulate import accumulate
-from panes.windowing.columnar.aligned import CLEANUP, FIRE, cleanup_time, key_codes
+from panes.windowing.columnar.aligned import CLEANUP, FIRE, key_codes
 from panes.windowing.columnar.output import ColumnarOutput, Panes
 from panes.windowing.columnar.plan import ColumnarWindow
 
@@ -58,7 +59,7 @@ class ColumnarSessions:
     # -- sessions of one key -----------------------------------------------------------------------------------
 
     def _cleanup(self, end: int) -> int:
-        return cleanup_time(end - 1, self.plan.lateness)
+        return cleanup_time(java_add(end, -1), self.plan.lateness)
 
     def _merge(self, key: Any, start: int, end: int, acc: tuple[Any, ...] | None) -> Session:
         """Merge the window ``[start, end)`` holding ``acc`` (``None``: empty) into ``key``'s sessions."""
@@ -85,8 +86,9 @@ class ColumnarSessions:
 
     def _schedule(self, session: Session) -> None:
         start, end = session[0], session[1]
-        if end - 1 > self.watermark:
-            heapq.heappush(self.timers, (end - 1, FIRE, next(self._order), session, start))
+        max_ts = java_add(end, -1)
+        if max_ts > self.watermark:
+            heapq.heappush(self.timers, (max_ts, FIRE, next(self._order), session, start))
         cleanup = self._cleanup(end)
         if cleanup != LONG_MAX:
             heapq.heappush(self.timers, (cleanup, CLEANUP, next(self._order), session, start))
@@ -102,7 +104,7 @@ class ColumnarSessions:
         time, kind, _, session, start = timer
         if session[0] != start or session[2] is None:
             return False
-        return (session[1] - 1 if kind == FIRE else self._cleanup(session[1])) == time
+        return (java_add(session[1], -1) if kind == FIRE else self._cleanup(session[1])) == time
 
     def advance(self, watermark: int) -> ColumnarOutput:
         """Move to ``watermark`` (when ahead), firing and cleaning the sessions whose time it reached."""
@@ -191,14 +193,17 @@ class ColumnarSessions:
             key = keys[codes[row]]
             ts = int(timestamps[row])
             sessions = self.sessions.get(key, [])
-            touching = any(s[0] <= ts + gap and s[1] >= ts for s in sessions)
-            if not touching and self._cleanup(ts + gap) <= watermark:
-                late.append(row)
+            end = java_add(ts, gap)
+            touching = any(s[0] <= end and s[1] >= ts for s in sessions)
+            if not touching and self._cleanup(end) <= watermark:
+                # a late window; the element is late unless its window's end wrapped around the long range
+                if java_add(ts, self.plan.lateness) <= watermark:
+                    late.append(row)
                 continue
-            session = self._merge(key, ts, ts + gap, None)
+            session = self._merge(key, ts, end, None)
             session[2] = form.add(value, form.create_accumulator() if session[2] is None else session[2])
             self._tag(session, key)
-            if session[1] - 1 <= watermark:
+            if java_add(session[1], -1) <= watermark:
                 out.panes.append(Panes([key], [session[0]], [session[1]], [session[2]], [int(seqs[row])]))
         if late:
             out.late.append(np.array(late, dtype=np.int64))

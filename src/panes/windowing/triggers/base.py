@@ -14,6 +14,7 @@ from enum import Enum
 from typing import Any, Generic, TypeVar
 
 from panes.state.descriptors import StateDescriptor
+from panes.windowing.windows import Window
 
 T = TypeVar("T")
 W = TypeVar("W")
@@ -84,6 +85,16 @@ class Trigger(ABC, Generic[T, W]):
     def can_merge(self) -> bool:
         """Whether this trigger supports merging windows (required by session windows)."""
         return False
+
+    def required_window_type(self) -> type[Window] | None:
+        """The class of window this trigger works on, or ``None`` for any window (the default).
+
+        Built-in triggers that Flink types with a window class and that read the window's end (``EventTimeTrigger``
+        and ``ProcessingTimeTrigger`` need a ``TimeWindow``) say so, and the window operator refuses them with an
+        assigner that makes other windows (Flink's job fails there). A user-written trigger is not refused
+        unless it overrides this.
+        """
+        return None
 
     def on_merge(self, window: W, ctx: OnMergeContext) -> None:
         """Called when windows merged into ``window``; re-establish timers and merge state here."""

@@ -2,7 +2,8 @@
 
 ``ContinuousEventTimeTrigger`` fires on event time and at the window's end; ``ContinuousProcessingTimeTrigger``
 fires on processing time. Both keep the next fire time in a min-reducing state ``"fire-time"`` (so merged
-windows take the earliest), aligned to multiples of the interval and capped at ``window.max_timestamp()``.
+windows take the earliest), aligned to multiples of the interval and capped at ``window.max_timestamp()``. As
+in Flink, ``time + interval`` is a Java ``long`` sum: near ``LONG_MAX`` it wraps around to a time long past.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from panes.state.descriptors import ReducingStateDescriptor
-from panes.time import Duration, duration_ms, java_rem
+from panes.time import Duration, duration_ms, java_add, java_rem
 from panes.windowing.triggers.base import OnMergeContext, Trigger, TriggerContext, TriggerResult
 from panes.windowing.windows import Window
 
@@ -34,7 +35,7 @@ class ContinuousEventTimeTrigger(Trigger[Any, Window]):
         return ContinuousEventTimeTrigger(interval)
 
     def _register_next(self, time: int, window: Window, ctx: TriggerContext, fire_time: Any) -> None:
-        next_fire = min(time + self.interval, window.max_timestamp())
+        next_fire = min(java_add(time, self.interval), window.max_timestamp())
         fire_time.add(next_fire)
         ctx.register_event_time_timer(next_fire)
 
@@ -82,7 +83,12 @@ class ContinuousEventTimeTrigger(Trigger[Any, Window]):
 
 
 class ContinuousProcessingTimeTrigger(Trigger[Any, Window]):
-    """Fires every ``interval`` of processing time while the window receives elements."""
+    """Fires every ``interval`` of processing time while the window receives elements.
+
+    The fire times are capped at ``window.max_timestamp()``; a firing at that time registers no next one
+    (as Flink since FLINK-35069: in an event-time window, whose cleanup is on event time, it would otherwise
+    fire that same time again and again). A later element of a still open window starts a new fire time.
+    """
 
     def __init__(self, interval: Duration) -> None:
         self.interval = _interval(interval, "ContinuousProcessingTimeTrigger")
@@ -93,7 +99,7 @@ class ContinuousProcessingTimeTrigger(Trigger[Any, Window]):
         return ContinuousProcessingTimeTrigger(interval)
 
     def _register_next(self, time: int, window: Window, ctx: TriggerContext, fire_time: Any) -> None:
-        next_fire = min(time + self.interval, window.max_timestamp())
+        next_fire = min(java_add(time, self.interval), window.max_timestamp())
         fire_time.add(next_fire)
         ctx.register_processing_time_timer(next_fire)
 
@@ -111,7 +117,10 @@ class ContinuousProcessingTimeTrigger(Trigger[Any, Window]):
         fire_time = ctx.get_partitioned_state(self._state)
         if fire_time.get() == time:
             fire_time.clear()
-            self._register_next(time, window, ctx, fire_time)
+            if time != window.max_timestamp():
+                # at the window's end the next fire time would be this very time again (FLINK-35069); an
+                # element that arrives later (an event-time window is still open) starts a new fire time
+                self._register_next(time, window, ctx, fire_time)
             return TriggerResult.FIRE
         return TriggerResult.CONTINUE
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from panes.windowing.triggers.base import OnMergeContext, Trigger, TriggerContext, TriggerResult
-from panes.windowing.windows import Window
+from panes.windowing.windows import TimeWindow, Window
 
 
 class EventTimeTrigger(Trigger[Any, Window]):
@@ -26,6 +26,9 @@ class EventTimeTrigger(Trigger[Any, Window]):
 
     def on_processing_time(self, time: int, window: Window, ctx: TriggerContext) -> TriggerResult:
         return TriggerResult.CONTINUE
+
+    def required_window_type(self) -> type[Window]:
+        return TimeWindow
 
     def can_merge(self) -> bool:
         return True

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from panes.windowing.triggers.base import OnMergeContext, Trigger, TriggerContext, TriggerResult
-from panes.windowing.windows import Window
+from panes.windowing.windows import GlobalWindow, Window
 
 
 class NeverTrigger(Trigger[Any, Window]):
@@ -28,7 +28,11 @@ class NeverTrigger(Trigger[Any, Window]):
 
 
 class EndOfStreamTrigger(Trigger[Any, Window]):
-    """Fires the global window once, when the final ``LONG_MAX`` watermark of a bounded input arrives."""
+    """Fires the global window once, when the final ``LONG_MAX`` watermark of a bounded input arrives (on the
+    ``GlobalWindow`` only, as Flink's ``GlobalWindows.EndOfStreamTrigger``)."""
+
+    def required_window_type(self) -> type[Window]:
+        return GlobalWindow
 
     def on_element(self, element: Any, timestamp: int, window: Window, ctx: TriggerContext) -> TriggerResult:
         ctx.register_event_time_timer(window.max_timestamp())

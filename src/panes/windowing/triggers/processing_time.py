@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from panes.windowing.triggers.base import OnMergeContext, Trigger, TriggerContext, TriggerResult
-from panes.windowing.windows import Window
+from panes.windowing.windows import TimeWindow, Window
 
 
 class ProcessingTimeTrigger(Trigger[Any, Window]):
@@ -20,6 +20,9 @@ class ProcessingTimeTrigger(Trigger[Any, Window]):
 
     def on_processing_time(self, time: int, window: Window, ctx: TriggerContext) -> TriggerResult:
         return TriggerResult.FIRE
+
+    def required_window_type(self) -> type[Window]:
+        return TimeWindow
 
     def can_merge(self) -> bool:
         return True

@@ -36,6 +36,9 @@ class PurgingTrigger(Trigger[Any, Window]):
     def clear(self, window: Window, ctx: TriggerContext) -> None:
         self.nested_trigger.clear(window, ctx)
 
+    def required_window_type(self) -> type[Window] | None:
+        return self.nested_trigger.required_window_type()
+
     def can_merge(self) -> bool:
         return self.nested_trigger.can_merge()
 

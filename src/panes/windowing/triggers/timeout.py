@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from panes.state.descriptors import ValueStateDescriptor
-from panes.time import Duration, duration_ms
+from panes.time import Duration, duration_ms, java_add
 from panes.windowing.triggers.base import OnMergeContext, Trigger, TriggerContext, TriggerResult
 from panes.windowing.windows import Window
 
@@ -48,7 +48,7 @@ class ProcessingTimeoutTrigger(Trigger[Any, Window]):
             self.clear(window, ctx)
             return result
         timeout_state = ctx.get_partitioned_state(self._state)
-        next_fire = ctx.get_current_processing_time() + self.interval
+        next_fire = java_add(ctx.get_current_processing_time(), self.interval)
         timeout_at = timeout_state.value()
         if timeout_at is not None and self.reset_timer_on_new_record:
             ctx.delete_processing_time_timer(timeout_at)
@@ -78,6 +78,9 @@ class ProcessingTimeoutTrigger(Trigger[Any, Window]):
             ctx.delete_processing_time_timer(timeout_at)
             timeout_state.clear()
         self.nested_trigger.clear(window, ctx)
+
+    def required_window_type(self) -> type[Window] | None:
+        return self.nested_trigger.required_window_type()
 
     def can_merge(self) -> bool:
         return False
