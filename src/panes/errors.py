@@ -1,9 +1,9 @@
 """Exceptions panes raises where Flink raises its own, and how bad records are reported.
 
 A *bad record* is an input element an operator cannot process because of the element itself (no
-timestamp for an event-time window, a timestamp or key that cannot be extracted, an invalid dynamic
-session gap). By default it fails the job, with a message that says what to change. When the
-transformation has an error side output (``side_output_errors(tag)``), the record goes there instead as an
+timestamp for an event-time window, a timestamp or key that cannot be extracted, a null key, which Flink
+refuses, an invalid dynamic session gap). By default it fails the job, with a message that says what to
+change. When the transformation has an error side output (``side_output_errors(tag)``), the record goes there instead as an
 :class:`ErrorRecord` with the reason, and processing continues: nothing is dropped silently.
 """
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from panes.keygroups import assign_key_to_parallel_operator
-from panes.operators.base import extract_key
+from panes.operators.keys import extract_key
 
 
 class StreamPartitioner(ABC):

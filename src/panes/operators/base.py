@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import pickle
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from panes.elements import StreamRecord, Watermark, WatermarkStatus
 from panes.errors import BadRecordError, ErrorRecord
 from panes.functions.base import RuntimeContext
+from panes.operators.keys import KeySelector, extract_key
 from panes.state.backend import VOID_NAMESPACE, HeapKeyedStateBackend
 from panes.state.store import NamespacedStateStore
 from panes.tags import OutputTag
@@ -25,20 +26,6 @@ from panes.time import LONG_MIN
 from panes.timers.clock import ManualProcessingTimeService, ProcessingTimeService
 from panes.timers.service import InternalTimerService, Triggerable
 from panes.types import RecordType, SchemaMismatchError
-
-KeySelector = Callable[[Any], Any]
-
-
-def extract_key(key_selector: KeySelector, value: Any) -> Any:
-    """``key_selector(value)``; a failure, or an unhashable key, is a :class:`BadRecordError`."""
-    try:
-        key = key_selector(value)
-        hash(key)
-    except BadRecordError:
-        raise
-    except Exception as error:
-        raise BadRecordError(f"cannot extract a hashable key from {value!r}") from error
-    return key
 
 
 class Output(Protocol):

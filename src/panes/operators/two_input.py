@@ -17,8 +17,9 @@ from panes.functions.stream import (
     CoProcessFunction,
     KeyedCoProcessFunction,
 )
-from panes.operators.base import AbstractStreamOperator, KeySelector, TimestampedCollector, extract_key
+from panes.operators.base import AbstractStreamOperator, TimestampedCollector
 from panes.operators.keyed import KeyedFunctionHost
+from panes.operators.keys import KeySelector, extract_key
 from panes.operators.stateless import _NoTimersService, _ProcessContext
 from panes.time import LONG_MIN
 

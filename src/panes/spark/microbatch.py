@@ -22,7 +22,7 @@ from panes.datastream.plan import Plan, SinkTransformation
 from panes.elements import StreamRecord
 from panes.errors import BadRecordError, ErrorRecord
 from panes.keygroups import assign_to_key_group
-from panes.operators.base import extract_key
+from panes.operators.keys import extract_key
 from panes.spark.host import StepHost
 from panes.spark.layout import Record
 from panes.spark.linear import Step, linearize
@@ -122,7 +122,7 @@ def shard_rows(
             if error_tag is None:
                 raise
             if error_channel in step.needed_outputs:
-                reason = f"{error} ({error.__cause__!r})"
+                reason = str(error) if error.__cause__ is None else f"{error} ({error.__cause__!r})"
                 failure = ErrorRecord(value, ts, reason, type(error).__name__, step.transformation.name)
                 kept.append(Record(error_channel, failure, ts, seq, ph))
                 shards.append(0)

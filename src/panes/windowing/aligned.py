@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from panes.elements import StreamRecord, Watermark
-from panes.operators.base import KeySelector
+from panes.operators.keys import KeySelector
 from panes.state.changes import Changes, apply_delta
 from panes.tags import OutputTag
 from panes.time import LONG_MAX, Duration, java_add

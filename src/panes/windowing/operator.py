@@ -24,7 +24,8 @@ from typing import Any
 
 from panes.elements import StreamRecord
 from panes.errors import UnsupportedOperationError
-from panes.operators.base import KeySelector, OneInputStreamOperator, TimestampedCollector
+from panes.operators.base import OneInputStreamOperator, TimestampedCollector
+from panes.operators.keys import KeySelector
 from panes.state.api import KeyedStateStore
 from panes.state.backend import VOID_NAMESPACE
 from panes.state.descriptors import ListStateDescriptor, StateDescriptor

@@ -1,0 +1,138 @@
+"""Bad records and failures on the Spark runner follow the local runner's rules: a null or missing key is a bad
+record of the keyed step (on the record path and on the columnar keying path alike). The tests marked
+``spark`` use a real local SparkSession; the others run the functions Spark runs in process."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from panes.datastream import ListSink, OutputTag, StreamEnvironment
+from panes.errors import BadRecordError, ErrorRecord
+from panes.functions import Count
+from panes.spark.functions import Chain, chain_function
+from panes.spark.layout import ChannelCodes, Layout, read_records, unpack
+from panes.spark.linear import linearize
+from panes.spark.microbatch import MicroBatchExecutor
+from panes.windowing import GlobalWindows, TumblingEventTimeWindows
+
+ERRORS: OutputTag[Any] = OutputTag("errors")
+ROWS: list[Any] = [{"k": "a", "ts": 1}, {"k": None, "ts": 2}, {"k": "b", "ts": 3}, {"k": "a", "ts": 4}]
+
+
+def per_key(stream: Any, errors: bool = True) -> Any:
+    windowed = stream.key_by("k").window(GlobalWindows.create_with_end_of_stream_trigger())
+    if errors:
+        windowed = windowed.side_output_errors(ERRORS)
+    return windowed.process(lambda key, ctx, rows: [(key, len(list(rows)))])
+
+
+def test_a_null_key_goes_to_the_error_output_of_the_keyed_step_in_micro_batches() -> None:
+    env = StreamEnvironment("local")
+    source = env.from_collection([])
+    counts = per_key(source)
+    main, bad = ListSink(), ListSink()
+    counts.sink_to(main)
+    counts.get_side_output(ERRORS).sink_to(bad)
+    executor = MicroBatchExecutor(env.plan(), num_shards=2)
+    executor.run([{source.transformation.id: ROWS[:2]}, {source.transformation.id: ROWS[2:]}])
+    plan = env.plan()
+    assert sorted(executor.sink_values(plan.sinks[0].id)) == [("a", 2), ("b", 1)]
+    [failure] = executor.sink_values(plan.sinks[1].id)
+    assert isinstance(failure, ErrorRecord) and failure.value == {"k": None, "ts": 2}
+    assert "key_by('k')" in failure.reason and "None" in failure.reason
+
+
+def test_a_null_key_without_an_error_output_fails_in_micro_batches() -> None:
+    env = StreamEnvironment("local")
+    source = env.from_collection([])
+    per_key(source, errors=False).sink_to(ListSink())
+    executor = MicroBatchExecutor(env.plan(), num_shards=2)
+    with pytest.raises(BadRecordError, match=r"key_by\('k'\).*None.*null keys"):
+        executor.run([{source.transformation.id: ROWS}])
+
+
+def keyed_chain(errors: bool) -> tuple[Any, ChannelCodes, Layout, Any]:
+    """The fused call that shards a typed source by ``key_by("k")`` before a columnar window count."""
+    env = StreamEnvironment("local")
+    source = env.from_collection([], type_info="k STRING, ts BIGINT")
+    windowed = source.key_by("k").window(TumblingEventTimeWindows.of(10))
+    if errors:
+        windowed = windowed.side_output_errors(ERRORS)
+    counts = windowed.aggregate(Count())
+    counts.print()
+    if errors:
+        counts.get_side_output(ERRORS).print()
+    steps = linearize(env.plan())
+    types: dict[Any, Any] = {}
+    for step in steps:
+        types.update(step.types)
+    codes = ChannelCodes(types)
+    (keyed,) = [s for s in steps if s.kind == "keyed"]
+    chain = Chain(keyed=keyed, source=(source.transformation.id, None))
+    channels = [(source.transformation.id, None)] + ([(counts.transformation.id, ERRORS.tag_id)] if errors else [])
+    return chain, codes, Layout(codes, channels), counts
+
+
+def test_null_keys_in_a_key_column_are_bad_records_on_the_columnar_keying_path() -> None:
+    chain, codes, layout, counts = keyed_chain(errors=True)
+    frame = pa.RecordBatch.from_pydict({"k": ["a", None, "b"], "ts": [1, 2, 3]})
+    (out,) = chain_function(chain, codes, layout, 2, 128)(iter([frame]))
+    rows = [
+        record
+        for payload in out.column("payload").to_pylist()
+        for batch in unpack(payload)
+        for record in read_records(batch, codes, np.ones(batch.num_rows, dtype=bool))
+    ]
+    errors = [r.value for r in rows if r.channel == (counts.transformation.id, ERRORS.tag_id)]
+    assert sorted(r.value["k"] for r in rows if r.channel == chain.source) == ["a", "b"]
+    [failure] = errors
+    assert isinstance(failure, ErrorRecord) and failure.value == {"k": None, "ts": 2}
+    assert "key_by('k')" in failure.reason
+
+
+def test_null_keys_in_a_key_column_without_an_error_output_fail_the_call() -> None:
+    chain, codes, layout, _ = keyed_chain(errors=False)
+    frame = pa.RecordBatch.from_pydict({"k": ["a", None], "ts": [1, 2]})
+    with pytest.raises(BadRecordError, match=r"key_by\('k'\).*None"):
+        list(chain_function(chain, codes, layout, 2, 128)(iter([frame])))
+
+
+@pytest.mark.spark
+def test_null_keys_of_a_dataframe_are_bad_records_on_spark_as_on_the_local_runner(spark: Any) -> None:
+    from panes.local import LocalRunner
+    from panes.spark import SparkRunner
+
+    frame = spark.createDataFrame([("a", 1), (None, 2), ("b", 3), ("a", 4)], "k STRING, ts BIGINT")
+    results = {}
+    for name, env in (
+        ("spark", StreamEnvironment(SparkRunner(spark, num_shards=2))),
+        ("local", StreamEnvironment(LocalRunner())),
+    ):
+        source = env.from_dataframe(frame) if name == "spark" else env.from_collection(frame_rows(frame))
+        counts = per_key(source)
+        main, bad = ListSink(), ListSink()
+        counts.sink_to(main)
+        counts.get_side_output(ERRORS).sink_to(bad)
+        env.execute()
+        results[name] = sorted(main.values), [(f.value, f.error_type) for f in bad.values]
+    assert results["spark"] == results["local"]
+    assert results["spark"] == ([("a", 2), ("b", 1)], [({"k": None, "ts": 2}, "BadRecordError")])
+
+
+def frame_rows(frame: Any) -> list[dict[str, Any]]:
+    return [row.asDict() for row in frame.collect()]
+
+
+@pytest.mark.spark
+def test_a_null_key_without_an_error_output_fails_the_spark_job_naming_the_field(spark: Any) -> None:
+    from panes.spark import SparkRunner
+
+    frame = spark.createDataFrame([("a", 1), (None, 2)], "k STRING, ts BIGINT")
+    env = StreamEnvironment(SparkRunner(spark, num_shards=2))
+    per_key(env.from_dataframe(frame), errors=False).sink_to(ListSink())
+    with pytest.raises(Exception, match=r"key_by\('k'\).*None.*null keys"):
+        env.execute()
