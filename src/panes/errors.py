@@ -3,8 +3,9 @@
 A *bad record* is an input element an operator cannot process because of the element itself (no
 timestamp for an event-time window, a timestamp or key that cannot be extracted, a null key, which Flink
 refuses, an invalid dynamic session gap). By default it fails the job, with a message that says what to
-change. When the transformation has an error side output (``side_output_errors(tag)``), the record goes there instead as an
-:class:`ErrorRecord` with the reason, and processing continues: nothing is dropped silently.
+change. When the transformation has an error side output (``side_output_errors(tag)``), the record goes
+there instead as an :class:`ErrorRecord` with the reason, and processing continues: nothing is dropped
+silently.
 """
 
 from __future__ import annotations

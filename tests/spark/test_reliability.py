@@ -1,9 +1,11 @@
 """Bad records and failures on the Spark runner follow the local runner's rules: a null or missing key is a bad
-record of the keyed step (on the record path and on the columnar keying path alike). The tests marked
-``spark`` use a real local SparkSession; the others run the functions Spark runs in process."""
+record of the keyed step (on the record path and on the columnar keying path alike), a missing input path
+fails the job when it starts. The tests marked ``spark`` use a real local SparkSession; the others run the
+functions Spark runs in process."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -136,3 +138,23 @@ def test_a_null_key_without_an_error_output_fails_the_spark_job_naming_the_field
     per_key(env.from_dataframe(frame), errors=False).sink_to(ListSink())
     with pytest.raises(Exception, match=r"key_by\('k'\).*None.*null keys"):
         env.execute()
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("streaming", [False, True])
+def test_a_missing_input_path_fails_at_execute_naming_the_path_as_on_the_local_runner(
+    spark: Any, tmp_path: Path, streaming: bool
+) -> None:
+    from panes.local import LocalRunner
+    from panes.spark import SparkRunner
+
+    missing = tmp_path / "no-such-dir"
+    for env in (
+        StreamEnvironment(SparkRunner(spark, trigger="available_now")),
+        StreamEnvironment(LocalRunner(max_records=10)),
+    ):
+        env.from_files(str(missing), format="json", schema="k STRING, ts BIGINT", streaming=streaming).sink_to(
+            ListSink()
+        )
+        with pytest.raises(FileNotFoundError, match=f"{missing}.*does not exist"):
+            env.execute()

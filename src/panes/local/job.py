@@ -182,11 +182,13 @@ class _Instance:
 
 
 class _SourceReader:
-    """Reads the splits ``index, index + parallelism, ...`` of a source, one after the other."""
+    """Reads the splits ``index, index + parallelism, ...`` of a source, one after the other (a source that
+    cannot be read at all fails here, when the job starts: ``Source.check_readable``)."""
 
     def __init__(self, source: Any, index: int, parallelism: int) -> None:
         if not isinstance(source, Source):
             raise TypeError(f"the local runner cannot read {source!r}; use a panes.datastream.sources.Source")
+        source.check_readable()
         self.source = source
         self.splits = list(range(index, source.num_splits(), parallelism))
         self.current = 0
