@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from panes.errors import BadRecordError
+from panes.errors import BadRecordError, UserFunctionError
 from panes.functions.aggregators import FieldKey
 from panes.functions.stream import as_key_selector
 from panes.operators.keys import extract_key
@@ -34,3 +34,14 @@ def test_null_missing_and_unhashable_keys_are_bad_records_saying_what_to_change(
     with pytest.raises(BadRecordError, match=pattern) as failure:
         extract_key(selector, value)
     assert "side_output_errors" in str(failure.value)
+
+
+def test_a_key_selector_that_raises_is_a_user_function_error_keeping_the_cause() -> None:
+    def broken(value: Any) -> Any:
+        return 1 // value
+
+    with pytest.raises(UserFunctionError) as failure:
+        extract_key(as_key_selector(broken).get_key, 0)
+    assert isinstance(failure.value.__cause__, ZeroDivisionError)
+    assert failure.value.function == "key selector broken"
+    assert failure.value.operator is None

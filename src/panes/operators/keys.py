@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from panes.errors import BadRecordError
+from panes.errors import BadRecordError, UserFunctionError
 from panes.functions.aggregators import FieldKey
 from panes.functions.stream import function_name
 
@@ -38,7 +38,7 @@ def extract_key(key_selector: KeySelector, value: Any) -> Any:
             raise BadRecordError(
                 f"key_by({key_selector.field!r}): {value!r} has no field {key_selector.field!r}; {_ADVICE}"
             ) from error
-        raise BadRecordError(f"the {describe_key_selector(key_selector)} raised for {value!r}") from error
+        raise UserFunctionError(error, function=describe_key_selector(key_selector)) from error
     if key is None:
         raise BadRecordError(f"{_null_key(key_selector, value)}; Flink refuses null keys: {_ADVICE}")
     try:

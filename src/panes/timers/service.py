@@ -25,7 +25,9 @@ class Triggerable(Protocol):
 class InternalTimerService:
     """Event-time and processing-time timers of one operator, for whatever key is current.
 
-    ``current_watermark`` starts at ``LONG_MIN`` (Flink's "no watermark yet").
+    ``current_watermark`` starts at ``LONG_MIN`` (Flink's "no watermark yet"). When a timer's callback raises,
+    ``on_failure(timer, error, event_time)`` is told and the other due timers still fire (without it, the
+    error propagates).
     """
 
     def __init__(
@@ -34,8 +36,10 @@ class InternalTimerService:
         set_current_key: Callable[[Any], None],
         triggerable: Triggerable,
         processing_time_service: ProcessingTimeService,
+        on_failure: Callable[[InternalTimer, Exception, bool], None] | None = None,
     ) -> None:
         self._get_key = get_current_key
+        self._on_failure = on_failure
         self._set_key = set_current_key
         self._triggerable = triggerable
         self._clock = processing_time_service
@@ -68,7 +72,12 @@ class InternalTimerService:
                 return
             queue.poll()
             self._set_key(head.key)
-            self._triggerable.on_event_time(head)
+            try:
+                self._triggerable.on_event_time(head)
+            except Exception as error:
+                if self._on_failure is None:
+                    raise
+                self._on_failure(head, error, True)
 
     def advance_processing_time(self, time: int) -> None:
         """Fire every processing-time timer at or before ``time``, in queue order."""
@@ -79,7 +88,12 @@ class InternalTimerService:
                 return
             queue.poll()
             self._set_key(head.key)
-            self._triggerable.on_processing_time(head)
+            try:
+                self._triggerable.on_processing_time(head)
+            except Exception as error:
+                if self._on_failure is None:
+                    raise
+                self._on_failure(head, error, False)
 
     def next_event_time_timer(self) -> int | None:
         head = self.event_time_timers.peek()
