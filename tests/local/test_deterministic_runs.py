@@ -106,5 +106,5 @@ def test_the_wall_clock_can_still_be_chosen(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_an_unknown_clock_is_refused_when_the_runner_is_made() -> None:
-    with pytest.raises(ValueError, match="unknown clock 'wall'.*'auto', 'stepping', 'system', 'manual'"):
+    with pytest.raises(ValueError, match=r"unknown clock 'wall'.*'auto', 'stepping', 'system', 'manual'"):
         LocalRunner(clock="wall")
