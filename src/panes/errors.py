@@ -1,10 +1,25 @@
-"""Exceptions panes raises where Flink raises its own, and how bad records are reported.
+"""Exceptions panes raises where Flink raises its own, and how bad records and failing user functions are
+reported.
 
 A *bad record* is an input element an operator cannot process because of the element itself (no
-timestamp for an event-time window, a timestamp or key that cannot be extracted, an invalid dynamic
-session gap). By default it fails the job, with a message that says what to change. When the
-transformation has an error side output (``side_output_errors(tag)``), the record goes there instead as an
-:class:`ErrorRecord` with the reason, and processing continues: nothing is dropped silently.
+timestamp for an event-time window, a timestamp or key that cannot be extracted, a null key, which Flink
+refuses, an invalid dynamic session gap): a :class:`BadRecordError`, whose message says what to change.
+
+A *failing user function* is user code that raised while an operator ran it: a map, flat_map, filter or
+process function, a key selector, a window function (reduce, aggregate, process), a trigger, an
+``on_timer``. The operator reports it as a :class:`UserFunctionError` naming the operator and, where there is
+one, the key and the window, the user's exception as its ``__cause__``.
+
+Both follow one rule, on every runner. When the step has an error side output (``side_output_errors(tag)``),
+the element goes there as an :class:`ErrorRecord` with the reason and processing continues: nothing is
+dropped silently. (A failure while firing a timer — a window function evaluated when the watermark passes
+the window, an ``on_timer`` — has no element: its ``ErrorRecord`` carries ``value=None``, the key, the window
+and the timer's time; the pane is cleaned up as if it had fired.) Otherwise the job fails with that
+exception. What the failing call changed before it raised stays (an element a trigger refused is already in
+its pane). An exception leaving a step is *located* (its ``operator`` is set); every other step it passes on
+its way out (the local runner pushes each element through the whole graph) lets it through unchanged, so a
+failure is reported once, by the step where it happened. ``UnsupportedOperationError`` (what Flink refuses at
+runtime, such as timers on a non-keyed stream) always fails the job.
 """
 
 from __future__ import annotations
@@ -18,16 +33,104 @@ class UnsupportedOperationError(RuntimeError):
 
 
 class BadRecordError(ValueError):
-    """An element cannot be processed because of its content (see the module docstring)."""
+    """An element cannot be processed because of its content (see the module docstring). ``operator`` names
+    the step that reported it (``None`` until one did)."""
+
+    operator: str | None = None
+
+
+class UserFunctionError(RuntimeError):
+    """User code raised ``cause`` while the step ``operator`` ran it (see the module docstring).
+
+    ``function`` says which function when the caller knows (``"key selector <lambda>"``), ``key`` and
+    ``window`` what the step was working on (``None`` when there is none). The message's first line names
+    the step, the key and the window, then the user's exception; the second says what to change.
+    ``__cause__`` is ``cause``. ``operator`` is ``None`` until a step reports it (see :func:`located`).
+    """
+
+    def __init__(
+        self,
+        cause: BaseException,
+        *,
+        operator: str | None = None,
+        function: str | None = None,
+        key: Any = None,
+        window: Any = None,
+    ) -> None:
+        super().__init__(cause)
+        self.cause = cause
+        self.__cause__ = cause
+        self.operator = operator
+        self.function = function
+        self.key = key
+        self.window = window
+
+    @property
+    def reason(self) -> str:
+        """What raised what: ``"ZeroDivisionError: division by zero"``, prefixed with the function when known."""
+        raised = f"{type(self.cause).__name__}: {self.cause}"
+        return raised if self.function is None else f"{self.function} raised {raised}"
+
+    def __str__(self) -> str:
+        where = self.operator or "a step"
+        failed = "failed" if self.key is None else f"failed for key {self.key!r}"
+        if self.window is not None:
+            failed += f" in window {self.window!r}"
+        return (
+            f"{where} {failed}: {self.reason}\n"
+            "Fix the function, or set side_output_errors(tag) on this step to send what fails to an error side "
+            "output as ErrorRecords and go on."
+        )
+
+    def __reduce__(self) -> Any:
+        return _rebuild_user_function_error, (self.cause, self.operator, self.function, self.key, self.window)
+
+
+def _rebuild_user_function_error(
+    cause: BaseException, operator: str | None, function: str | None, key: Any, window: Any
+) -> UserFunctionError:
+    return UserFunctionError(cause, operator=operator, function=function, key=key, window=window)
+
+
+def is_reported(error: BaseException) -> bool:
+    """Whether ``error`` must fail the job as it is: Flink's runtime refusals, and failures a step already
+    reported (located)."""
+    return isinstance(error, UnsupportedOperationError) or getattr(error, "operator", None) is not None
+
+
+def located(error: Exception, operator: str, key: Any = None, window: Any = None) -> Exception:
+    """``error`` as it leaves step ``operator``: a bad record or a user function error gets ``operator`` set
+    (when no step did yet); any other exception (user code that raised) becomes a :class:`UserFunctionError`
+    with ``key`` and ``window``. Errors :func:`is_reported` are returned unchanged."""
+    if is_reported(error):
+        return error
+    if isinstance(error, (BadRecordError, UserFunctionError)):
+        error.operator = operator
+        return error
+    return UserFunctionError(error, operator=operator, key=key, window=window)
 
 
 @dataclass(frozen=True)
 class ErrorRecord:
-    """A bad record on an error side output: the element, its timestamp (``None`` if none), why it was
-    refused, and by which operator instance."""
+    """An element on an error side output: the element (``None`` for a failure while firing a timer), its
+    timestamp (``None`` if none), why it was refused, the type of the error (the user's exception's for a
+    failing user function), by which operator instance, and the key and window the operator was working on
+    (``None`` when there is none)."""
 
     value: Any
     timestamp: int | None
     reason: str
     error_type: str
     operator: str
+    key: Any = None
+    window: Any = None
+
+    @staticmethod
+    def of(error: Exception, value: Any, timestamp: int | None) -> ErrorRecord:
+        """The record of ``value`` refused with ``error`` (a :func:`located` bad record or user function error)."""
+        operator = getattr(error, "operator", None) or ""
+        if isinstance(error, UserFunctionError):
+            kind = type(error.cause).__name__
+            return ErrorRecord(value, timestamp, error.reason, kind, operator, error.key, error.window)
+        reason = str(error) if error.__cause__ is None else f"{error} ({error.__cause__!r})"
+        return ErrorRecord(value, timestamp, reason, type(error).__name__, operator)

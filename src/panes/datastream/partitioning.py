@@ -12,8 +12,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
+from panes.errors import UserFunctionError
 from panes.keygroups import assign_key_to_parallel_operator
-from panes.operators.base import extract_key
+from panes.operators.keys import extract_key
 
 
 class StreamPartitioner(ABC):
@@ -134,7 +135,8 @@ class KeyGroupStreamPartitioner(StreamPartitioner):
 
 
 class CustomPartitionerWrapper(StreamPartitioner):
-    """``partition_custom(partitioner, key_selector)``: ``partitioner(key, channels)`` picks the instance."""
+    """``partition_custom(partitioner, key_selector)``: ``partitioner(key, channels)`` picks the instance (a
+    partitioner that raises is a ``UserFunctionError``)."""
 
     name = "custom"
 
@@ -145,7 +147,10 @@ class CustomPartitionerWrapper(StreamPartitioner):
     def select(self, value: Any, channels: int) -> list[int]:
         key = extract_key(self.key_selector, value)
         method = getattr(self.partitioner, "partition", None)
-        target = method(key, channels) if method is not None else self.partitioner(key, channels)
+        try:
+            target = method(key, channels) if method is not None else self.partitioner(key, channels)
+        except Exception as error:
+            raise UserFunctionError(error, function="custom partitioner") from error
         if not 0 <= target < channels:
             raise ValueError(f"custom partitioner returned {target}; it must be in [0, {channels})")
         return [int(target)]

@@ -8,6 +8,7 @@ elements a timestamp; plain values have none until ``assign_timestamps_and_water
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
@@ -28,6 +29,10 @@ class Source(ABC):
 
     def is_replayable(self) -> bool:
         return True
+
+    def check_readable(self) -> None:
+        """Raise when the source cannot be read at all; runners call it when a job starts, before any element
+        is read. Nothing to check by default."""
 
 
 class CollectionSource(Source):
@@ -169,7 +174,9 @@ class FileSource(Source):
     ``schema`` (a Spark DDL string such as ``"user STRING, ts BIGINT"``) is required for streaming reads and
     for JSON/CSV. On Spark, ``streaming=True`` reads the directory as a stream (``max_files_per_trigger``
     files per micro-batch, in modification-time order); otherwise it is read once, bounded. The local
-    runner reads the files in name order with pyarrow.
+    runner reads the files in name order with pyarrow (``path`` may also be one file). A ``path`` that does
+    not exist fails the job when it starts, on both runners, with :meth:`missing_path`'s
+    ``FileNotFoundError``; building the pipeline does not look at the file system.
     """
 
     def __init__(
@@ -195,20 +202,37 @@ class FileSource(Source):
     def num_splits(self) -> int:
         return 1
 
-    def read_split(self, index: int) -> Iterator[Any]:
-        import os
+    def check_readable(self) -> None:
+        """Raises :meth:`missing_path` when ``path`` does not exist (Spark's reader fails the same way)."""
+        if not os.path.exists(self.path):
+            raise self.missing_path()
 
-        import pyarrow.csv as pa_csv
-        import pyarrow.json as pa_json
-        import pyarrow.parquet as pa_parquet
+    def missing_path(self) -> FileNotFoundError:
+        """The error of a ``path`` that does not exist, on every runner."""
+        return FileNotFoundError(
+            f"the input path {self.path!r} of {self!r} does not exist; check the path (or create the directory "
+            "before the job starts)"
+        )
 
-        files = sorted(
+    def files(self) -> list[str]:
+        """The files the local runner reads: ``path`` itself when it is a file, else the files under it in name
+        order (names starting with ``.`` or ``_`` left out, as Spark does). Raises :meth:`missing_path`."""
+        self.check_readable()
+        if os.path.isfile(self.path):
+            return [self.path]
+        return sorted(
             os.path.join(root, name)
             for root, _, names in os.walk(self.path)
             for name in names
             if not name.startswith((".", "_"))
         )
-        for file in files:
+
+    def read_split(self, index: int) -> Iterator[Any]:
+        import pyarrow.csv as pa_csv
+        import pyarrow.json as pa_json
+        import pyarrow.parquet as pa_parquet
+
+        for file in self.files():
             if self.format == "parquet":
                 table = pa_parquet.read_table(file)
             elif self.format == "json":

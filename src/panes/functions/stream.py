@@ -211,6 +211,17 @@ class _CallableSink(SinkFunction[Any]):
         self.fn(value)
 
 
+_WRAPPERS = (_CallableMap, _CallableFlatMap, _CallableFilter, _CallableKeySelector, _CallableSink)
+
+
+def function_name(function: Any) -> str:
+    """How messages name a user function: the name of the callable a plain function was wrapped from
+    (``<lambda>`` for a lambda), else the function object's class name."""
+    inner = function.fn if isinstance(function, _WRAPPERS) else function
+    name = getattr(inner, "__name__", None)
+    return name if isinstance(name, str) else type(inner).__name__
+
+
 def _wrap(fn: Any, interface: type[Any], wrapper: Callable[[Any], Any], shape: str) -> Any:
     if isinstance(fn, interface):
         return fn

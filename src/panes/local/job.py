@@ -29,7 +29,7 @@ from panes.datastream.plan import (
 from panes.datastream.sinks import FileSink, deliver, sink_name
 from panes.datastream.sources import Source
 from panes.elements import MAX_WATERMARK, StreamRecord, Watermark, WatermarkStatus
-from panes.errors import BadRecordError, ErrorRecord
+from panes.errors import ErrorRecord, located
 from panes.local.files import LocalFileSink
 from panes.local.graph import Edge, Node, build_graph
 from panes.operators.base import AbstractStreamOperator, OneInputStreamOperator
@@ -70,8 +70,8 @@ class _Router:
             if edge.tag == tag:
                 try:
                     targets = partitioner.select(record.value, edge.downstream.parallelism)
-                except BadRecordError as error:
-                    # a record the downstream key selector refuses is that operator's bad record
+                except Exception as error:
+                    # a record the downstream key selector refuses (or fails on) is that operator's failure
                     self._job.report_unroutable(edge, record, error)
                     continue
                 for target in targets:
@@ -129,6 +129,7 @@ class _Instance:
         self.finished = False
         self.operator: AbstractStreamOperator | None = None
         transformation = node.transformation
+        self.name = f"{transformation.name} ({index + 1}/{node.parallelism})"
         if isinstance(transformation, (OneInputTransformation,)) or transformation.kind == "two_input":
             factory = transformation.operator_factory  # type: ignore[attr-defined]
             self.operator = factory()
@@ -136,7 +137,7 @@ class _Instance:
             self.operator.setup(
                 self.output,
                 job.clock,
-                task_name=f"{transformation.name} ({index + 1}/{node.parallelism})",
+                task_name=self.name,
                 subtask_index=index,
                 parallelism=node.parallelism,
                 max_parallelism=job.max_parallelism,
@@ -161,9 +162,22 @@ class _Instance:
                 operator.process_record2(record)
         elif isinstance(operator, OneInputStreamOperator):
             operator.process_record(record)
-        elif self.file is not None:
-            self.file.add(record)
-        elif self.sink is not None and not deliver(self.sink, record, self.index, self.node.parallelism):
+        elif self.sink is not None:
+            self._write(record)
+
+    def _write(self, record: StreamRecord[Any]) -> None:
+        """Write ``record`` to the sink; a sink that raises fails the job naming the sink (the error is located,
+        so the steps upstream let it through: see ``panes.errors``)."""
+        assert self.sink is not None
+        try:
+            if self.file is not None:
+                self.file.add(record)
+                return
+            written = deliver(self.sink, record, self.index, self.node.parallelism)
+        except Exception as error:
+            failure = located(error, self.name)
+            raise failure from failure.__cause__
+        if not written:
             raise TypeError(f"the local runner cannot write to {self.sink!r}")
 
     def on_watermark(self, input_index: int, watermark: Watermark) -> None:
@@ -182,11 +196,13 @@ class _Instance:
 
 
 class _SourceReader:
-    """Reads the splits ``index, index + parallelism, ...`` of a source, one after the other."""
+    """Reads the splits ``index, index + parallelism, ...`` of a source, one after the other (a source that
+    cannot be read at all fails here, when the job starts: ``Source.check_readable``)."""
 
     def __init__(self, source: Any, index: int, parallelism: int) -> None:
         if not isinstance(source, Source):
             raise TypeError(f"the local runner cannot read {source!r}; use a panes.datastream.sources.Source")
+        source.check_readable()
         self.source = source
         self.splits = list(range(index, source.num_splits(), parallelism))
         self.current = 0
@@ -303,11 +319,15 @@ class LocalJob:
     def deliver_record(self, edge: Edge, sender: int, target: int, record: StreamRecord[Any]) -> None:
         self._target(edge, target).on_record(edge.input_index, record)
 
-    def report_unroutable(self, edge: Edge, record: StreamRecord[Any], error: BadRecordError) -> None:
-        operator = self._target(edge, 0).operator
-        if operator is None:
-            raise error
-        operator.report_bad_record(record, error)
+    def report_unroutable(self, edge: Edge, record: StreamRecord[Any], error: Exception) -> None:
+        """``record`` could not be routed along ``edge`` (its key is missing or null, the key selector or a
+        custom partitioner raised): a failure of the step it was going to, reported as that step reports its
+        own failures."""
+        target = self._target(edge, 0)
+        if target.operator is None:
+            failure = located(error, target.name)
+            raise failure from failure.__cause__
+        target.operator.report_failure(record, error)
 
     def deliver_watermark(self, edge: Edge, sender: int, target: int, watermark: Watermark) -> None:
         instance = self._target(edge, target)

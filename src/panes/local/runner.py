@@ -16,30 +16,42 @@ from panes.timers.clock import ManualProcessingTimeService, ProcessingTimeServic
 class LocalRunner:
     """Runs a plan element by element.
 
-    ``clock`` is the processing-time clock: ``"system"`` (wall clock, the default, as Flink), ``"manual"``
-    (only moves through ``LocalJob.advance_processing_time``), ``"stepping"`` (advances ``step`` ms after
-    each source element; ``step`` defaults to the environment's watermark interval), or a clock object.
+    ``clock`` is the processing-time clock, which drives periodic watermarks and processing-time timers
+    (``docs/local-runner.md`` says which watermarks each clock produces):
+
+    - ``"auto"`` (the default): ``"stepping"`` when every source is bounded, so a job over bounded input gives
+      the same output on every run (as Flink's bounded execution, it does not depend on the wall clock), and
+      ``"system"`` otherwise;
+    - ``"stepping"``: starts at 0 and advances ``step`` ms after each source element (``step`` defaults to the
+      environment's ``auto_watermark_interval``, so periodic watermarks follow every element);
+    - ``"system"``: the wall clock, as Flink's streaming execution (output may differ from run to run);
+    - ``"manual"``: moves only through ``LocalJob.advance_processing_time``;
+    - or a clock object (``get_current_processing_time()``, and ``tick()`` to move after each element).
+
     ``max_records`` bounds how many elements ``execute`` reads (required for unbounded sources).
     """
 
     def __init__(
-        self, clock: str | ProcessingTimeService = "system", step: int | None = None, max_records: int | None = None
+        self, clock: str | ProcessingTimeService = "auto", step: int | None = None, max_records: int | None = None
     ) -> None:
+        if isinstance(clock, str) and clock not in CLOCKS:
+            raise ValueError(f"unknown clock {clock!r}: use one of {', '.join(map(repr, CLOCKS))} or a clock object")
         self.clock_spec = clock
         self.step = step
         self.max_records = max_records
 
-    def _clock(self, config: ExecutionConfig) -> ProcessingTimeService:
+    def clock_for(self, plan: Plan, config: ExecutionConfig) -> ProcessingTimeService:
+        """The clock a job of ``plan`` runs on (see the class docstring)."""
         spec = self.clock_spec
         if not isinstance(spec, str):
             return spec
+        if spec == "auto":
+            spec = "system" if _unbounded_sources(plan) else "stepping"
         if spec == "system":
             return SystemProcessingTimeService()
         if spec == "manual":
             return ManualProcessingTimeService()
-        if spec == "stepping":
-            return SteppingClock(self.step if self.step is not None else config.auto_watermark_interval)
-        raise ValueError(f"unknown clock {spec!r}: use 'system', 'manual', 'stepping' or a clock object")
+        return SteppingClock(self.step if self.step is not None else config.auto_watermark_interval)
 
     def start(self, plan: Plan, config: ExecutionConfig, snapshot: bytes | None = None) -> LocalJob:
         """A job ready to step (restored from ``snapshot`` when given)."""
@@ -51,18 +63,14 @@ class LocalRunner:
             )
         return LocalJob(
             plan,
-            self._clock(config),
+            self.clock_for(plan, config),
             parallelism=config.parallelism,
             max_parallelism=config.max_parallelism,
             snapshot=snapshot,
         )
 
     def execute(self, plan: Plan, config: ExecutionConfig, job_name: str) -> JobExecutionResult:
-        unbounded = [
-            t.name
-            for t in plan
-            if isinstance(t, SourceTransformation) and isinstance(t.source, Source) and not t.source.is_bounded()
-        ]
+        unbounded = _unbounded_sources(plan)
         if unbounded and self.max_records is None:
             raise ValueError(
                 f"sources {unbounded} are unbounded: give LocalRunner(max_records=...) or step a LocalJob yourself"
@@ -73,3 +81,15 @@ class LocalRunner:
         job.close()
         details: dict[str, Any] = {"records_read": read}
         return JobExecutionResult(job_name, int((time.monotonic() - started) * 1000), details)
+
+
+CLOCKS = ("auto", "stepping", "system", "manual")
+
+
+def _unbounded_sources(plan: Plan) -> list[str]:
+    """The names of the sources of ``plan`` that this runner reads and that have no end."""
+    return [
+        t.name
+        for t in plan
+        if isinstance(t, SourceTransformation) and isinstance(t.source, Source) and not t.source.is_bounded()
+    ]

@@ -12,33 +12,21 @@ from __future__ import annotations
 
 import pickle
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from panes.elements import StreamRecord, Watermark, WatermarkStatus
-from panes.errors import BadRecordError, ErrorRecord
+from panes.errors import BadRecordError, ErrorRecord, is_reported, located
 from panes.functions.base import RuntimeContext
+from panes.operators.keys import KeySelector, extract_key
 from panes.state.backend import VOID_NAMESPACE, HeapKeyedStateBackend
 from panes.state.store import NamespacedStateStore
 from panes.tags import OutputTag
 from panes.time import LONG_MIN
 from panes.timers.clock import ManualProcessingTimeService, ProcessingTimeService
+from panes.timers.heap import InternalTimer
 from panes.timers.service import InternalTimerService, Triggerable
 from panes.types import RecordType, SchemaMismatchError
-
-KeySelector = Callable[[Any], Any]
-
-
-def extract_key(key_selector: KeySelector, value: Any) -> Any:
-    """``key_selector(value)``; a failure, or an unhashable key, is a :class:`BadRecordError`."""
-    try:
-        key = key_selector(value)
-        hash(key)
-    except BadRecordError:
-        raise
-    except Exception as error:
-        raise BadRecordError(f"cannot extract a hashable key from {value!r}") from error
-    return key
 
 
 class Output(Protocol):
@@ -165,23 +153,40 @@ class AbstractStreamOperator(ABC):
             self.backend.current_key = extract_key(self.key_selector, record.value)
 
     def process_record(self, record: StreamRecord[Any]) -> None:
-        """Key and process one input record, routing a bad record to the error side output when there is one.
-
-        Every host calls this for one-input operators (see ``panes.errors``).
-        """
+        """Key and process one input record; a bad record or a user function that raises is reported
+        (:meth:`report_failure`). Every host calls this for one-input operators."""
         try:
             self.set_key_context_element(record)
             self.process_element(record)  # type: ignore[attr-defined]
-        except BadRecordError as error:
-            self.report_bad_record(record, error)
+        except Exception as error:
+            self.report_failure(record, error)
 
-    def report_bad_record(self, record: StreamRecord[Any], error: BadRecordError) -> None:
-        """Send ``record`` to the error side output, or raise ``error`` when there is none."""
-        if self.error_tag is None:
+    def report_failure(self, record: StreamRecord[Any], error: Exception) -> None:
+        """``record`` failed with ``error``: send it to the error side output as an ``ErrorRecord``, or raise
+        the located error when there is none (the rules of ``panes.errors``).
+
+        ``error`` is a ``BadRecordError``, a ``UserFunctionError`` raised where the function is known (a key
+        selector: no key), or what user code raised, which becomes a ``UserFunctionError`` with the current key
+        (keyed operators) and :meth:`failure_window`. Errors already reported by a step, and
+        ``UnsupportedOperationError``, are raised unchanged. ``record`` is the element, or for a timer a record
+        of ``None`` with the timer's time (see :meth:`get_internal_timer_service`)."""
+        if is_reported(error):
             raise error
-        reason = str(error) if error.__cause__ is None else f"{error} ({error.__cause__!r})"
-        failure = ErrorRecord(record.value, record.timestamp, reason, type(error).__name__, self.task_name)
-        self.output.collect_side(self.error_tag, StreamRecord(failure, record.timestamp))
+        key = self.backend.current_key if self.key_selector is not None else None
+        failure = located(error, self.task_name, key, self.failure_window())
+        if self.error_tag is None:
+            raise failure from failure.__cause__
+        self.output.collect_side(
+            self.error_tag, StreamRecord(ErrorRecord.of(failure, record.value, record.timestamp), record.timestamp)
+        )
+
+    def failure_window(self) -> Any:
+        """The window the operator is working on, for reports of failing user functions (``None``: none)."""
+        return None
+
+    def _timer_failed(self, timer: InternalTimer, error: Exception, event_time: bool) -> None:
+        """A timer's callback raised: report it with the timer's time (event time) as the failed record's."""
+        self.report_failure(StreamRecord(None, timer.timestamp if event_time else None), error)
 
     def conform_result(self, record: StreamRecord[Any], record_type: RecordType) -> StreamRecord[Any] | None:
         """``record`` with its value in the canonical form of ``record_type`` (the declared type of the output it
@@ -191,7 +196,7 @@ class AbstractStreamOperator(ABC):
             return StreamRecord(record_type.conform(record.value), record.timestamp)
         except SchemaMismatchError as error:
             problem = BadRecordError(f"a result of {self.task_name} does not fit its type {record_type.ddl()}: {error}")
-            self.report_bad_record(record, problem)
+            self.report_failure(record, problem)
             return None
 
     def get_current_key(self) -> Any:
@@ -210,7 +215,12 @@ class AbstractStreamOperator(ABC):
         service = self._timer_services.get(name)
         if service is None:
             service = InternalTimerService(
-                self.get_current_key, self.set_current_key, triggerable, self.processing_time_service, owner
+                self.get_current_key,
+                self.set_current_key,
+                triggerable,
+                self.processing_time_service,
+                owner,
+                on_failure=self._timer_failed,
             )
             if self._tracking:
                 service.track_changes()

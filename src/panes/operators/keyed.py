@@ -12,7 +12,8 @@ from typing import Any
 from panes.elements import StreamRecord
 from panes.functions.base import ReduceFunction
 from panes.functions.stream import KeyedProcessFunction, OnTimerContext, TimeDomain, TimerService
-from panes.operators.base import AbstractStreamOperator, KeySelector, OneInputStreamOperator, TimestampedCollector
+from panes.operators.base import AbstractStreamOperator, OneInputStreamOperator, TimestampedCollector
+from panes.operators.keys import KeySelector
 from panes.state.backend import VOID_NAMESPACE
 from panes.state.descriptors import ValueStateDescriptor
 from panes.tags import OutputTag

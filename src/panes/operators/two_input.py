@@ -10,15 +10,15 @@ from abc import abstractmethod
 from typing import Any
 
 from panes.elements import StreamRecord, Watermark, WatermarkStatus
-from panes.errors import BadRecordError
 from panes.functions.stream import (
     CoFlatMapFunction,
     CoMapFunction,
     CoProcessFunction,
     KeyedCoProcessFunction,
 )
-from panes.operators.base import AbstractStreamOperator, KeySelector, TimestampedCollector, extract_key
+from panes.operators.base import AbstractStreamOperator, TimestampedCollector
 from panes.operators.keyed import KeyedFunctionHost
+from panes.operators.keys import KeySelector, extract_key
 from panes.operators.stateless import _NoTimersService, _ProcessContext
 from panes.time import LONG_MIN
 
@@ -72,20 +72,20 @@ class TwoInputStreamOperator(AbstractStreamOperator):
             self.backend.current_key = extract_key(self.key_selector2, record.value)
 
     def process_record1(self, record: StreamRecord[Any]) -> None:
-        """Key and process a record of the first input (bad records as in ``process_record``)."""
+        """Key and process a record of the first input (failures as in ``process_record``)."""
         try:
             self.set_key_context_element1(record)
             self.process_element1(record)
-        except BadRecordError as error:
-            self.report_bad_record(record, error)
+        except Exception as error:
+            self.report_failure(record, error)
 
     def process_record2(self, record: StreamRecord[Any]) -> None:
-        """Key and process a record of the second input (bad records as in ``process_record``)."""
+        """Key and process a record of the second input (failures as in ``process_record``)."""
         try:
             self.set_key_context_element2(record)
             self.process_element2(record)
-        except BadRecordError as error:
-            self.report_bad_record(record, error)
+        except Exception as error:
+            self.report_failure(record, error)
 
     @abstractmethod
     def process_element1(self, record: StreamRecord[Any]) -> None: ...

@@ -171,7 +171,12 @@ def chain_function(
                     rated = to_spark_time(best)
                     top = rated if top is None else max(top, rated)
                 steps.pop(0)
-            if not steps and chain.keyed is not None and keys_by_column(chain.keyed, codes):
+            if (
+                not steps
+                and chain.keyed is not None
+                and keys_by_column(chain.keyed, codes)
+                and not has_null_keys(batch, chain.keyed, codes)
+            ):
                 yield shards_of_columns(
                     batch,
                     chain.keyed,
@@ -298,6 +303,22 @@ def keys_by_column(keyed: Step, codes: ChannelCodes) -> bool:
         if not isinstance(selector.field, str) or record_type.arrow_type.get_field_index(selector.field) < 0:
             return False
     return True
+
+
+def has_null_keys(batch: pa.RecordBatch, keyed: Step, codes: ChannelCodes) -> bool:
+    """Whether a row the keyed step reads has a null key column (``keys_by_column`` steps): such a batch takes
+    the record path, where null keys are bad records (``panes.operators.keys``)."""
+    channel = batch.column("ch").to_numpy(zero_copy_only=False)
+    for code_channel in keyed.consumed:
+        code = codes.code[code_channel]
+        mine = channel == code
+        if not mine.any():
+            continue
+        selector = keyed.key_selectors[keyed.input_of[code_channel]]
+        assert isinstance(selector, FieldKey)
+        if batch.column(codes.column(code)).filter(pa.array(mine)).field(selector.field).null_count:
+            return True
+    return False
 
 
 def shards_of_columns(

@@ -20,9 +20,9 @@ from typing import Any
 
 from panes.datastream.plan import Plan, SinkTransformation
 from panes.elements import StreamRecord
-from panes.errors import BadRecordError, ErrorRecord
+from panes.errors import ErrorRecord, located
 from panes.keygroups import assign_to_key_group
-from panes.operators.base import extract_key
+from panes.operators.keys import extract_key
 from panes.spark.host import StepHost
 from panes.spark.layout import Record
 from panes.spark.linear import Step, linearize
@@ -75,11 +75,7 @@ def rate_watermarks(
                 ratings.append(generator.max_timestamp - generator.out_of_orderness - 1)  # type: ignore[attr-defined]
                 stamped.append(Record(main, value, extracted, seq, phase))
                 continue
-        record = StreamRecord(value, timestamp)
-        try:
-            operator.process_element(record)
-        except BadRecordError as error:
-            operator.report_bad_record(record, error)
+        operator.process_record(StreamRecord(value, timestamp))
         if bounded:
             ratings.append(generator.max_timestamp - generator.out_of_orderness - 1)  # type: ignore[attr-defined]
         else:
@@ -99,8 +95,9 @@ def shard_rows(
     step: Step, rows: list[Record], num_shards: int, max_parallelism: int, cache: dict[Any, int]
 ) -> tuple[list[Record], list[int]]:
     """Each row's shard before the keyed ``step``: its key's shard for rows the step reads (``cache`` remembers
-    keys), any shard for rows passing by. A key that cannot be extracted is a bad record: an ``ErrorRecord``
-    on the step's error output when there is one (dropped when nobody reads it), a failure otherwise."""
+    keys), any shard for rows passing by. A row without a key (``panes.operators.keys``) is the step's failure,
+    as an operator reports it (``panes.errors``): an ``ErrorRecord`` on the step's error output when there is
+    one (dropped when nobody reads it), the located error raised otherwise."""
     error_tag = step.transformation.error_tag
     error_channel = None if error_tag is None else (step.transformation.id, error_tag.tag_id)
     inputs = step.input_of
@@ -118,13 +115,12 @@ def shard_rows(
         assert selector is not None
         try:
             key = extract_key(selector, value)
-        except BadRecordError as error:
+        except Exception as error:
+            failure = located(error, step.transformation.name)
             if error_tag is None:
-                raise
+                raise failure from failure.__cause__
             if error_channel in step.needed_outputs:
-                reason = f"{error} ({error.__cause__!r})"
-                failure = ErrorRecord(value, ts, reason, type(error).__name__, step.transformation.name)
-                kept.append(Record(error_channel, failure, ts, seq, ph))
+                kept.append(Record(error_channel, ErrorRecord.of(failure, value, ts), ts, seq, ph))
                 shards.append(0)
             continue
         shard = cache.get(key)

@@ -16,7 +16,7 @@ from typing import Protocol
 import numpy as np
 import pyarrow as pa
 
-from panes.errors import ErrorRecord
+from panes.errors import ErrorRecord, located
 from panes.spark.host import StepHost
 from panes.spark.layout import ChannelCodes, Layout, Record, channel_mask, read_records, unpack
 from panes.spark.linear import Step
@@ -209,17 +209,16 @@ class ColumnarHost:
     def _refuse(
         self, values: pa.StructArray, seqs: np.ndarray, phases: np.ndarray, rows: np.ndarray, batch: int
     ) -> list[pa.RecordBatch]:
-        error = MissingTimestampError()
+        error = located(MissingTimestampError(), self.name)
         if self.step.transformation.error_tag is None:
             raise error
         if self.error_code is None:
             return []
-        reason = str(error)
         decoded = self.plan.input_type.decode(values.take(pa.array(rows)))
         records = [
             Record(
                 self.codes.channel[self.error_code],
-                ErrorRecord(value, None, reason, type(error).__name__, self.name),
+                ErrorRecord.of(error, value, None),
                 None,
                 int(seqs[i]),
                 int(phases[i]),

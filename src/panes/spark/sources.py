@@ -159,7 +159,8 @@ def reads_as_stream(source: Any) -> bool:
 
 
 def file_dataframe(spark: Any, source: FileSource) -> Any:
-    """Spark's reader of a file source (streaming or bounded)."""
+    """Spark's reader of a file source (streaming or bounded). A path that does not exist raises the source's
+    ``missing_path`` error (Spark's ``PATH_NOT_FOUND`` as its cause), as on the local runner."""
     reader = spark.readStream if source.streaming else spark.read
     reader = reader.format(source.format).options(**source.options)
     if source.schema is not None:
@@ -168,7 +169,13 @@ def file_dataframe(spark: Any, source: FileSource) -> Any:
         reader = reader.option("header", "true")
     if source.streaming and source.max_files_per_trigger is not None:
         reader = reader.option("maxFilesPerTrigger", str(source.max_files_per_trigger))
-    return reader.load(source.path)
+    try:
+        return reader.load(source.path)
+    except Exception as error:
+        condition = getattr(error, "getCondition", None)
+        if callable(condition) and condition() == "PATH_NOT_FOUND":
+            raise source.missing_path() from error
+        raise
 
 
 def columnar_input(spark: Any, source: Any) -> ColumnarInput | None:

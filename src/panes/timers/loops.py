@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from panes.errors import UnsupportedOperationError
 from panes.timers.heap import InternalTimer
 
 NON_FORWARD_LIMIT = 100
@@ -34,8 +35,9 @@ EVENT_TIME = "event-time"
 PROCESSING_TIME = "processing-time"
 
 
-class TimerLoopError(RuntimeError):
-    """A timer pass would never end: a timer callback keeps registering timers that are already due."""
+class TimerLoopError(UnsupportedOperationError):
+    """A timer pass would never end: a timer callback keeps registering timers that are already due. It always
+    fails the job (never goes to an error output): the job itself, not a record, is at fault."""
 
 
 class TimerPassGuard:

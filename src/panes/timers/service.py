@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from panes.time import LONG_MIN
 from panes.timers.clock import ProcessingTimeService
 from panes.timers.heap import InternalTimer, TimerHeap
-from panes.timers.loops import EVENT_TIME, PROCESSING_TIME, TimerPassGuard
+from panes.timers.loops import EVENT_TIME, PROCESSING_TIME, TimerLoopError, TimerPassGuard
 
 
 class Triggerable(Protocol):
@@ -29,7 +29,9 @@ class InternalTimerService:
     """Event-time and processing-time timers of one operator, for whatever key is current.
 
     ``current_watermark`` starts at ``LONG_MIN`` (Flink's "no watermark yet"). ``owner`` names what registers
-    the timers in error messages (default: the triggerable's class name).
+    the timers in error messages (default: the triggerable's class name). When a timer's callback raises,
+    ``on_failure(timer, error, event_time)`` is told and the other due timers still fire (without it, the
+    error propagates; a :class:`TimerLoopError` always does).
     """
 
     def __init__(
@@ -39,8 +41,10 @@ class InternalTimerService:
         triggerable: Triggerable,
         processing_time_service: ProcessingTimeService,
         owner: str | None = None,
+        on_failure: Callable[[InternalTimer, Exception, bool], None] | None = None,
     ) -> None:
         self._get_key = get_current_key
+        self._on_failure = on_failure
         self._set_key = set_current_key
         self._triggerable = triggerable
         self._clock = processing_time_service
@@ -76,7 +80,8 @@ class InternalTimerService:
         self._fire_due(self.processing_time_timers, time, PROCESSING_TIME, self._triggerable.on_processing_time)
 
     def _fire_due(self, queue: TimerHeap, time: int, domain: str, fire: Callable[[InternalTimer], None]) -> None:
-        """One timer pass: fire the due timers, those registered meanwhile included, under the loop guard."""
+        """One timer pass: fire the due timers, those registered meanwhile included, under the loop guard; a
+        callback that raises is reported to ``on_failure`` when there is one."""
         guard = self.guard
         try:
             while True:
@@ -86,7 +91,14 @@ class InternalTimerService:
                 queue.poll()
                 self._set_key(head.key)
                 guard.enter(domain, head)
-                fire(head)
+                try:
+                    fire(head)
+                except TimerLoopError:
+                    raise
+                except Exception as error:
+                    if self._on_failure is None:
+                        raise
+                    self._on_failure(head, error, domain == EVENT_TIME)
                 guard.leave()
         finally:
             guard.end_pass()

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from panes.elements import StreamRecord, Watermark
-from panes.operators.base import KeySelector
+from panes.operators.keys import KeySelector
 from panes.state.changes import Changes, apply_delta
 from panes.tags import OutputTag
 from panes.time import LONG_MAX, Duration, java_add
@@ -123,22 +123,26 @@ class AlignedWindowOperator(WindowOperator):
             slot = (key, start)
             acc = panes.get(slot)
             changes = self._pane_changes
-            if acc is None:
-                acc = value if self._create is None else self._add(value, self._create())
-                if changes is not None:
-                    changes.replaced(slot)
-            else:
-                if changes is not None:
-                    if self._create is list:
-                        changes.appended(slot, len(acc))
-                    else:
+            try:
+                if acc is None:
+                    acc = value if self._create is None else self._add(value, self._create())
+                    if changes is not None:
                         changes.replaced(slot)
-                acc = self._add(value, acc)
+                else:
+                    if changes is not None:
+                        if self._create is list:
+                            changes.appended(slot, len(acc))
+                        else:
+                            changes.replaced(slot)
+                    acc = self._add(value, acc)
+            except Exception:
+                self.trigger_context.window = TimeWindow(start, start + size)  # the pane in work, for the report
+                raise
             panes[slot] = acc
             # as EventTimeTrigger and the window operator do for every element (timers are de-duplicated;
             # a watermark that went back makes an already fired window fire again)
             if max_timestamp <= watermark:
-                self._emit(key, start, acc)
+                self._fire(key, start, acc)
             else:
                 self._schedule(max_timestamp, key, start, FIRE)
             if cleanup != LONG_MAX:
@@ -163,11 +167,21 @@ class AlignedWindowOperator(WindowOperator):
         if self._timer_changes is not None:
             self._timer_changes.replaced(slot)
 
-    def _emit(self, key: Any, start: int, acc: Any) -> None:
+    def _fire(self, key: Any, start: int, acc: Any) -> None:
+        """Evaluate the pane ``(key, start)`` holding ``acc`` (when it raises, the window stays the one in work
+        for the failure report)."""
+        window = self._enter(key, start)
+        contents = acc if self._result is None else self._result(acc)
+        self._emit_window_contents(window, contents)
+        self.trigger_context.window = None
+
+    def _enter(self, key: Any, start: int) -> TimeWindow:
+        """Make ``key`` and the window starting at ``start`` the ones in work (failure reports name them)."""
+        window = TimeWindow.of_size(start, self._size)
         self.backend.current_key = key
         self.trigger_context.key = key
-        contents = acc if self._result is None else self._result(acc)
-        self._emit_window_contents(TimeWindow.of_size(start, self._size), contents)
+        self.trigger_context.window = window
+        return window
 
     # -- time --------------------------------------------------------------------------------------------------
 
@@ -181,9 +195,21 @@ class AlignedWindowOperator(WindowOperator):
             flags = self._pending.pop((at, key, start))
             if self._timer_changes is not None:
                 self._timer_changes.replaced((at, key, start))
-            slot = (key, start)
+            try:
+                self._on_timer_flags(key, start, flags)
+            except Exception as error:
+                self._enter(key, start)
+                self.report_failure(StreamRecord(None, at), error)
+            self.trigger_context.window = None
+        self.output.emit_watermark(watermark)
+
+    def _on_timer_flags(self, key: Any, start: int, flags: int) -> None:
+        """A timer of the pane ``(key, start)``: fire it and/or clean it up (even when firing raised)."""
+        slot = (key, start)
+        try:
             if flags & FIRE and slot in self._panes:
-                self._emit(key, start, self._panes[slot])
+                self._fire(key, start, self._panes[slot])
+        finally:
             if flags & CLEANUP:
                 self._panes.pop(slot, None)
                 if self._pane_changes is not None:
@@ -191,7 +217,6 @@ class AlignedWindowOperator(WindowOperator):
                 self.backend.current_key = key
                 self.process_context._window = TimeWindow.of_size(start, self._size)
                 self.spec.function.clear(self.process_context)
-        self.output.emit_watermark(watermark)
 
     def next_event_time_timer(self) -> int | None:
         return self._timers[0][0] if self._timers else None

@@ -26,7 +26,8 @@ from typing import Any
 
 from panes.elements import StreamRecord
 from panes.errors import UnsupportedOperationError
-from panes.operators.base import KeySelector, OneInputStreamOperator, TimestampedCollector
+from panes.operators.base import OneInputStreamOperator, TimestampedCollector
+from panes.operators.keys import KeySelector
 from panes.state.api import KeyedStateStore
 from panes.state.backend import VOID_NAMESPACE
 from panes.state.descriptors import ListStateDescriptor, StateDescriptor
@@ -248,6 +249,10 @@ class WindowOperator(OneInputStreamOperator):
     def _contents_descriptor(self) -> StateDescriptor:
         return self.spec.state_descriptor
 
+    def failure_window(self) -> Any:
+        """The window whose pane the operator is working on (its trigger context's)."""
+        return self.trigger_context.window
+
     # -- elements ------------------------------------------------------------------------------------------
 
     def get_current_processing_time(self) -> int:
@@ -261,9 +266,11 @@ class WindowOperator(OneInputStreamOperator):
     def process_element(self, record: StreamRecord[Any]) -> None:
         value = record.value
         timestamp = LONG_MIN if record.timestamp is None else record.timestamp
-        windows = self.assigner.assign_windows(value, timestamp, self)
         key = self.backend.current_key
         ctx = self.trigger_context
+        ctx.key = key
+        ctx.window = None  # the window in work, for failure reports (failure_window)
+        windows = self.assigner.assign_windows(value, timestamp, self)
         state = self.window_state
         skipped = True
 
@@ -278,10 +285,10 @@ class WindowOperator(OneInputStreamOperator):
                 state_window = merging.get_state_window(actual)
                 if state_window is None:
                     raise RuntimeError(f"Window {window!r} is not in in-flight window set.")
-                state.set_current_namespace(state_window)
-                state.add(self._state_value(record))
                 ctx.key = key
                 ctx.window = actual
+                state.set_current_namespace(state_window)
+                state.add(self._state_value(record))
                 self._on_trigger_result(self.trigger.on_element(value, timestamp, actual, ctx), actual)
                 self._register_cleanup_timer(actual)
             self._persist(merging)
@@ -290,10 +297,9 @@ class WindowOperator(OneInputStreamOperator):
                 if self._is_window_late(window):
                     continue
                 skipped = False
+                ctx.window = window
                 state.set_current_namespace(window)
                 state.add(self._state_value(record))
-                ctx.key = key
-                ctx.window = window
                 self._on_trigger_result(self.trigger.on_element(value, timestamp, window, ctx), window)
                 self._register_cleanup_timer(window)
 
@@ -368,16 +374,19 @@ class WindowOperator(OneInputStreamOperator):
         else:
             state.set_current_namespace(window)
 
-        if event_time:
-            result = self.trigger.on_event_time(timer.timestamp, window, ctx)
-        else:
-            result = self.trigger.on_processing_time(timer.timestamp, window, ctx)
-        self._on_trigger_result(result, window)
-
-        if event_time == self.is_event_time and timer.timestamp == self._cleanup_time(window):
-            self._clear_all_state(window, merging)
-        if merging is not None:
-            self._persist(merging)
+        try:
+            if event_time:
+                result = self.trigger.on_event_time(timer.timestamp, window, ctx)
+            else:
+                result = self.trigger.on_processing_time(timer.timestamp, window, ctx)
+            self._on_trigger_result(result, window)
+        finally:
+            # cleaned up even when the trigger or the window function raised (a failure that goes to the error
+            # side output must not leave the pane behind)
+            if event_time == self.is_event_time and timer.timestamp == self._cleanup_time(window):
+                self._clear_all_state(window, merging)
+            if merging is not None:
+                self._persist(merging)
 
     def _clear_all_state(self, window: Any, merging: MergingWindowSet | None) -> None:
         self.window_state.clear()

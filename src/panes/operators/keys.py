@@ -1,0 +1,71 @@
+"""What a key is: the one rule every host applies when it keys an element (``key_by``, keyed connections).
+
+A key is what the key selector returns for the element, when it is not ``None`` and is hashable. Flink
+refuses null keys ("Assigned key must not be null!"), so an element without a key — a ``key_by("field")``
+whose field is absent or ``None``, or a key selector returning ``None`` — is a *bad record*
+(``BadRecordError``), as is an unhashable key: the message names the field (or the key selector) and says
+what to change. A key selector that raises is a user function that failed (``UserFunctionError``, the
+selector's exception as its cause). Either goes to the keyed step's error side output when it has one
+(``side_output_errors``), or fails the job (see ``panes.errors``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from panes.errors import BadRecordError, UserFunctionError
+from panes.functions.aggregators import FieldKey
+from panes.functions.stream import function_name
+
+KeySelector = Callable[[Any], Any]
+
+_ADVICE = (
+    "filter such records out or give them a key before key_by, or collect them with side_output_errors(tag) on "
+    "the keyed step"
+)
+
+
+def extract_key(key_selector: KeySelector, value: Any) -> Any:
+    """The key of ``value`` (see the module docstring); raises ``BadRecordError`` for a missing, ``None`` or
+    unhashable key and ``UserFunctionError`` when the key selector raises."""
+    try:
+        key = key_selector(value)
+    except BadRecordError:
+        raise
+    except Exception as error:
+        if isinstance(key_selector, FieldKey):
+            raise BadRecordError(
+                f"key_by({key_selector.field!r}): {value!r} has no field {key_selector.field!r}; {_ADVICE}"
+            ) from error
+        raise UserFunctionError(error, function=describe_key_selector(key_selector)) from error
+    if key is None:
+        raise BadRecordError(f"{_null_key(key_selector, value)}; Flink refuses null keys: {_ADVICE}")
+    try:
+        hash(key)
+    except TypeError as error:
+        raise BadRecordError(
+            f"{_subject(key_selector)}: the key {key!r} of {value!r} is not hashable; return a hashable key (a "
+            f"tuple rather than a list, for example), or collect such records with side_output_errors(tag) on the "
+            "keyed step"
+        ) from error
+    return key
+
+
+def describe_key_selector(key_selector: KeySelector) -> str:
+    """How messages name a key selector: ``key_by('user')`` for a field, else ``key selector <name>``."""
+    if isinstance(key_selector, FieldKey):
+        return f"key_by({key_selector.field!r})"
+    owner = getattr(key_selector, "__self__", key_selector)  # a KeySelector's bound get_key
+    return f"key selector {function_name(owner)}"
+
+
+def _subject(key_selector: KeySelector) -> str:
+    description = describe_key_selector(key_selector)
+    return description if isinstance(key_selector, FieldKey) else f"the {description}"
+
+
+def _null_key(key_selector: KeySelector, value: Any) -> str:
+    if isinstance(key_selector, FieldKey):
+        return f"key_by({key_selector.field!r}): the key field {key_selector.field!r} is None in {value!r}"
+    return f"the {describe_key_selector(key_selector)} returned None for {value!r}"
