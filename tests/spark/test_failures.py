@@ -11,7 +11,7 @@ import pytest
 
 from panes.datastream import StreamEnvironment
 from panes.datastream.sinks import ListSink
-from panes.errors import BadRecordError
+from panes.errors import BadRecordError, UserFunctionError
 from panes.local import LocalRunner
 from panes.spark import SparkRunner
 from panes.watermarks import WatermarkStrategy
@@ -84,7 +84,7 @@ def failures(spark: Any, build: Callable[[StreamEnvironment], None], expected: t
     [
         (window_without_timestamps, BadRecordError),
         (bounded_window_without_timestamps, BadRecordError),
-        (failing_user_map, CheckoutRefused),
+        (failing_user_map, UserFunctionError),
     ],
     ids=["bad-record-in-a-keyed-step", "bad-record-in-a-bounded-job", "user-function-in-a-fused-step"],
 )
@@ -92,7 +92,9 @@ def test_a_failing_job_raises_the_same_exception_on_both_runners(spark: Any, bui
     raised = failures(spark, build, expected)
     local, on_spark = raised["local"], raised["spark"]
     assert type(on_spark) is type(local)
-    assert str(on_spark) == str(local)  # panes' (or the user's) message, first, not Spark's
+    # panes' message first, not Spark's (a step's instance is named per runner: "(1/1)" or "(shard 0/1)")
+    assert str(on_spark).splitlines()[0].split(" failed")[-1] == str(local).splitlines()[0].split(" failed")[-1]
+    assert str(on_spark).splitlines()[1:] == str(local).splitlines()[1:]
     cause = on_spark.__cause__
     assert cause is not None and "panes-error[" in str(cause)  # Spark's exception, kept
 

