@@ -60,6 +60,18 @@ class Side:
     written: list[int] | None = None
     """State bytes panes wrote in each micro-batch that called its keyed step."""
 
+    @staticmethod
+    def measured(seconds: float, progress: list[Any], sampler: MemorySampler) -> Side:
+        """One side's run: its seconds, the batches of its query progress and the sampler's memory peaks."""
+        return Side(
+            seconds,
+            batch_seconds(progress),
+            input_rows(progress),
+            sampler.jvm_peak,
+            sampler.worker_peak,
+            sampler.workers_total_peak,
+        )
+
     def batch(self, number: int) -> float | None:
         """The seconds of data micro-batch ``number`` (1-based)."""
         return self.batches[number - 1] if len(self.batches) >= number else None
@@ -77,14 +89,7 @@ def run_native(spark: Any, case: Case, folder: str, work: str, sampler: MemorySa
     query.awaitTermination()
     seconds = time.monotonic() - started
     progress = list(query.recentProgress)
-    return Side(
-        seconds,
-        batch_seconds(progress),
-        input_rows(progress),
-        sampler.jvm_peak,
-        sampler.worker_peak,
-        sampler.workers_total_peak,
-    )
+    return Side.measured(seconds, progress, sampler)
 
 
 def run_panes(spark: Any, case: Case, folder: str, work: str, sampler: MemorySampler, shards: int | None) -> Side:
@@ -95,14 +100,7 @@ def run_panes(spark: Any, case: Case, folder: str, work: str, sampler: MemorySam
     seconds = time.monotonic() - started
     progress = result.details.get("progress", [])
     metrics = result.details.get("metrics", {})
-    side = Side(
-        seconds,
-        batch_seconds(progress),
-        input_rows(progress),
-        sampler.jvm_peak,
-        sampler.worker_peak,
-        sampler.workers_total_peak,
-    )
+    side = Side.measured(seconds, progress, sampler)
     peak = metrics.get("peak_state_bytes_per_pane")
     side.state_bytes_per_pane = None if peak is None else float(peak)
     per_batch = metrics.get("per_batch", [])

@@ -308,6 +308,12 @@ def keys_by_column(keyed: Step, codes: ChannelCodes) -> bool:
 def has_null_keys(batch: pa.RecordBatch, keyed: Step, codes: ChannelCodes) -> bool:
     """Whether a row the keyed step reads has a null key column (``keys_by_column`` steps): such a batch takes
     the record path, where null keys are bad records (``panes.operators.keys``)."""
+    return any(keys.null_count for _, keys in _key_columns(batch, keyed, codes))
+
+
+def _key_columns(batch: pa.RecordBatch, keyed: Step, codes: ChannelCodes) -> Iterator[tuple[np.ndarray, pa.Array]]:
+    """For each channel the keyed step reads (``keys_by_column`` steps) with rows in ``batch``: the mask of its
+    rows and their key column."""
     channel = batch.column("ch").to_numpy(zero_copy_only=False)
     for code_channel in keyed.consumed:
         code = codes.code[code_channel]
@@ -316,9 +322,7 @@ def has_null_keys(batch: pa.RecordBatch, keyed: Step, codes: ChannelCodes) -> bo
             continue
         selector = keyed.key_selectors[keyed.input_of[code_channel]]
         assert isinstance(selector, FieldKey)
-        if batch.column(codes.column(code)).filter(pa.array(mine)).field(selector.field).null_count:
-            return True
-    return False
+        yield mine, batch.column(codes.column(code)).filter(pa.array(mine)).field(selector.field)
 
 
 def shards_of_columns(
@@ -335,16 +339,8 @@ def shards_of_columns(
     """The batch's rows as one payload per shard, keys hashed to shards with numpy (as :func:`_shards_out`
     does for records); rows the keyed step does not read go by their ordering number."""
     rows = layout.adapt(batch)
-    channel = rows.column("ch").to_numpy(zero_copy_only=False)
     shards = rows.column("seq").to_numpy(zero_copy_only=False) % num_shards
-    for code_channel in keyed.consumed:
-        code = codes.code[code_channel]
-        mine = channel == code
-        if not mine.any():
-            continue
-        selector = keyed.key_selectors[keyed.input_of[code_channel]]
-        assert isinstance(selector, FieldKey)
-        keys = rows.column(codes.column(code)).filter(pa.array(mine)).field(selector.field)
+    for mine, keys in _key_columns(rows, keyed, codes):
         shards[mine] = key_groups(keys, max_parallelism) * num_shards // max_parallelism
     order = np.argsort(shards, kind="stable")
     ordered = rows.take(pa.array(order))
