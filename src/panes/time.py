@@ -111,3 +111,45 @@ def java_rem(a: int, b: int) -> int:
     """Java's ``a % b`` for longs: the remainder takes the sign of the dividend (Python's takes the divisor's)."""
     r = abs(a) % abs(b)
     return -r if a < 0 else r
+
+
+class Time:
+    """A duration in PyFlink's spelling (``Time.seconds(5)``, ``Time.milliseconds(100)``): ``to_milliseconds()``
+    gives ``int`` milliseconds. Accepted where PyFlink takes a ``Time`` (``StateTtlConfig.new_builder``)."""
+
+    __slots__ = ("_millis",)
+
+    def __init__(self, millis: int) -> None:
+        self._millis = duration_ms(millis, name="Time")
+
+    @staticmethod
+    def milliseconds(n: int) -> Time:
+        return Time(n)
+
+    @staticmethod
+    def seconds(n: int) -> Time:
+        return Time(n * 1_000)
+
+    @staticmethod
+    def minutes(n: int) -> Time:
+        return Time(n * 60_000)
+
+    @staticmethod
+    def hours(n: int) -> Time:
+        return Time(n * 3_600_000)
+
+    @staticmethod
+    def days(n: int) -> Time:
+        return Time(n * 86_400_000)
+
+    def to_milliseconds(self) -> int:
+        return self._millis
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Time) and other._millis == self._millis
+
+    def __hash__(self) -> int:
+        return hash(self._millis)
+
+    def __repr__(self) -> str:
+        return f"Time.milliseconds({self._millis})"

@@ -1,5 +1,6 @@
 """The DataStream API: environment, streams, windows, sources, sinks and the plan they build."""
 
+from panes.datastream.broadcast import BroadcastConnectedStream, BroadcastStream
 from panes.datastream.connected import ConnectedStreams
 from panes.datastream.environment import StreamEnvironment, StreamExecutionEnvironment
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult
@@ -8,6 +9,7 @@ from panes.datastream.sinks import FunctionSink, ListSink, PrintSink, Sink
 from panes.datastream.sources import CollectionSource, GeneratorSource, IterableSource, Source, SplitsSource
 from panes.datastream.stream import DataStream, DataStreamSink, KeyedStream
 from panes.datastream.windowed import AllWindowedStream, WindowedStream, WindowSpec
+from panes.functions.broadcast import BroadcastProcessFunction, KeyedBroadcastProcessFunction
 from panes.functions.base import AggregateFunction, ReduceFunction, RuntimeContext
 from panes.functions.stream import (
     CoFlatMapFunction,
@@ -29,6 +31,9 @@ from panes.tags import OutputTag
 __all__ = [
     "AggregateFunction",
     "AllWindowedStream",
+    "BroadcastConnectedStream",
+    "BroadcastProcessFunction",
+    "BroadcastStream",
     "CoFlatMapFunction",
     "CoMapFunction",
     "CoProcessFunction",
@@ -43,6 +48,7 @@ __all__ = [
     "GeneratorSource",
     "IterableSource",
     "JobExecutionResult",
+    "KeyedBroadcastProcessFunction",
     "KeySelector",
     "KeyedCoProcessFunction",
     "KeyedProcessFunction",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from panes.datastream.aggregations import FieldAggregations
 from panes.datastream.partitioning import (
@@ -48,6 +48,7 @@ from panes.tags import OutputTag
 from panes.types import RecordType
 
 if TYPE_CHECKING:
+    from panes.datastream.broadcast import BroadcastConnectedStream, BroadcastStream
     from panes.datastream.connected import ConnectedStreams
     from panes.datastream.environment import StreamEnvironment
     from panes.datastream.windowed import AllWindowedStream, WindowedStream
@@ -214,10 +215,20 @@ class DataStream:
         inputs = (self.transformation, *(s.transformation for s in streams))
         return DataStream(self.env, UnionTransformation(name="Union", inputs=inputs))
 
-    def connect(self, other: DataStream) -> ConnectedStreams:
-        """Two streams processed together by a co-function (``map``, ``flat_map``, ``process``)."""
+    @overload
+    def connect(self, other: BroadcastStream) -> BroadcastConnectedStream: ...
+
+    @overload
+    def connect(self, other: DataStream) -> ConnectedStreams: ...
+
+    def connect(self, other: Any) -> Any:
+        """Two streams processed together by a co-function (``map``, ``flat_map``, ``process``): a
+        ``ConnectedStreams``, or a ``BroadcastConnectedStream`` when ``other`` is a ``BroadcastStream``."""
+        from panes.datastream.broadcast import BroadcastConnectedStream, BroadcastStream
         from panes.datastream.connected import ConnectedStreams
 
+        if isinstance(other, BroadcastStream):
+            return BroadcastConnectedStream(self, other)
         return ConnectedStreams(self, other)
 
     def window_all(self, window_assigner: WindowAssigner[Any, Any]) -> AllWindowedStream:
@@ -274,7 +285,13 @@ class DataStream:
     def rescale(self) -> DataStream:
         return self._partition(RescalePartitioner())
 
-    def broadcast(self) -> DataStream:
+    def broadcast(self, *broadcast_state_descriptors: Any) -> Any:
+        """Every element to every downstream instance. With ``MapStateDescriptor``s, a ``BroadcastStream`` with
+        that broadcast state, to ``connect`` a stream with (see ``panes.datastream.broadcast``)."""
+        if broadcast_state_descriptors:
+            from panes.datastream.broadcast import BroadcastStream
+
+            return BroadcastStream(self, broadcast_state_descriptors)
         return self._partition(BroadcastPartitioner())
 
     def forward(self) -> DataStream:

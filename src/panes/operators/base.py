@@ -99,7 +99,7 @@ class AbstractStreamOperator(ABC):
         self.key_selector = key_selector
         self.output: Output = CollectingOutput()
         self.processing_time_service: ProcessingTimeService = ManualProcessingTimeService()
-        self.backend = HeapKeyedStateBackend()
+        self.backend = HeapKeyedStateBackend(self.current_processing_time)
         self._timer_services: dict[str, InternalTimerService] = {}
         self._restored: dict[str, Any] | None = None
         self._tracking = False
@@ -132,6 +132,10 @@ class AbstractStreamOperator(ABC):
         self.parallelism = parallelism
         self.max_parallelism = max_parallelism
 
+    def current_processing_time(self) -> int:
+        """Now on the operator's processing-time clock (the clock of state time-to-live, too)."""
+        return self.processing_time_service.get_current_processing_time()
+
     def runtime_context(self) -> StreamingRuntimeContext:
         """The ``RuntimeContext`` handed to user functions' ``open``."""
         return StreamingRuntimeContext(self)
@@ -157,6 +161,8 @@ class AbstractStreamOperator(ABC):
         (:meth:`report_failure`). Every host calls this for one-input operators."""
         try:
             self.set_key_context_element(record)
+            if self.backend.record_cleanups:
+                self.backend.run_record_cleanups()
             self.process_element(record)  # type: ignore[attr-defined]
         except Exception as error:
             self.report_failure(record, error)

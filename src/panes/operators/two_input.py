@@ -75,6 +75,8 @@ class TwoInputStreamOperator(AbstractStreamOperator):
         """Key and process a record of the first input (failures as in ``process_record``)."""
         try:
             self.set_key_context_element1(record)
+            if self.backend.record_cleanups:
+                self.backend.run_record_cleanups()
             self.process_element1(record)
         except Exception as error:
             self.report_failure(record, error)
@@ -83,6 +85,8 @@ class TwoInputStreamOperator(AbstractStreamOperator):
         """Key and process a record of the second input (failures as in ``process_record``)."""
         try:
             self.set_key_context_element2(record)
+            if self.backend.record_cleanups:
+                self.backend.run_record_cleanups()
             self.process_element2(record)
         except Exception as error:
             self.report_failure(record, error)

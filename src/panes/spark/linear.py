@@ -57,7 +57,16 @@ class Step:
             return "sink"
         if isinstance(t, OneInputTransformation) and t.op_kind == "timestamps_watermarks":
             return "timestamps"
+        if self.broadcast_input is not None:
+            # every shard is an instance that keeps broadcast state: the step runs sharded, keyed or not
+            return "keyed"
         return "keyed" if any(k is not None for k in self.key_selectors) else "stateless"
+
+    @cached_property
+    def broadcast_input(self) -> int | None:
+        """The input whose rows go to every shard (a broadcast connected stream's broadcast side), or ``None``."""
+        index = getattr(getattr(self.transformation, "spec", None), "broadcast_input", None)
+        return index if isinstance(index, int) else None
 
     @cached_property
     def consumed(self) -> frozenset[Channel]:

@@ -95,24 +95,32 @@ def shard_rows(
     step: Step, rows: list[Record], num_shards: int, max_parallelism: int, cache: dict[Any, int]
 ) -> tuple[list[Record], list[int]]:
     """Each row's shard before the keyed ``step``: its key's shard for rows the step reads (``cache`` remembers
-    keys), any shard for rows passing by. A row without a key (``panes.operators.keys``) is the step's failure,
+    keys), every shard for rows of a broadcast input (listed once per shard), any shard for rows passing by and
+    rows of a non-keyed input. A row without a key (``panes.operators.keys``) is the step's failure,
     as an operator reports it (``panes.errors``): an ``ErrorRecord`` on the step's error output when there is
     one (dropped when nobody reads it), the located error raised otherwise."""
     error_tag = step.transformation.error_tag
     error_channel = None if error_tag is None else (step.transformation.id, error_tag.tag_id)
     inputs = step.input_of
     selectors = step.key_selectors
+    broadcast = step.broadcast_input
+    every_shard = list(range(num_shards))
     kept: list[Record] = []
     shards: list[int] = []
     for row in rows:
         channel, value, ts, seq, ph = row
         index = inputs.get(channel)
-        if index is None:
+        if index is not None and index == broadcast:
+            # a broadcast element reaches every shard (every instance), in its place among the shard's rows
+            kept.extend([row] * num_shards)
+            shards.extend(every_shard)
+            continue
+        selector = None if index is None else selectors[index]
+        if selector is None:
+            # a row passing by, or an element of a non-keyed input: spread by its ordering number
             kept.append(row)
             shards.append(seq % num_shards)
             continue
-        selector = selectors[index]
-        assert selector is not None
         try:
             key = extract_key(selector, value)
         except Exception as error:

@@ -59,12 +59,15 @@ def payload_batches(payloads: Iterable[bytes]) -> list[pa.RecordBatch]:
 
 
 def split(
-    batches: list[pa.RecordBatch], step: Step, codes: ChannelCodes
+    batches: list[pa.RecordBatch], step: Step, codes: ChannelCodes, shard: int = 0
 ) -> tuple[list[pa.RecordBatch], list[pa.RecordBatch]]:
     """The rows ``step`` reads, and the rows that pass on (those no step reads here, and those a later step
-    reads too)."""
+    reads too). Rows of a broadcast input reach every shard; only shard 0 passes them on."""
     read = codes.codes(step.consumed)
-    keep = codes.codes(step.passthrough)
+    passthrough = set(step.passthrough)
+    if shard != 0 and step.broadcast_input is not None:
+        passthrough -= set(step.inputs[step.broadcast_input])
+    keep = codes.codes(passthrough)
     mine: list[pa.RecordBatch] = []
     passing: list[pa.RecordBatch] = []
     for batch in batches:
@@ -89,10 +92,11 @@ class RecordHost:
         self.codes = codes
         self.layout = layout
         self.host = StepHost(step, shard, num_shards, max_parallelism, track_changes=True)
+        self.shard = shard
         self.counts = (0, 0)
 
     def run(self, batches: list[pa.RecordBatch], watermark: int, now: int, batch: int = 0) -> list[pa.RecordBatch]:
-        mine, passing = split(batches, self.step, self.codes)
+        mine, passing = split(batches, self.step, self.codes, self.shard)
         read = self.codes.codes(self.step.consumed)
         records: list[Record] = []
         for part in mine:

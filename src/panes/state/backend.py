@@ -21,6 +21,7 @@ from panes.state.api import (
     ValueState,
 )
 from panes.state.changes import Changes, TableDelta, apply_delta
+from panes.state.ttl_states import MISSING, IncrementalCleanup, purge, ttl_merge, ttl_state
 from panes.state.descriptors import (
     AggregatingStateDescriptor,
     ListStateDescriptor,
@@ -60,12 +61,17 @@ class HeapKeyedStateBackend:
     (a view bound to one namespace). Registering one state name with two kinds raises ``ValueError``.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, processing_time: Callable[[], int] | None = None) -> None:
         self._tables: dict[str, Table] = {}
         self._descriptors: dict[str, StateDescriptor] = {}
         self.current_key: Any = None
         self.changes: dict[str, Changes] | None = None
         """Per state name, the entries changed since the last :meth:`take_changes` (``None``: not tracked)."""
+        self.processing_time: Callable[[], int] = processing_time or _no_clock
+        """The clock of states with time-to-live (the hosting operator's processing time)."""
+        self._cleanups: dict[str, IncrementalCleanup] = {}
+        self.record_cleanups: list[tuple[str, IncrementalCleanup]] = []
+        """Incremental TTL cleanups that also run on every record (:meth:`run_record_cleanups`)."""
 
     def set_current_key(self, key: Any) -> None:
         self.current_key = key
@@ -105,6 +111,8 @@ class HeapKeyedStateBackend:
         """A state of ``descriptor``'s kind, bound to ``namespace`` and to whatever key is current on access."""
         table = self.table(descriptor)
         changes = self.table_changes(descriptor.name)
+        if descriptor.ttl_config is not None:
+            return ttl_state(self, table, namespace, changes, descriptor, self._incremental_cleanup(descriptor))
         if isinstance(descriptor, ValueStateDescriptor):
             return HeapValueState(self, table, namespace, changes)
         if isinstance(descriptor, ListStateDescriptor):
@@ -116,6 +124,42 @@ class HeapKeyedStateBackend:
         if isinstance(descriptor, MapStateDescriptor):
             return HeapMapState(self, table, namespace, changes)
         raise TypeError(f"unknown state descriptor {type(descriptor).__name__}")
+
+    def _incremental_cleanup(self, descriptor: StateDescriptor) -> IncrementalCleanup | None:
+        """The incremental TTL cleanup of ``descriptor``'s state (one per state), or ``None``."""
+        name = descriptor.name
+        cleanup = self._cleanups.get(name)
+        if cleanup is None:
+            config = descriptor.ttl_config
+            strategy = config.cleanup_strategies.get_incremental_cleanup_strategy()
+            if strategy is None:
+                return None
+            cleanup = self._cleanups[name] = IncrementalCleanup(descriptor.kind, config.ttl, strategy.cleanup_size)
+            if strategy.run_cleanup_for_every_record:
+                self.record_cleanups.append((name, cleanup))
+        return cleanup
+
+    def run_record_cleanups(self) -> None:
+        """Run the incremental TTL cleanups configured to run on every record (operators call this per record)."""
+        now = self.processing_time()
+        for name, cleanup in self.record_cleanups:
+            cleanup.run(self._tables.get(name, {}), self.table_changes(name), now)
+
+    def apply_to_all_keys(
+        self, namespace: Any, descriptor: StateDescriptor, function: Callable[[Any, Any], None]
+    ) -> None:
+        """Call ``function(key, state)`` for every key holding ``descriptor``'s state in ``namespace``, with that
+        key current (Flink's ``applyToAllKeys``); the current key is restored afterwards."""
+        table = self.table(descriptor)
+        keys = [key for key, ns in list(table) if ns == namespace]
+        previous = self.current_key
+        state = self.get_partitioned_state(namespace, descriptor)
+        try:
+            for key in keys:
+                self.current_key = key
+                function(key, state)
+        finally:
+            self.current_key = previous
 
     def merge_namespaces(self, descriptor: StateDescriptor, target: Any, sources: Collection[Any]) -> None:
         """Merge the current key's values in ``sources`` into ``target`` (target first), removing the sources.
@@ -139,6 +183,8 @@ class HeapKeyedStateBackend:
             merge = descriptor.agg_function.merge
         else:
             raise ValueError("The given state descriptor does not refer to a mergeable state (MergingState)")
+        if descriptor.ttl_config is not None and not isinstance(descriptor, ListStateDescriptor):
+            merge = ttl_merge(merge, descriptor.ttl_config, self.processing_time)
         key = self.current_key
         changes = self.table_changes(descriptor.name)
         if changes is not None:
@@ -185,17 +231,41 @@ class HeapKeyedStateBackend:
     def snapshot(self) -> dict[str, Any]:
         """All state as plain data: ``{"tables": {name: {(key, namespace): value}}, "kinds": {name: kind}}``.
 
-        Values are shared, not copied: pickle the result (as the operators do) before mutating further.
+        Values are shared, not copied: pickle the result (as the operators do) before mutating further. States
+        with time-to-live whose cleanup filters snapshots (``panes.state.ttl``) leave their expired values out.
         """
-        return {
-            "tables": {name: table for name, table in self._tables.items() if table},
-            "kinds": {name: d.kind for name, d in self._descriptors.items()},
-        }
+        tables = {}
+        for name, table in self._tables.items():
+            if not table:
+                continue
+            descriptor = self._descriptors.get(name)
+            config = None if descriptor is None else descriptor.ttl_config
+            if config is not None and config.cleanup_strategies.filters_snapshots():
+                table = self._unexpired(descriptor.kind, table, config.ttl)  # type: ignore[union-attr]
+                if not table:
+                    continue
+            tables[name] = table
+        return {"tables": tables, "kinds": {name: d.kind for name, d in self._descriptors.items()}}
+
+    def _unexpired(self, kind: str, table: Table, ttl: int) -> Table:
+        """``table`` without expired values (a new table when some expired; ``table`` itself otherwise)."""
+        now = self.processing_time()
+        kept: Table = {}
+        changed = False
+        for slot, stored in table.items():
+            value = purge(kind, stored, ttl, now)
+            if value is not stored:
+                changed = True
+            if value is not MISSING:
+                kept[slot] = value
+        return kept if changed else table
 
     def restore(self, data: dict[str, Any]) -> None:
         """Replace all state with a :meth:`snapshot`'s content. Descriptors re-register on first use."""
         self._tables = {name: dict(table) for name, table in data["tables"].items()}
         self._descriptors = {}
+        self._cleanups = {}
+        self.record_cleanups = []
         self.forget_changes()
 
     # -- changes ------------------------------------------------------------------------------------------
@@ -225,6 +295,12 @@ class HeapKeyedStateBackend:
         tables = data["tables"]
         for name, delta in deltas.items():
             apply_delta(tables.setdefault(name, {}), delta)
+
+
+def _no_clock() -> int:
+    raise RuntimeError(
+        "state with time-to-live needs processing time: host the state in an operator (its clock is the runner's)"
+    )
 
 
 def _extend(a: list[Any], b: list[Any]) -> list[Any]:

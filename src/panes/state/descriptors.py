@@ -29,11 +29,28 @@ class StateDescriptor:
 
     name: str
     type_info: Any = field(default=None, compare=False)
+    ttl_config: Any = field(default=None, init=False, compare=False, repr=False)
+    """The state's ``StateTtlConfig`` once :meth:`enable_time_to_live` was called (``None``: no TTL)."""
 
     kind = "state"
 
     def __post_init__(self) -> None:
         _check_name(self.name)
+
+    def get_name(self) -> str:
+        return self.name
+
+    def enable_time_to_live(self, ttl_config: Any) -> None:
+        """Give the state a time-to-live (``panes.state.ttl``): its values expire ``ttl`` ms of processing time
+        after their last access. A config whose update type is ``Disabled`` turns TTL off."""
+        from panes.state.ttl import StateTtlConfig
+
+        if not isinstance(ttl_config, StateTtlConfig):
+            raise TypeError(
+                f"enable_time_to_live needs a StateTtlConfig (StateTtlConfig.new_builder(ttl).build()), "
+                f"got {type(ttl_config).__name__}"
+            )
+        object.__setattr__(self, "ttl_config", ttl_config if ttl_config.is_enabled() else None)
 
 
 @dataclass(frozen=True)
@@ -50,11 +67,21 @@ class ListStateDescriptor(StateDescriptor):
     kind = "list"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class MapStateDescriptor(StateDescriptor):
-    """A map per key and namespace."""
+    """A map per key and namespace. PyFlink's spelling ``MapStateDescriptor(name, key_type, value_type)`` is
+    accepted: the type is then the pair ``(key_type, value_type)``."""
 
     kind = "map"
+
+    def __init__(self, name: str, key_type_info: Any = None, value_type_info: Any = None, type_info: Any = None) -> None:
+        if type_info is None and value_type_info is not None:
+            type_info = (key_type_info, value_type_info)
+        elif type_info is None:
+            type_info = key_type_info
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "type_info", type_info)
+        _check_name(name)
 
 
 @dataclass(frozen=True, init=False)
