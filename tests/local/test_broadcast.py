@@ -41,7 +41,7 @@ ELEMENTS: list[tuple[str, str, int, int]] = [
     ("rule", "r1", 20, 6),
     ("event", "b", 15, 7),
 ]
-BATCHES = [ELEMENTS[0:2], ELEMENTS[2:4], ELEMENTS[4:5], ELEMENTS[5:6], ELEMENTS[6:7], ELEMENTS[7:8]]
+BATCHES = [ELEMENTS[0:2], ELEMENTS[2:5], ELEMENTS[5:6], ELEMENTS[6:8]]
 """The same elements as micro-batches (the Spark test's input; the local runner reads them in order)."""
 
 
@@ -98,14 +98,20 @@ def split(source: DataStream) -> tuple[DataStream, DataStream]:
     return stamped.filter(lambda e: e[0] == "event"), stamped.filter(lambda e: e[0] == "rule")
 
 
-def keyed_pipeline(source: DataStream) -> DataStream:
-    events, rules = split(source)
+def keyed_process(events: DataStream, rules: DataStream) -> DataStream:
     return events.key_by(lambda e: e[1]).connect(rules.broadcast(RULES)).process(RuleMatcher())
 
 
-def unkeyed_pipeline(source: DataStream) -> DataStream:
-    events, rules = split(source)
+def unkeyed_process(events: DataStream, rules: DataStream) -> DataStream:
     return events.connect(rules.broadcast(RULES)).process(UnkeyedRuleMatcher())
+
+
+def keyed_pipeline(source: DataStream) -> DataStream:
+    return keyed_process(*split(source))
+
+
+def unkeyed_pipeline(source: DataStream) -> DataStream:
+    return unkeyed_process(*split(source))
 
 
 EXPECTED_KEYED = sorted(
