@@ -217,7 +217,7 @@ class NonKeyed(BroadcastProcessFunction[str, int, str]):
         ctx.output(BROADCAST_TAG, f"BR:{value} TS:{ctx.timestamp()}")
 
     def process_element(self, value: str, ctx: Any) -> Any:
-        with pytest.raises(Exception, match="Setting timers|keyed side"):
+        with pytest.raises(Exception, match=r"Setting timers|keyed side"):
             ctx.timer_service()
         yield f"{value}:{sorted(ctx.get_broadcast_state(STATE).keys())}"
 

@@ -380,7 +380,8 @@ def test_incremental_cleanup_on_access_checks_a_few_entries_per_access() -> None
 
 
 def test_full_snapshot_cleanup_leaves_expired_values_out_of_snapshots_only() -> None:
-    ctx = Context(KINDS[1], StateTtlConfig.new_builder(TTL).cleanup_full_snapshot().disable_cleanup_in_background().build())
+    full_snapshot = StateTtlConfig.new_builder(TTL).cleanup_full_snapshot().disable_cleanup_in_background()
+    ctx = Context(KINDS[1], full_snapshot.build())
     ctx.time = 0
     ctx.update([1, 2])
     ctx.time = 60

@@ -9,8 +9,8 @@ from panes.datastream.sinks import FunctionSink, ListSink, PrintSink, Sink
 from panes.datastream.sources import CollectionSource, GeneratorSource, IterableSource, Source, SplitsSource
 from panes.datastream.stream import DataStream, DataStreamSink, KeyedStream
 from panes.datastream.windowed import AllWindowedStream, WindowedStream, WindowSpec
-from panes.functions.broadcast import BroadcastProcessFunction, KeyedBroadcastProcessFunction
 from panes.functions.base import AggregateFunction, ReduceFunction, RuntimeContext
+from panes.functions.broadcast import BroadcastProcessFunction, KeyedBroadcastProcessFunction
 from panes.functions.stream import (
     CoFlatMapFunction,
     CoMapFunction,

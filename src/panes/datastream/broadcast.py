@@ -8,7 +8,7 @@ when ``other`` is keyed and a ``BroadcastProcessFunction`` otherwise.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +67,7 @@ class BroadcastConnectedStream:
 
         stream = self.non_broadcast_stream
         descriptors = self.broadcast_stream.descriptors
+        factory: Callable[[], Any]
         if isinstance(stream, KeyedStream):
             if not isinstance(func, KeyedBroadcastProcessFunction):
                 raise TypeError(

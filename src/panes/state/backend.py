@@ -21,7 +21,6 @@ from panes.state.api import (
     ValueState,
 )
 from panes.state.changes import Changes, TableDelta, apply_delta
-from panes.state.ttl_states import MISSING, IncrementalCleanup, purge, ttl_merge, ttl_state
 from panes.state.descriptors import (
     AggregatingStateDescriptor,
     ListStateDescriptor,
@@ -30,6 +29,7 @@ from panes.state.descriptors import (
     StateDescriptor,
     ValueStateDescriptor,
 )
+from panes.state.ttl_states import MISSING, IncrementalCleanup, purge, ttl_merge, ttl_state
 
 
 class _VoidNamespace:
@@ -240,11 +240,12 @@ class HeapKeyedStateBackend:
                 continue
             descriptor = self._descriptors.get(name)
             config = None if descriptor is None else descriptor.ttl_config
+            kept = table
             if config is not None and config.cleanup_strategies.filters_snapshots():
-                table = self._unexpired(descriptor.kind, table, config.ttl)  # type: ignore[union-attr]
-                if not table:
+                kept = self._unexpired(descriptor.kind, table, config.ttl)  # type: ignore[union-attr]
+                if not kept:
                     continue
-            tables[name] = table
+            tables[name] = kept
         return {"tables": tables, "kinds": {name: d.kind for name, d in self._descriptors.items()}}
 
     def _unexpired(self, kind: str, table: Table, ttl: int) -> Table:

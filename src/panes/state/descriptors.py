@@ -74,7 +74,9 @@ class MapStateDescriptor(StateDescriptor):
 
     kind = "map"
 
-    def __init__(self, name: str, key_type_info: Any = None, value_type_info: Any = None, type_info: Any = None) -> None:
+    def __init__(
+        self, name: str, key_type_info: Any = None, value_type_info: Any = None, type_info: Any = None
+    ) -> None:
         if type_info is None and value_type_info is not None:
             type_info = (key_type_info, value_type_info)
         elif type_info is None:

@@ -143,13 +143,18 @@ def _ttl_ms(ttl: Any) -> int:
     return int(millis)
 
 
+_Update = UpdateType
+_Visibility = StateVisibility
+_Characteristic = TtlTimeCharacteristic
+
+
 @dataclass(frozen=True)
 class StateTtlConfig:
     """The TTL of a state (see the module docstring); build with ``StateTtlConfig.new_builder(ttl)``."""
 
-    update_type: UpdateType
-    state_visibility: StateVisibility
-    ttl_time_characteristic: TtlTimeCharacteristic
+    update_type: _Update
+    state_visibility: _Visibility
+    ttl_time_characteristic: _Characteristic
     ttl: int
     """Time to live in milliseconds (positive)."""
     cleanup_strategies: CleanupStrategies
@@ -166,16 +171,16 @@ class StateTtlConfig:
         """A builder for a TTL of ``ttl``: ``int`` milliseconds, a ``timedelta`` or a ``Time``."""
         return StateTtlConfig.Builder(ttl)
 
-    def get_update_type(self) -> UpdateType:
+    def get_update_type(self) -> _Update:
         return self.update_type
 
-    def get_state_visibility(self) -> StateVisibility:
+    def get_state_visibility(self) -> _Visibility:
         return self.state_visibility
 
     def get_ttl(self) -> int:
         return self.ttl
 
-    def get_ttl_time_characteristic(self) -> TtlTimeCharacteristic:
+    def get_ttl_time_characteristic(self) -> _Characteristic:
         return self.ttl_time_characteristic
 
     def get_cleanup_strategies(self) -> CleanupStrategies:
@@ -198,31 +203,31 @@ class StateTtlConfig:
             self._compaction: RocksdbCompactFilterCleanupStrategy | None = None
             self._background = True
 
-        def set_update_type(self, update_type: UpdateType) -> StateTtlConfig.Builder:
+        def set_update_type(self, update_type: _Update) -> StateTtlConfig.Builder:
             if not isinstance(update_type, UpdateType):
                 raise TypeError(f"update_type must be a StateTtlConfig.UpdateType, got {update_type!r}")
             self._update_type = update_type
             return self
 
         def update_ttl_on_create_and_write(self) -> StateTtlConfig.Builder:
-            return self.set_update_type(UpdateType.OnCreateAndWrite)
+            return self.set_update_type(_Update.OnCreateAndWrite)
 
         def update_ttl_on_read_and_write(self) -> StateTtlConfig.Builder:
-            return self.set_update_type(UpdateType.OnReadAndWrite)
+            return self.set_update_type(_Update.OnReadAndWrite)
 
-        def set_state_visibility(self, state_visibility: StateVisibility) -> StateTtlConfig.Builder:
+        def set_state_visibility(self, state_visibility: _Visibility) -> StateTtlConfig.Builder:
             if not isinstance(state_visibility, StateVisibility):
                 raise TypeError(f"state_visibility must be a StateTtlConfig.StateVisibility, got {state_visibility!r}")
             self._state_visibility = state_visibility
             return self
 
         def return_expired_if_not_cleaned_up(self) -> StateTtlConfig.Builder:
-            return self.set_state_visibility(StateVisibility.ReturnExpiredIfNotCleanedUp)
+            return self.set_state_visibility(_Visibility.ReturnExpiredIfNotCleanedUp)
 
         def never_return_expired(self) -> StateTtlConfig.Builder:
-            return self.set_state_visibility(StateVisibility.NeverReturnExpired)
+            return self.set_state_visibility(_Visibility.NeverReturnExpired)
 
-        def set_ttl_time_characteristic(self, characteristic: TtlTimeCharacteristic) -> StateTtlConfig.Builder:
+        def set_ttl_time_characteristic(self, characteristic: _Characteristic) -> StateTtlConfig.Builder:
             if not isinstance(characteristic, TtlTimeCharacteristic):
                 raise TypeError(
                     f"ttl_time_characteristic must be a StateTtlConfig.TtlTimeCharacteristic, got {characteristic!r}"
@@ -231,7 +236,7 @@ class StateTtlConfig:
             return self
 
         def use_processing_time(self) -> StateTtlConfig.Builder:
-            return self.set_ttl_time_characteristic(TtlTimeCharacteristic.ProcessingTime)
+            return self.set_ttl_time_characteristic(_Characteristic.ProcessingTime)
 
         def cleanup_full_snapshot(self) -> StateTtlConfig.Builder:
             self._full_snapshot = True
