@@ -46,6 +46,20 @@ def test_broadcast_pipelines_on_spark(spark: Any) -> None:
     assert sorted(keyed_seen.values) == sorted(unkeyed_seen.values) == sorted(SEEN_PER_INSTANCE * 2)
 
 
+def test_broadcast_over_bounded_input_on_spark(spark: Any) -> None:
+    """The bounded (batch) path: one batch in source order, then the end of input fires the timers."""
+    from tests.local.test_broadcast import ELEMENTS
+
+    env = StreamEnvironment(SparkRunner(spark, num_shards=2))
+    result = keyed_pipeline(env.from_collection(ELEMENTS))
+    main, seen = ListSink(), ListSink()
+    result.sink_to(main)
+    result.get_side_output(SEEN).sink_to(seen)
+    env.execute()
+    assert sorted(main.values, key=repr) == EXPECTED_KEYED
+    assert sorted(seen.values) == sorted(SEEN_PER_INSTANCE * 2)
+
+
 def test_broadcast_pipeline_in_process_micro_batches() -> None:
     """The runner's semantics without Spark (``MicroBatchExecutor``), with three shards."""
     env = StreamEnvironment("local")
