@@ -240,3 +240,21 @@ def test_broadcast_needs_map_state_descriptors() -> None:
         stream.broadcast(ValueStateDescriptor("v"))
     with pytest.raises(ValueError, match="named 'a'"):
         stream.broadcast(MapStateDescriptor("a"), MapStateDescriptor("a"))
+
+
+class KeyedStateOnTheBroadcastSide(KeyedBroadcastProcessFunction[str, str, int, str]):
+    def open(self, runtime_context: Any) -> None:
+        self.values = runtime_context.get_list_state(ListStateDescriptor("values"))
+
+    def process_broadcast_element(self, value: int, ctx: Any) -> Any:
+        self.values.add(value)
+
+    def process_element(self, value: str, ctx: Any) -> Any:
+        self.values.add(value)
+
+
+def test_no_keyed_state_on_the_broadcast_side() -> None:
+    harness = keyed_harness(KeyedStateOnTheBroadcastSide())
+    harness.process_element1("a", 1)
+    with pytest.raises(UserFunctionError, match="No key set"):
+        harness.process_element2(1, 2)

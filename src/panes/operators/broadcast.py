@@ -24,7 +24,7 @@ from panes.operators.base import TimestampedCollector
 from panes.operators.keyed import USER_TIMERS, KeyedTimerService
 from panes.operators.keys import KeySelector
 from panes.operators.two_input import TwoInputStreamOperator
-from panes.state.backend import VOID_NAMESPACE
+from panes.state.backend import NO_KEY, VOID_NAMESPACE
 from panes.state.broadcast import HeapBroadcastState, ReadOnlyBroadcastStateView
 from panes.state.descriptors import MapStateDescriptor
 from panes.tags import OutputTag
@@ -208,9 +208,14 @@ class CoBroadcastWithKeyedOperator(_BroadcastHost):
         self._call(self.function.process_element, record, self.read_only_context)
 
     def process_element2(self, record: StreamRecord[Any]) -> None:
-        # the broadcast side has no current key (keyed state is reached through apply_to_keyed_state)
-        self.backend.current_key = None
+        # the broadcast side has no current key: keyed state is reached through apply_to_keyed_state only
+        self.backend.current_key = NO_KEY
         self._call(self.function.process_broadcast_element, record, self.broadcast_context)
+
+    def report_failure(self, record: StreamRecord[Any], error: Exception) -> None:
+        if self.backend.current_key is NO_KEY:
+            self.backend.current_key = None  # a broadcast element's failure names no key
+        super().report_failure(record, error)
 
     def on_event_time(self, timer: InternalTimer) -> None:
         self._on_timer(timer, TimeDomain.EVENT_TIME, timer.timestamp)

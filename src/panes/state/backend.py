@@ -51,6 +51,20 @@ class _VoidNamespace:
 
 VOID_NAMESPACE: Any = _VoidNamespace()
 
+
+class _NoKey:
+    """The current key where there is none (the broadcast side of a keyed broadcast operator): any access to
+    keyed state raises, as Flink's "No key set" (the check costs nothing elsewhere: it lives in ``__hash__``)."""
+
+    def __hash__(self) -> int:
+        raise RuntimeError("No key set. This method should not be called outside of a keyed context.")
+
+    def __repr__(self) -> str:
+        return "NO_KEY"
+
+
+NO_KEY: Any = _NoKey()
+
 Table = dict[tuple[Any, Any], Any]
 
 
