@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 
 from panes.functions.base import AggregateFunction
+from panes.functions.stream import KeyedProcessFunction
+from panes.operators.keyed import KeyedProcessOperator
 from panes.state import (
     AggregatingStateDescriptor,
     HeapKeyedStateBackend,
@@ -29,6 +31,7 @@ from panes.state import (
     ValueStateDescriptor,
 )
 from panes.state.descriptors import StateDescriptor
+from panes.testing import OneInputOperatorHarness
 from panes.time import LONG_MAX, Time
 from panes.timers.clock import ManualProcessingTimeService
 
@@ -424,3 +427,35 @@ def test_a_disabled_update_type_turns_ttl_off() -> None:
     descriptor = ValueStateDescriptor("v")
     descriptor.enable_time_to_live(StateTtlConfig.new_builder(10).set_update_type(StateTtlConfig.UpdateType.Disabled).build())
     assert descriptor.ttl_config is None
+
+
+class Remember(KeyedProcessFunction[str, str, str]):
+    """Stores every key's element in a value state with a 100 ms TTL and Flink's default cleanup."""
+
+    def open(self, runtime_context: Any) -> None:
+        descriptor = ValueStateDescriptor("last")
+        descriptor.enable_time_to_live(StateTtlConfig.new_builder(TTL).build())
+        self.last = runtime_context.get_state(descriptor)
+
+    def process_element(self, value: str, ctx: Any) -> Any:
+        self.last.update(value)
+
+
+def test_an_operator_sheds_expired_state_in_its_snapshots_and_change_log() -> None:
+    """With the default background cleanup, an operator's state shrinks as values expire: its snapshot leaves
+    them out (the compaction filter, applied where the Spark runner compacts a shard's log) and every state access
+    removes a few, which its change log records as removals (what the Spark runner stores per micro-batch)."""
+    operator = KeyedProcessOperator(Remember(), lambda v: v)
+    operator.track_changes()
+    harness = OneInputOperatorHarness(operator)
+    for key in "abcdefgh":
+        harness.process_element(key)
+    assert operator.state_entries() == 8
+    operator.snapshot_state()
+    harness.set_processing_time(TTL)
+    harness.process_element("z")  # one access: five stored entries checked, all expired
+    delta = pickle.loads(operator.snapshot_changes())["keyed_state"]["last"]
+    assert len(delta.removed) == 5 and operator.state_entries() == 4
+    restored = KeyedProcessOperator(Remember(), lambda v: v)
+    restored.restore_state(operator.snapshot_state())
+    assert restored.state_entries() == 1  # only "z", written at 100
