@@ -459,3 +459,23 @@ def test_an_operator_sheds_expired_state_in_its_snapshots_and_change_log() -> No
     restored = KeyedProcessOperator(Remember(), lambda v: v)
     restored.restore_state(operator.snapshot_state())
     assert restored.state_entries() == 1  # only "z", written at 100
+
+
+def test_restoring_ttl_state_with_a_descriptor_without_ttl_fails() -> None:
+    """As ``testRestoreTtlAndRegisterNonTtlStateCompatFailure``: state written with TTL cannot be read without."""
+    ctx = Context(KINDS[0], config())
+    ctx.update(1)
+    backend = HeapKeyedStateBackend(ctx.clock.get_current_processing_time)
+    backend.restore(pickle.loads(ctx.take_snapshot()))
+    with pytest.raises(ValueError, match="holds values with time-to-live"):
+        backend.get_partitioned_state(NAMESPACE, ValueStateDescriptor("s"))
+    plain = HeapKeyedStateBackend(ctx.clock.get_current_processing_time)
+    plain.set_current_key("k")
+    plain.get_partitioned_state(NAMESPACE, ValueStateDescriptor("s")).update(1)
+    with pytest.raises(ValueError, match="without time-to-live"):
+        plain.get_partitioned_state(NAMESPACE, _with_ttl(ValueStateDescriptor("s")))
+
+
+def _with_ttl(descriptor: StateDescriptor) -> StateDescriptor:
+    descriptor.enable_time_to_live(config())
+    return descriptor

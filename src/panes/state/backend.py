@@ -86,6 +86,8 @@ class HeapKeyedStateBackend:
         self._cleanups: dict[str, IncrementalCleanup] = {}
         self.record_cleanups: list[tuple[str, IncrementalCleanup]] = []
         """Incremental TTL cleanups that also run on every record (:meth:`run_record_cleanups`)."""
+        self._restored_ttl: set[str] = set()
+        """Names of restored states stored with time-to-live whose descriptors have not registered again yet."""
 
     def set_current_key(self, key: Any) -> None:
         self.current_key = key
@@ -99,7 +101,10 @@ class HeapKeyedStateBackend:
         """The table of ``descriptor``'s state, created on first use."""
         name = descriptor.name
         known = self._descriptors.get(name)
+        with_ttl = descriptor.ttl_config is not None
         if known is None:
+            if self._tables.get(name) and (name in self._restored_ttl) != with_ttl:
+                raise ValueError(_ttl_mismatch(name, name in self._restored_ttl))
             self._descriptors[name] = descriptor
             return self._tables.setdefault(name, {})
         if known.kind != descriptor.kind:
@@ -107,6 +112,8 @@ class HeapKeyedStateBackend:
                 f"state {name!r} is already registered as {known.kind} state; "
                 f"a {descriptor.kind} state needs another name"
             )
+        if (known.ttl_config is not None) != with_ttl:
+            raise ValueError(_ttl_mismatch(name, known.ttl_config is not None))
         if known is not descriptor and descriptor.kind in ("reducing", "aggregating"):
             # keep the function of the latest registration (restored tables have no descriptors yet)
             self._descriptors[name] = descriptor
@@ -260,7 +267,10 @@ class HeapKeyedStateBackend:
                 if not kept:
                     continue
             tables[name] = kept
-        return {"tables": tables, "kinds": {name: d.kind for name, d in self._descriptors.items()}}
+        registered = self._descriptors
+        ttl = {name for name, d in registered.items() if d.ttl_config is not None}
+        ttl |= {name for name in self._restored_ttl if name not in registered}
+        return {"tables": tables, "kinds": {name: d.kind for name, d in registered.items()}, "ttl": sorted(ttl)}
 
     def _unexpired(self, kind: str, table: Table, ttl: int) -> Table:
         """``table`` without expired values (a new table when some expired; ``table`` itself otherwise)."""
@@ -279,6 +289,7 @@ class HeapKeyedStateBackend:
         """Replace all state with a :meth:`snapshot`'s content. Descriptors re-register on first use."""
         self._tables = {name: dict(table) for name, table in data["tables"].items()}
         self._descriptors = {}
+        self._restored_ttl = set(data.get("ttl", ()))
         self._cleanups = {}
         self.record_cleanups = []
         self.forget_changes()
@@ -310,6 +321,18 @@ class HeapKeyedStateBackend:
         tables = data["tables"]
         for name, delta in deltas.items():
             apply_delta(tables.setdefault(name, {}), delta)
+
+
+def _ttl_mismatch(name: str, stored_with_ttl: bool) -> str:
+    if stored_with_ttl:
+        return (
+            f"state {name!r} holds values with time-to-live; its descriptor must enable the same time-to-live "
+            "(enable_time_to_live) or the state needs another name"
+        )
+    return (
+        f"state {name!r} holds values without time-to-live; a descriptor with time-to-live needs another name "
+        "(Flink refuses to change a state's time-to-live on restore)"
+    )
 
 
 def _no_clock() -> int:
