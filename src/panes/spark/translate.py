@@ -248,7 +248,7 @@ class Translator:
         if chain.is_empty() and keyed is None:
             return branch.df
         chain.keyed = keyed
-        layout = Layout(self.codes, branch.channels)
+        layout = Layout(self.codes, branch.channels | keying_outputs(keyed))
         function = chain_function(chain, self.codes, layout, self.num_shards, self.max_parallelism)
         df = branch.df.mapInArrow(function, Layout.ddl_of(chain.output_schema(layout)))
         if chain.rates:
@@ -270,3 +270,12 @@ class Translator:
         branch.df = df
         branch.chain = Chain()
         return df
+
+
+def keying_outputs(keyed: Step | None) -> set[Channel]:
+    """The channels the keying before ``keyed`` adds to the rows it shuffles: the step's error output, where
+    rows whose key cannot be read go (``microbatch.shard_rows``), when anything reads it."""
+    if keyed is None or keyed.transformation.error_tag is None:
+        return set()
+    channel = (keyed.transformation.id, keyed.transformation.error_tag.tag_id)
+    return {channel} if channel in keyed.needed_outputs else set()
