@@ -29,7 +29,7 @@ import pyarrow as pa
 from panes.datastream.plan import Channel
 from panes.functions.aggregators import FieldKey
 from panes.keygroups import key_groups
-from panes.spark.codec import END_MS, to_spark_time
+from panes.spark.codec import END_MS, EVENT_TIMES, to_spark_watermark
 from panes.spark.failures import carrying_iterators
 from panes.spark.host import StepHost
 from panes.spark.layout import (
@@ -168,7 +168,7 @@ def chain_function(
                     break
                 batch, best = columns
                 if best is not None:
-                    rated = to_spark_time(best)
+                    rated = to_spark_watermark(best)
                     top = rated if top is None else max(top, rated)
                 steps.pop(0)
             if (
@@ -207,7 +207,7 @@ def chain_function(
                     stamped, ratings = rate_watermarks(operator, own, step)
                     best = max((r for r in ratings if r != LONG_MIN), default=None)
                     if best is not None:
-                        rated = to_spark_time(best)
+                        rated = to_spark_watermark(best)
                         top = rated if top is None else max(top, rated)
                     rows += stamped
                 else:
@@ -243,7 +243,8 @@ def stamp_columns(
     """A timestamps step on columns, when it can run there: its input is typed records, its assigner reads an
     integer column and its generator is bounded out-of-orderness (or monotonous). Returns the batch with the
     step's rows stamped (and moved to its output) and the largest watermark it rated; ``None`` when the step
-    needs records (another strategy, or a batch with a missing timestamp: its bad records need the operator)."""
+    needs records (another strategy, or a batch with a missing timestamp or one outside the Spark runner's
+    event times: its bad records need the operator)."""
     generator, assigner = operator.watermark_generator, operator._assigner
     if not isinstance(generator, BoundedOutOfOrdernessWatermarks) or type(generator) not in (
         BoundedOutOfOrdernessWatermarks,
@@ -271,6 +272,8 @@ def stamp_columns(
         return None
     ts = timestamps.to_numpy(zero_copy_only=False).astype(np.int64)
     top = int(ts.max())
+    if top > EVENT_TIMES.highest or int(ts.min()) < EVENT_TIMES.lowest:
+        return None  # records outside Spark's times: the operator refuses them
     assert operator._emitter is not None
     generator.on_event(None, top, operator._emitter)
     best = generator.max_timestamp - generator.out_of_orderness - 1
