@@ -23,7 +23,7 @@ from panes.datastream.sources import (
     Source,
     SplitsSource,
 )
-from panes.time import Duration, duration_ms
+from panes.time import Duration, Instant, duration_ms
 
 if TYPE_CHECKING:
     from panes.datastream.stream import DataStream
@@ -148,13 +148,16 @@ class StreamEnvironment:
         return self.from_source(SplitsSource(splits), source_name="Splits Source")
 
     def from_micro_batches(
-        self, batches: Sequence[Iterable[Any]], end_of_input: bool = True, type_info: Any = None
+        self,
+        batches: Sequence[Iterable[Any]],
+        end_of_input: bool = True,
+        type_info: Any = None,
+        processing_times: Sequence[Instant] | None = None,
     ) -> DataStream:
-        """Explicit micro-batches (``batches[i]`` arrives in batch ``i``); see ``MicroBatchSource`` (``type_info``
-        as for ``from_source``)."""
-        return self.from_source(
-            MicroBatchSource(batches, end_of_input), source_name="Micro-batch Source", type_info=type_info
-        )
+        """Explicit micro-batches (``batches[i]`` arrives in batch ``i``, at processing time
+        ``processing_times[i]`` when given); see ``MicroBatchSource`` (``type_info`` as for ``from_source``)."""
+        source = MicroBatchSource(batches, end_of_input, processing_times)
+        return self.from_source(source, source_name="Micro-batch Source", type_info=type_info)
 
     def from_files(
         self,
