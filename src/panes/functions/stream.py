@@ -145,6 +145,11 @@ class CoProcessFunction(Function, Generic[IN1, IN2, OUT]):
     @abstractmethod
     def process_element2(self, value: IN2, ctx: ProcessContext) -> Iterable[OUT] | None: ...
 
+    def on_timer(self, timestamp: int, ctx: OnTimerContext) -> Iterable[OUT] | None:
+        """Called when a timer fires; timers need keyed inputs (Java's keyed ``CoProcessFunction``). Default:
+        nothing."""
+        return None
+
 
 class KeyedCoProcessFunction(Function, Generic[KEY, IN1, IN2, OUT]):
     """Processing of two connected keyed streams with shared keyed state and timers."""
