@@ -6,8 +6,15 @@ from typing import Any
 
 import pytest
 
-from panes.datastream import CoMapFunction, CoProcessFunction, KeyedCoProcessFunction, StreamEnvironment
+from panes.datastream import (
+    CoMapFunction,
+    CoProcessFunction,
+    KeyedCoProcessFunction,
+    MapFunction,
+    StreamEnvironment,
+)
 from panes.operators.two_input import CoProcessOperator
+from panes.state import ValueStateDescriptor
 from tests.connected_jobs import ORDERS, PAYMENTS, CountPerKey, check, connected_pipelines
 
 
@@ -81,3 +88,21 @@ def test_process_function_kinds_are_checked() -> None:
         first.connect(second).key_by(lambda v: v, lambda v: v).process(Both())
     with pytest.raises(ValueError, match="non-keyed"):
         CoProcessOperator(Plain(), lambda v: v, lambda v: v)
+
+
+def test_key_by_after_key_by_partitions_by_the_last_key() -> None:
+    # Flink's StreamGraphGenerator keeps the partitioning nearest to the consumer: the second key_by re-keys
+    env = StreamEnvironment("local", parallelism=3)
+    events = [(n, "a" if n % 2 else "b") for n in range(12)]
+    counts = env.from_collection(events).key_by(lambda e: e[0]).key_by(lambda e: e[1]).map(CountOnly())
+    result = counts.execute_and_collect()
+    assert sorted(result) == [(key, count) for key in "ab" for count in range(1, 7)]
+
+
+class CountOnly(MapFunction[Any, Any]):
+    def open(self, runtime_context: Any) -> None:
+        self.count = runtime_context.get_state(ValueStateDescriptor("count"))
+
+    def map(self, value: Any) -> Any:
+        self.count.update((self.count.value() or 0) + 1)
+        return (value[1], self.count.value())
