@@ -45,7 +45,8 @@ from panes.functions.stream import (
 from panes.operators.keyed import KeyedProcessOperator, StreamGroupedReduceOperator
 from panes.operators.stateless import ProcessOperator, StreamFilter, StreamFlatMap, StreamMap
 from panes.tags import OutputTag
-from panes.types import RecordType
+from panes.types import RecordType, Types
+from panes.types.typeinfo import TypeInformation
 
 if TYPE_CHECKING:
     from panes.datastream.connected import ConnectedStreams
@@ -55,9 +56,13 @@ if TYPE_CHECKING:
 
 
 def declared_type(output_type: Any) -> RecordType | None:
-    """The record type of an ``output_type`` argument (``None`` when not given); raises ``TypeError`` for
-    something that is not a type declaration."""
-    return None if output_type is None else RecordType.of(output_type)
+    """The record type of an ``output_type`` argument (``None`` when not given); a list of ``Types`` is PyFlink's
+    shorthand for ``Types.ROW(list)``. Raises ``TypeError`` for something that is not a type declaration."""
+    if output_type is None:
+        return None
+    if isinstance(output_type, list) and output_type and all(isinstance(t, TypeInformation) for t in output_type):
+        output_type = Types.ROW(output_type)
+    return RecordType.of(output_type)
 
 
 def instance_copy(function: Any) -> Any:
