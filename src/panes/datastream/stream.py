@@ -49,6 +49,7 @@ from panes.types import RecordType, Types
 from panes.types.typeinfo import TypeInformation
 
 if TYPE_CHECKING:
+    from panes.datastream.collect import CloseableIterator
     from panes.datastream.connected import ConnectedStreams
     from panes.datastream.environment import StreamEnvironment
     from panes.datastream.windowed import AllWindowedStream, WindowedStream
@@ -233,15 +234,9 @@ class DataStream:
 
     def count_window_all(self, size: int, slide: int | None = None) -> AllWindowedStream:
         """Count windows over the whole stream (see ``KeyedStream.count_window``)."""
-        from panes.datastream.windowed import AllWindowedStream
-        from panes.windowing.count_windows import count_window_parts
+        from panes.windowing.count_windows import count_window_assigner
 
-        assigner, trigger, evictor = count_window_parts(size, slide)
-        windowed = AllWindowedStream(self, assigner)
-        windowed.trigger(trigger)
-        if evictor is not None:
-            windowed.evictor(evictor)
-        return windowed
+        return self.window_all(count_window_assigner(size, slide))
 
     def side_output_errors(self, output_tag: OutputTag[Any]) -> DataStream:
         """Send this operator's bad records (see ``panes.errors``) to ``output_tag`` as ``ErrorRecord`` values
@@ -324,16 +319,22 @@ class DataStream:
     def print(self, sink_identifier: str | None = None) -> DataStreamSink:
         return self.sink_to(PrintSink(sink_identifier))
 
-    def execute_and_collect(self, job_execution_name: str = "collect", limit: int | None = None) -> list[Any]:
-        """Run the environment's pipelines plus this stream into a list, and return the list's values."""
+    def execute_and_collect(self, job_execution_name: str = "collect", limit: int | None = None) -> CloseableIterator:
+        """Run the environment's pipelines plus this stream to their end and return this stream's values (the
+        first ``limit`` of them when given, ``limit > 0``) as a ``CloseableIterator``: a list that is also an
+        iterator and a context manager, so PyFlink's ``with ds.execute_and_collect() as results:`` works. The job
+        runs to its end before anything is returned, so over an unbounded source it does not return."""
+        from panes.datastream.collect import CloseableIterator
         from panes.datastream.plan import Plan
 
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0):
+            raise ValueError(f"limit must be an int > 0 or None (got {limit!r})")
         collected = ListSink()
         sink = SinkTransformation(name="Sink: collect", inputs=(self.transformation,), sink=collected)
         plan = Plan((*self.env.plan().sinks, sink))
         self.env.execute_plan(plan, job_execution_name)
         values = collected.values
-        return values if limit is None else values[:limit]
+        return CloseableIterator(values if limit is None else values[:limit])
 
     def to_dataframe(self, schema: Any = None) -> Any:
         """This stream as a Spark DataFrame, streaming when the sources are (needs the Spark runner).
@@ -442,14 +443,10 @@ class KeyedStream(FieldAggregations, DataStream):
         return WindowedStream(self, window_assigner)
 
     def count_window(self, size: int, slide: int | None = None) -> WindowedStream:
-        """Count windows per key: ``count_window(size)`` fires and purges every ``size`` elements;
-        ``count_window(size, slide)`` fires every ``slide`` elements over the last ``size``."""
-        from panes.datastream.windowed import WindowedStream
-        from panes.windowing.count_windows import count_window_parts
+        """Count windows per key, as Java's ``countWindow``: ``count_window(size)`` fires and purges every
+        ``size`` elements; ``count_window(size, slide)`` fires every ``slide`` elements over the last (up to)
+        ``size``, so the first firings may hold fewer elements (PyFlink fires only full sliding windows).
+        ``ValueError`` unless ``size > 0`` and ``slide > 0``."""
+        from panes.windowing.count_windows import count_window_assigner
 
-        assigner, trigger, evictor = count_window_parts(size, slide)
-        windowed = WindowedStream(self, assigner)
-        windowed.trigger(trigger)
-        if evictor is not None:
-            windowed.evictor(evictor)
-        return windowed
+        return self.window(count_window_assigner(size, slide))

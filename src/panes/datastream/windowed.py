@@ -92,7 +92,7 @@ class _Windowed(FieldAggregations):
         self._input = input_stream
         self._assigner = assigner
         self._trigger: Trigger[Any, Any] = assigner.get_default_trigger()
-        self._evictor: Evictor[Any, Any] | None = None
+        self._evictor: Evictor[Any, Any] | None = assigner.get_default_evictor()
         self._lateness = 0
         self._late_tag: OutputTag[Any] | None = None
         self._error_tag: OutputTag[Any] | None = None

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from panes.errors import BadRecordError
 from panes.time import LONG_MIN
 from panes.windowing.triggers.base import Trigger
 from panes.windowing.windows import Window
+
+if TYPE_CHECKING:
+    from panes.windowing.evictors import Evictor
 
 T = TypeVar("T")
 W = TypeVar("W")
@@ -55,6 +58,11 @@ class WindowAssigner(ABC, Generic[T, W]):
 
     @abstractmethod
     def is_event_time(self) -> bool: ...
+
+    def get_default_evictor(self) -> Evictor[Any, Any] | None:
+        """The evictor a windowed stream starts with (``None``, the default: no evictor). Count windows come with
+        one, so that ``window(CountSlidingWindowAssigner.of(size, slide))`` is Java's ``countWindow``."""
+        return None
 
     def is_merging(self) -> bool:
         return isinstance(self, MergingWindowAssigner)
