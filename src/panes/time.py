@@ -31,6 +31,7 @@ class Time:
     """
 
     __slots__ = ("_ms",)
+    _ms: int
 
     def __init__(self, milliseconds: int) -> None:
         if isinstance(milliseconds, bool) or not isinstance(milliseconds, numbers.Integral):

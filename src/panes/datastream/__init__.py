@@ -1,7 +1,7 @@
 """The DataStream API: environment, streams, windows, sources, sinks and the plan they build."""
 
-from panes.datastream.connected import ConnectedStreams
 from panes.datastream.collect import CloseableIterator
+from panes.datastream.connected import ConnectedStreams
 from panes.datastream.environment import EnvironmentConfig, StreamEnvironment, StreamExecutionEnvironment
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult
 from panes.datastream.plan import Plan

@@ -12,7 +12,6 @@ from panes.functions.stream import (
     CoProcessFunction,
     KeyedCoProcessFunction,
 )
-from panes.operators.keys import KeySelector
 from panes.operators.two_input import CoProcessOperator, CoStreamFlatMap, CoStreamMap, KeyedCoProcessOperator
 
 if TYPE_CHECKING:
@@ -58,7 +57,7 @@ class ConnectedStreams:
         name: str,
         op_kind: str,
         function: Any,
-        make_operator: Callable[[Any, KeySelector | None, KeySelector | None], Any],
+        make_operator: Callable[..., Any],
         output_type: Any = None,
     ) -> DataStream:
         """The co-operator ``make_operator(function copy, key_selector1, key_selector2)`` over both inputs: every

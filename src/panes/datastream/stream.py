@@ -33,6 +33,7 @@ from panes.datastream.plan import (
     UnionTransformation,
 )
 from panes.datastream.sinks import FunctionSink, ListSink, PrintSink, Sink
+from panes.errors import UnsupportedOperationError
 from panes.functions.base import ReduceFunction, as_reduce_function
 from panes.functions.stream import (
     KeyedProcessFunction,
@@ -408,6 +409,52 @@ class KeyedStream(FieldAggregations, DataStream):
 
     def get_key_selector(self) -> Callable[[Any], Any]:
         return self.key_selector
+
+    # -- what Flink refuses on a KeyedStream ------------------------------------------
+    # Java's KeyedStream refuses a new partitioning (UnsupportedOperationException) and has no operator to name,
+    # give a uid or a parallelism; PyFlink's KeyedStream raises for the same calls. So does panes.
+
+    def _refuse_partitioning(self) -> DataStream:
+        raise UnsupportedOperationError("Cannot override partitioning for KeyedStream.")
+
+    def shuffle(self) -> DataStream:
+        return self._refuse_partitioning()
+
+    def rebalance(self) -> DataStream:
+        return self._refuse_partitioning()
+
+    def rescale(self) -> DataStream:
+        return self._refuse_partitioning()
+
+    def forward(self) -> DataStream:
+        return self._refuse_partitioning()
+
+    def broadcast(self, *args: Any) -> DataStream:
+        return self._refuse_partitioning()
+
+    def global_(self) -> DataStream:
+        return self._refuse_partitioning()
+
+    def partition_custom(self, partitioner: Any, key_selector: Any) -> DataStream:
+        return self._refuse_partitioning()
+
+    def _refuse_setting(self, what: str) -> Any:
+        raise UnsupportedOperationError(
+            f"{what} for KeyedStream is not supported: a KeyedStream is not an operator; set it on the operator "
+            "that reads the stream (e.g. key_by(...).process(...).name(...))"
+        )
+
+    def name(self, name: str) -> DataStream:
+        return self._refuse_setting("Set name")  # type: ignore[no-any-return]
+
+    def get_name(self) -> str:
+        return self._refuse_setting("Get name")  # type: ignore[no-any-return]
+
+    def uid(self, uid: str) -> DataStream:
+        return self._refuse_setting("Set uid")  # type: ignore[no-any-return]
+
+    def set_parallelism(self, parallelism: int) -> DataStream:
+        return self._refuse_setting("Set parallelism")  # type: ignore[no-any-return]
 
     def process(self, func: Any, output_type: Any = None) -> DataStream:
         """Keyed processing with a ``KeyedProcessFunction``: keyed state and timers."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, TypeAlias
 
 from panes.errors import BadRecordError
 from panes.time import LONG_MIN
@@ -76,12 +76,30 @@ class WindowAssigner(ABC, Generic[T, W]):
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
+    WindowAssignerContext: TypeAlias = WindowAssignerContext
 
-MergeCallback = Callable[[Collection[Any], Any], None]
+
+class MergeCallback:
+    """What ``merge_windows`` reports merges to: call it, ``callback(merged, result)``, or, as PyFlink's
+    ``MergingWindowAssigner.MergeCallback``, ``callback.merge(merged, result)``."""
+
+    __slots__ = ("_report",)
+
+    def __init__(self, report: Callable[[Collection[Any], Any], None]) -> None:
+        self._report = report
+
+    def __call__(self, to_be_merged: Collection[Any], merge_result: Any) -> None:
+        self._report(to_be_merged, merge_result)
+
+    def merge(self, to_be_merged: Collection[Any], merge_result: Any) -> None:
+        self._report(to_be_merged, merge_result)
 
 
 class MergingWindowAssigner(WindowAssigner[T, W]):
-    """An assigner whose windows can merge (sessions). ``merge_windows`` calls ``callback(merged, result)``."""
+    """An assigner whose windows can merge (sessions). ``merge_windows`` calls ``callback(merged, result)``
+    (or ``callback.merge(merged, result)``) for each group of windows that merge."""
+
+    MergeCallback: TypeAlias = MergeCallback
 
     @abstractmethod
     def merge_windows(self, windows: Iterable[W], callback: MergeCallback) -> None: ...
