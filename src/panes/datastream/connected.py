@@ -98,9 +98,7 @@ class ConnectedStreams:
         ``CoProcessFunction``, as Java and PyFlink accept), with keyed state and timers."""
         if self.is_keyed():
             if not isinstance(func, (KeyedCoProcessFunction, CoProcessFunction)):
-                raise TypeError(
-                    f"keyed connected streams need a KeyedCoProcessFunction, got {type(func).__name__}"
-                )
+                raise TypeError(f"keyed connected streams need a KeyedCoProcessFunction, got {type(func).__name__}")
             return self._two_input("KeyedCo-Process", "keyed_co_process", func, KeyedCoProcessOperator, output_type)
         if not isinstance(func, CoProcessFunction):
             raise TypeError(f"non-keyed connected streams need a CoProcessFunction, got {type(func).__name__}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from enum import Enum
-from typing import Any, Generic, TypeVar, TypeAlias
+from typing import Any, Generic, TypeAlias, TypeVar
 
 from panes.functions.base import Function
 from panes.tags import OutputTag

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from enum import Enum
-from typing import Any, Generic, TypeVar, TypeAlias
+from typing import Any, Generic, TypeAlias, TypeVar
 
 from panes.state.descriptors import StateDescriptor
 from panes.windowing.windows import Window
