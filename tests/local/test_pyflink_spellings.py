@@ -46,7 +46,7 @@ def env(parallelism: int = 1) -> StreamExecutionEnvironment:
     return StreamExecutionEnvironment.get_execution_environment("local", parallelism=parallelism)
 
 
-# -- Time ----------------------------------------------------------------------------------------------------
+# -- Time ----------
 
 
 def test_time_units_and_equality() -> None:
@@ -76,7 +76,7 @@ def test_time_is_accepted_wherever_a_duration_is() -> None:
     e = env()
     e.set_auto_watermark_interval(Time.milliseconds(50))
     assert e.get_auto_watermark_interval() == 50
-    with pytest.raises(ValueError, match="abs\\(offset\\) < size|offset"):
+    with pytest.raises(ValueError, match=r"offset"):
         TumblingEventTimeWindows.of(Time.seconds(1), Time.seconds(1))
 
 
@@ -99,7 +99,7 @@ def test_time_drives_a_windowed_job() -> None:
     assert sorted(result) == [("a", 1_000), ("a", 1_200), ("b", 200)]
 
 
-# -- window reduce / aggregate arguments ----------------------------------------------------------------------
+# -- window reduce / aggregate arguments ----------
 
 
 class SumAggregate(AggregateFunction[Any, Any, Any]):
@@ -143,7 +143,7 @@ def test_window_reduce_and_aggregate_take_pyflinks_type_arguments() -> None:
         data.key_by(lambda v: v[0]).count_window(2).aggregate(SumAggregate(), accumulator_type=42)
 
 
-# -- count windows: PyFlink's names, Java's semantics -------------------------------------------------------------
+# -- count windows: PyFlink's names, Java's semantics ----------
 
 
 def test_count_assigners_are_javas_count_windows() -> None:
@@ -165,7 +165,7 @@ def test_sliding_count_window_fires_the_partial_first_windows_as_java_does() -> 
     # Java's countWindow(2, 1) = GlobalWindows + CountTrigger(1) + CountEvictor(2) fires on every element over
     # the last 2: [1], [1, 2], [2, 3]; PyFlink's CountSlidingWindowAssigner fires only full windows: [1,2], [2,3]
     def collect(windowed: Any) -> list[list[int]]:
-        return windowed.apply(lambda key, window, values: [[v for v in values]]).execute_and_collect()
+        return windowed.apply(lambda key, window, values: [list(values)]).execute_and_collect()
 
     e = env()
     data = e.from_collection([1, 2, 3])
@@ -184,7 +184,7 @@ def test_count_window_is_pyflinks_value_class() -> None:
     assert -(2**31) <= CountWindow(12345).java_hash_code() < 2**31
 
 
-# -- state ---------------------------------------------------------------------------------------------------------
+# -- state ----------
 
 
 class DictLikeMapState(KeyedProcessFunction[Any, Any, Any]):
@@ -229,7 +229,7 @@ def test_map_state_descriptor_takes_key_and_value_types() -> None:
         MapStateDescriptor("", Types.STRING(), Types.LONG())
 
 
-# -- execute_and_collect ---------------------------------------------------------------------------------------------
+# -- execute_and_collect ----------
 
 
 def test_execute_and_collect_is_an_iterator_a_context_manager_and_a_list() -> None:
@@ -241,7 +241,7 @@ def test_execute_and_collect_is_an_iterator_a_context_manager_and_a_list() -> No
     with pytest.raises(StopIteration):
         next(results)
     with e.from_collection([1, 2, 3]).execute_and_collect() as iterator:
-        assert [value for value in iterator] == [1, 2, 3]
+        assert list(iter(iterator)) == [1, 2, 3]
     assert list(iterator) == []  # closed on exit
     assert e.from_collection([1, 2, 3]).execute_and_collect(limit=2) == [1, 2]
     assert e.from_collection([1, 2, 3]).execute_and_collect("named job", 1) == [1]
@@ -249,7 +249,7 @@ def test_execute_and_collect_is_an_iterator_a_context_manager_and_a_list() -> No
         e.from_collection([1]).execute_and_collect(limit=0)
 
 
-# -- get_config ---------------------------------------------------------------------------------------------------------
+# -- get_config ----------
 
 
 def test_get_config_reads_and_writes_the_environment() -> None:
@@ -265,7 +265,7 @@ def test_get_config_reads_and_writes_the_environment() -> None:
         config.set_auto_watermark_interval(-1)
 
 
-# -- nested names -------------------------------------------------------------------------------------------------------
+# -- nested names ----------
 
 
 def test_pyflinks_nested_context_names() -> None:
@@ -303,7 +303,7 @@ def test_on_timer_context_as_pyflink_annotates_it() -> None:
     assert out == [("a", 10, "EVENT_TIME")]
 
 
-# -- what PyFlink (and Java) refuse on a KeyedStream ---------------------------------------------------------------------
+# -- what PyFlink (and Java) refuse on a KeyedStream ----------
 
 
 @pytest.mark.parametrize(
