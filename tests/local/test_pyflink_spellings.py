@@ -331,3 +331,17 @@ def test_keyed_stream_refuses_what_pyflink_refuses(call: Any, message: str) -> N
 def test_keyed_stream_operators_still_take_names() -> None:
     stream = env().from_collection([1]).key_by(lambda v: v).map(lambda v: v).name("mapped").uid("m").set_parallelism(2)
     assert stream.get_name() == "mapped" and stream.get_parallelism() == 2
+
+
+def test_data_stream_sink_takes_a_name_uid_and_parallelism() -> None:
+    from panes.datastream import ListSink
+
+    e = env()
+    sink = ListSink()
+    named = e.from_collection([1, 2]).sink_to(sink).name("my sink").uid("s1").set_parallelism(1)
+    assert named.transformation.name == "my sink" and named.transformation.uid == "s1"
+    assert "my sink" in e.get_execution_plan()
+    e.execute()
+    assert sink.values == [1, 2]
+    with pytest.raises(ValueError, match="parallelism"):
+        named.set_parallelism(0)

@@ -183,6 +183,10 @@ class StreamEnvironment:
     def add_sink_transformation(self, sink: SinkTransformation) -> None:
         self._sinks.append(sink)
 
+    def replace_sink_transformation(self, old: SinkTransformation, new: SinkTransformation) -> None:
+        """Put ``new`` where ``old`` was (a sink renamed or given a parallelism before ``execute``)."""
+        self._sinks = [new if sink.id == old.id else sink for sink in self._sinks]
+
     def plan(self) -> Plan:
         """The plan of every sink added so far."""
         return Plan(tuple(self._sinks))

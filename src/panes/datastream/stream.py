@@ -373,6 +373,25 @@ class DataStreamSink:
         self.env = env
         self.transformation = transformation
 
+    def _with(self, **changes: Any) -> DataStreamSink:
+        changed = self.transformation.with_settings(**changes)
+        assert isinstance(changed, SinkTransformation)
+        self.env.replace_sink_transformation(self.transformation, changed)
+        self.transformation = changed
+        return self
+
+    def name(self, name: str) -> DataStreamSink:
+        """Name the sink (shown in plans and errors)."""
+        return self._with(name=name)
+
+    def uid(self, uid: str) -> DataStreamSink:
+        return self._with(uid=uid)
+
+    def set_parallelism(self, parallelism: int) -> DataStreamSink:
+        if isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism <= 0:
+            raise ValueError(f"parallelism must be an int > 0 (got {parallelism!r})")
+        return self._with(parallelism=parallelism)
+
     def get_side_output(self, output_tag: OutputTag[Any]) -> DataStream:
         """The values the sink refused (``ErrorRecord``s), when it was given ``errors=output_tag``."""
         if self.transformation.error_tag != output_tag:
