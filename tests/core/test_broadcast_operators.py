@@ -19,8 +19,9 @@ from panes.operators.broadcast import CoBroadcastWithKeyedOperator, CoBroadcastW
 from panes.state import ListStateDescriptor, MapStateDescriptor
 from panes.tags import OutputTag
 from panes.testing.two_input import TwoInputOperatorHarness
+from panes.types import Types
 
-STATE = MapStateDescriptor("broadcast-state", "STRING", "INT")
+STATE = MapStateDescriptor("broadcast-state", Types.STRING(), Types.INT())
 
 
 def keyed_harness(function: Any, descriptors: Any = (STATE,), key: Any = lambda v: v) -> TwoInputOperatorHarness:

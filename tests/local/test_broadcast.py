@@ -25,9 +25,10 @@ from panes.datastream import (
 from panes.local import LocalRunner
 from panes.state import MapStateDescriptor, ValueStateDescriptor
 from panes.tags import OutputTag
+from panes.types import Types
 from panes.watermarks import WatermarkStrategy
 
-RULES = MapStateDescriptor("rules", "STRING", "BIGINT")
+RULES = MapStateDescriptor("rules", Types.STRING(), Types.LONG())
 SEEN: OutputTag[str] = OutputTag("seen-rules")
 
 # (kind, name or key, threshold or value, timestamp)

@@ -1,8 +1,9 @@
 """The DataStream API: environment, streams, windows, sources, sinks and the plan they build."""
 
 from panes.datastream.broadcast import BroadcastConnectedStream, BroadcastStream
+from panes.datastream.collect import CloseableIterator
 from panes.datastream.connected import ConnectedStreams
-from panes.datastream.environment import StreamEnvironment, StreamExecutionEnvironment
+from panes.datastream.environment import EnvironmentConfig, StreamEnvironment, StreamExecutionEnvironment
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult
 from panes.datastream.plan import Plan
 from panes.datastream.sinks import FunctionSink, ListSink, PrintSink, Sink
@@ -34,6 +35,7 @@ __all__ = [
     "BroadcastConnectedStream",
     "BroadcastProcessFunction",
     "BroadcastStream",
+    "CloseableIterator",
     "CoFlatMapFunction",
     "CoMapFunction",
     "CoProcessFunction",
@@ -41,6 +43,7 @@ __all__ = [
     "ConnectedStreams",
     "DataStream",
     "DataStreamSink",
+    "EnvironmentConfig",
     "ExecutionConfig",
     "FilterFunction",
     "FlatMapFunction",

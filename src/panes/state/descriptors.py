@@ -16,6 +16,7 @@ from panes.functions.base import (
     as_aggregate_function,
     as_reduce_function,
 )
+from panes.types import RecordType
 
 
 def _check_name(name: str) -> None:
@@ -69,21 +70,24 @@ class ListStateDescriptor(StateDescriptor):
 
 @dataclass(frozen=True, init=False)
 class MapStateDescriptor(StateDescriptor):
-    """A map per key and namespace. PyFlink's spelling ``MapStateDescriptor(name, key_type, value_type)`` is
-    accepted: the type is then the pair ``(key_type, value_type)``."""
+    """A map per key and namespace: ``MapStateDescriptor(name, key_type_info, value_type_info)`` as PyFlink
+    spells it. Both types are optional and must be type declarations (``Types``..., ``TypeError`` otherwise);
+    keys and values stay Python objects in state."""
+
+    key_type_info: Any = field(default=None, compare=False)
+    value_type_info: Any = field(default=None, compare=False)
 
     kind = "map"
 
-    def __init__(
-        self, name: str, key_type_info: Any = None, value_type_info: Any = None, type_info: Any = None
-    ) -> None:
-        if type_info is None and value_type_info is not None:
-            type_info = (key_type_info, value_type_info)
-        elif type_info is None:
-            type_info = key_type_info
+    def __init__(self, name: str, key_type_info: Any = None, value_type_info: Any = None) -> None:
         object.__setattr__(self, "name", name)
-        object.__setattr__(self, "type_info", type_info)
+        object.__setattr__(self, "type_info", None)
+        object.__setattr__(self, "key_type_info", key_type_info)
+        object.__setattr__(self, "value_type_info", value_type_info)
         _check_name(name)
+        for declared in (key_type_info, value_type_info):
+            if declared is not None:
+                RecordType.of(declared)  # TypeError for something that is not a type declaration
 
 
 @dataclass(frozen=True, init=False)
