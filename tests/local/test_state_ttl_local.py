@@ -48,3 +48,25 @@ def test_expired_counts_start_afresh_and_list_elements_expire_one_by_one() -> No
         ("b", 3, 500, [400, 500]),
         ("a", 1, 600, [600]),  # the count written at 300 expired at 550
     ]
+
+
+# micro-batches with the processing time of each (the Spark test runs the same)
+TTL_BATCHES = [["a", "b"], ["a"], ["a", "b"], ["a"]]
+TTL_TIMES = [0, 100, 300, 600]
+TTL_EXPECTED = sorted(
+    [
+        ("a", 1, 0, [0]),
+        ("a", 2, 100, [0, 100]),
+        ("a", 3, 300, [100, 300]),
+        ("a", 1, 600, [600]),
+        ("b", 1, 0, [0]),
+        ("b", 1, 300, [300]),  # b's count of 0 expired at 250
+    ]
+)
+
+
+def test_ttl_over_micro_batches_with_their_processing_times() -> None:
+    env = StreamEnvironment("local")
+    source = env.from_micro_batches(TTL_BATCHES, processing_times=TTL_TIMES)
+    got = source.key_by(lambda k: k).process(CountWithTtl()).execute_and_collect()
+    assert sorted(got) == TTL_EXPECTED

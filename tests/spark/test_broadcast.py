@@ -1,5 +1,6 @@
-"""Broadcast state and state TTL on Spark: the local runner's pipelines (``tests/local/test_broadcast``) give the
-same results, every shard (an instance) receives every broadcast element, and expired state is gone.
+"""Broadcast state and state TTL on Spark: the local runner's pipelines (``tests/local/test_broadcast``,
+``tests/local/test_state_ttl_local``) give the same results, every shard (an instance) receives every broadcast
+element, and expired state is gone.
 
 Two shards against two local instances: the broadcast side's side output has one copy per instance on both.
 """
@@ -10,10 +11,9 @@ from typing import Any
 
 import pytest
 
-from panes.datastream import KeyedProcessFunction, ListSink, StreamEnvironment
+from panes.datastream import ListSink, StreamEnvironment
 from panes.spark import SparkRunner
 from panes.spark.microbatch import MicroBatchExecutor
-from panes.state import StateTtlConfig, ValueStateDescriptor
 from tests.local.test_broadcast import (
     BATCHES,
     EXPECTED_KEYED,
@@ -25,6 +25,7 @@ from tests.local.test_broadcast import (
     split,
     unkeyed_process,
 )
+from tests.local.test_state_ttl_local import TTL_BATCHES, TTL_EXPECTED, TTL_TIMES, CountWithTtl
 
 pytestmark = pytest.mark.spark
 
@@ -76,30 +77,9 @@ def test_broadcast_pipeline_in_process_micro_batches() -> None:
     assert sorted(executor.sink_values(seen_id)) == sorted(SEEN_PER_INSTANCE * 3)
 
 
-class RememberFor(KeyedProcessFunction[str, tuple[str, int], tuple[str, int, Any, Any]]):
-    """Remembers each key's last value twice: for 1 ms and for an hour of processing time."""
-
-    def open(self, runtime_context: Any) -> None:
-        short = ValueStateDescriptor("short")
-        short.enable_time_to_live(StateTtlConfig.new_builder(1).build())
-        long = ValueStateDescriptor("long")
-        long.enable_time_to_live(StateTtlConfig.new_builder(3_600_000).build())
-        self.short = runtime_context.get_state(short)
-        self.long = runtime_context.get_state(long)
-
-    def process_element(self, value: tuple[str, int], ctx: Any) -> Any:
-        yield (value[0], value[1], self.short.value(), self.long.value())
-        self.short.update(value[1])
-        self.long.update(value[1])
-
-
 def test_state_ttl_on_spark(spark: Any) -> None:
-    """Processing time is the micro-batch's: a value of 1 ms TTL written in one batch is gone in the next."""
+    """Micro-batches with given processing times: TTL expiry on Spark is the local runner's."""
     env = StreamEnvironment(SparkRunner(spark, num_shards=2))
-    got = (
-        env.from_micro_batches([[("a", 1), ("b", 2)], [("a", 3)], [("b", 4)]])
-        .key_by(lambda e: e[0])
-        .process(RememberFor())
-        .execute_and_collect()
-    )
-    assert sorted(got) == [("a", 1, None, None), ("a", 3, None, 1), ("b", 2, None, None), ("b", 4, None, 2)]
+    source = env.from_micro_batches(TTL_BATCHES, processing_times=TTL_TIMES)
+    got = source.key_by(lambda k: k).process(CountWithTtl()).execute_and_collect()
+    assert sorted(got) == TTL_EXPECTED
