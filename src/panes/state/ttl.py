@@ -27,7 +27,7 @@ from datetime import timedelta
 from enum import Enum
 from typing import Any, NamedTuple
 
-from panes.time import LONG_MAX, duration_ms
+from panes.time import LONG_MAX, Duration, duration_ms
 
 
 class TtlValue(NamedTuple):
@@ -136,8 +136,7 @@ class CleanupStrategies:
 
 
 def _ttl_ms(ttl: Any) -> int:
-    to_milliseconds = getattr(ttl, "to_milliseconds", None)
-    millis = to_milliseconds() if callable(to_milliseconds) else duration_ms(ttl, name="ttl")
+    millis = duration_ms(ttl, name="ttl")
     if millis <= 0:
         raise ValueError(f"TTL is expected to be positive (got {millis} ms); pass a ttl of at least 1 ms")
     return int(millis)
@@ -167,7 +166,7 @@ class StateTtlConfig:
         _ttl_ms(self.ttl)
 
     @staticmethod
-    def new_builder(ttl: Any) -> StateTtlConfig.Builder:
+    def new_builder(ttl: Duration) -> StateTtlConfig.Builder:
         """A builder for a TTL of ``ttl``: ``int`` milliseconds, a ``timedelta`` or a ``Time``."""
         return StateTtlConfig.Builder(ttl)
 
@@ -193,7 +192,7 @@ class StateTtlConfig:
         """PyFlink's ``StateTtlConfig.Builder``: defaults are ``OnCreateAndWrite``, ``NeverReturnExpired``,
         processing time and background cleanup on."""
 
-        def __init__(self, ttl: Any) -> None:
+        def __init__(self, ttl: Duration) -> None:
             self._ttl = _ttl_ms(ttl)
             self._update_type = UpdateType.OnCreateAndWrite
             self._state_visibility = StateVisibility.NeverReturnExpired
@@ -249,18 +248,17 @@ class StateTtlConfig:
             return self
 
         def cleanup_in_rocksdb_compact_filter(
-            self, query_time_after_num_entries: int = 1000, periodic_compaction_time: Any = timedelta(days=30)
+            self, query_time_after_num_entries: int = 1000, periodic_compaction_time: Duration = timedelta(days=30)
         ) -> StateTtlConfig.Builder:
-            periodic = getattr(periodic_compaction_time, "to_milliseconds", None)
-            millis = periodic() if callable(periodic) else duration_ms(periodic_compaction_time, name="periodic")
-            self._compaction = RocksdbCompactFilterCleanupStrategy(query_time_after_num_entries, int(millis))
+            millis = duration_ms(periodic_compaction_time, name="periodic_compaction_time")
+            self._compaction = RocksdbCompactFilterCleanupStrategy(query_time_after_num_entries, millis)
             return self
 
         def disable_cleanup_in_background(self) -> StateTtlConfig.Builder:
             self._background = False
             return self
 
-        def set_ttl(self, ttl: Any) -> StateTtlConfig.Builder:
+        def set_ttl(self, ttl: Duration) -> StateTtlConfig.Builder:
             self._ttl = _ttl_ms(ttl)
             return self
 
