@@ -83,3 +83,33 @@ def test_state_ttl_on_spark(spark: Any) -> None:
     source = env.from_micro_batches(TTL_BATCHES, processing_times=TTL_TIMES)
     got = source.key_by(lambda k: k).process(CountWithTtl()).execute_and_collect()
     assert sorted(got) == TTL_EXPECTED
+
+
+def test_a_shard_restored_from_its_log_keeps_its_broadcast_state() -> None:
+    """What a shard stores on Spark (a snapshot, then each call's changes) restores its broadcast state: a fresh
+    host rebuilt from that log (a restart, or a move to another worker) matches events against the rules."""
+    from panes.spark.host import StepHost
+    from panes.spark.layout import Record
+    from panes.spark.linear import linearize
+
+    env = StreamEnvironment("local")
+    events = env.from_collection([])
+    rules = env.from_collection([])
+    keyed_process(events, rules).sink_to(ListSink())
+    step = next(s for s in linearize(env.plan()) if s.broadcast_input is not None)
+    rule_channel, event_channel = (rules.transformation.id, None), (events.transformation.id, None)
+
+    def rows(channel: Any, values: list[Any], first_seq: int) -> list[Record]:
+        return [Record(channel, v, v[3], first_seq + i, 1) for i, v in enumerate(values)]
+
+    host = StepHost(step, track_changes=True)
+    host.process(rows(rule_channel, [("rule", "r1", 5, 0)], 1))
+    log = [host.snapshot()]
+    host.process(rows(rule_channel, [("rule", "r2", 10, 1)], 2))
+    log.append(host.changes())
+    host.process(rows(event_channel, [("event", "a", 7, 2)], 3))  # no broadcast change: none logged
+    log.append(host.changes())
+    restored = StepHost(step, track_changes=True)
+    restored.restore(log[0], log[1:])
+    out = restored.process(rows(event_channel, [("event", "b", 12, 3)], 4))
+    assert [r.value for r in out] == [("match", "b", 12, ["r1", "r2"])]
