@@ -53,6 +53,8 @@ if TYPE_CHECKING:
     from panes.datastream.collect import CloseableIterator
     from panes.datastream.connected import ConnectedStreams
     from panes.datastream.environment import StreamEnvironment
+    from panes.datastream.interval_join import IntervalJoin
+    from panes.datastream.joins import CoGroupedStreams, JoinedStreams
     from panes.datastream.windowed import AllWindowedStream, WindowedStream
     from panes.windowing.assigners.base import WindowAssigner
 
@@ -226,6 +228,20 @@ class DataStream:
         from panes.datastream.connected import ConnectedStreams
 
         return ConnectedStreams(self, other)
+
+    def join(self, other_stream: DataStream) -> JoinedStreams:
+        """A window join with ``other_stream``: ``.where(key).equal_to(key).window(assigner).apply(function)``
+        (see ``panes.datastream.joins``)."""
+        from panes.datastream.joins import JoinedStreams
+
+        return JoinedStreams(self, other_stream)
+
+    def co_group(self, other_stream: DataStream) -> CoGroupedStreams:
+        """A window co-group with ``other_stream``: ``.where(key).equal_to(key).window(assigner).apply(function)``
+        (see ``panes.datastream.joins``)."""
+        from panes.datastream.joins import CoGroupedStreams
+
+        return CoGroupedStreams(self, other_stream)
 
     def window_all(self, window_assigner: WindowAssigner[Any, Any]) -> AllWindowedStream:
         """Windows over the whole (non-keyed) stream, evaluated with parallelism 1."""
@@ -488,6 +504,13 @@ class KeyedStream(FieldAggregations, DataStream):
             key,
             output_type=declared_type(output_type),
         )
+
+    def interval_join(self, other_stream: KeyedStream) -> IntervalJoin:
+        """Join with the keyed ``other_stream`` over a time interval: ``.between(lower, upper).process(function)``
+        (see ``panes.datastream.interval_join``)."""
+        from panes.datastream.interval_join import IntervalJoin
+
+        return IntervalJoin(self, other_stream)
 
     def reduce(self, func: ReduceFunction[Any] | Callable[[Any, Any], Any]) -> DataStream:
         """A rolling reduce per key, emitting every intermediate result."""
