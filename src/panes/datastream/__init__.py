@@ -4,6 +4,7 @@ from panes.datastream.connected import ConnectedStreams
 from panes.datastream.environment import StreamEnvironment, StreamExecutionEnvironment
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult
 from panes.datastream.plan import Plan
+from panes.datastream.runtime_mode import RuntimeExecutionMode
 from panes.datastream.sinks import FunctionSink, ListSink, PrintSink, Sink
 from panes.datastream.sources import CollectionSource, GeneratorSource, IterableSource, Source, SplitsSource
 from panes.datastream.stream import DataStream, DataStreamSink, KeyedStream
@@ -54,6 +55,7 @@ __all__ = [
     "PrintSink",
     "ProcessFunction",
     "ReduceFunction",
+    "RuntimeExecutionMode",
     "RuntimeContext",
     "Sink",
     "SinkFunction",

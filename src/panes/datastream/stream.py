@@ -42,7 +42,7 @@ from panes.functions.stream import (
     as_key_selector,
     as_map_function,
 )
-from panes.operators.keyed import KeyedProcessOperator, StreamGroupedReduceOperator
+from panes.operators.keyed import BatchGroupedReduceOperator, KeyedProcessOperator, StreamGroupedReduceOperator
 from panes.operators.stateless import ProcessOperator, StreamFilter, StreamFlatMap, StreamMap
 from panes.tags import OutputTag
 from panes.types import RecordType
@@ -101,7 +101,7 @@ class DataStream:
         return self._with(parallelism=parallelism)
 
     def get_parallelism(self) -> int:
-        return self.transformation.parallelism or self.env.parallelism
+        return self.transformation.parallelism or self.env.get_parallelism()
 
     # -- one-input transformations ------------------------------------------
 
@@ -418,10 +418,11 @@ class KeyedStream(FieldAggregations, DataStream):
         )
 
     def reduce(self, func: ReduceFunction[Any] | Callable[[Any, Any], Any]) -> DataStream:
-        """A rolling reduce per key, emitting every intermediate result."""
+        """A rolling reduce per key, emitting every intermediate result (in BATCH execution only each key's final
+        result, with timestamp ``LONG_MAX``, as Flink does)."""
         function = as_reduce_function(func)
         key = self.key_selector
-        return self._one_input(
+        stream = self._one_input(
             "Keyed Reduce",
             "reduce",
             function,
@@ -429,6 +430,8 @@ class KeyedStream(FieldAggregations, DataStream):
             key,
             output_type=INHERIT,
         )
+        # BATCH execution emits only each key's final result (Flink's BatchGroupedReduceOperator)
+        return stream._with(batch_operator_factory=lambda: BatchGroupedReduceOperator(instance_copy(function), key))
 
     def window(self, window_assigner: WindowAssigner[Any, Any]) -> WindowedStream:
         """Windows per key, assigned by ``window_assigner``."""
