@@ -97,9 +97,7 @@ class InternalTimerService:
         self._quiesced = True
         try:
             self._fire_due(self.event_time_timers, LONG_MAX, EVENT_TIME, self._triggerable.on_event_time)
-            self._fire_due(
-                self.processing_time_timers, LONG_MAX, PROCESSING_TIME, self._triggerable.on_processing_time
-            )
+            self._fire_due(self.processing_time_timers, LONG_MAX, PROCESSING_TIME, self._triggerable.on_processing_time)
         finally:
             self._quiesced = False
             self.current_watermark = LONG_MIN
