@@ -143,20 +143,31 @@ class TimerOnce(KeyedCoProcessFunction[Any, Any, Any, Any]):
 
 
 def keyed_co_process(env: StreamEnvironment) -> ListSink:
+    """The PyFlink test as written: the environment's parallelism is 1."""
     env.set_parallelism(1)
+    return _keyed_co_process(env, None)
+
+
+def keyed_co_process_operator_parallelism(env: StreamEnvironment) -> ListSink:
+    """The same job with parallelism 1 set on the keyed operator only (``set_parallelism`` on its result)."""
+    return _keyed_co_process(env, 1)
+
+
+def _keyed_co_process(env: StreamEnvironment, parallelism: int | None) -> ListSink:
     strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(lambda v, _: v[1])
     rows = Types.ROW([Types.STRING(), Types.INT()])
     first = env.from_collection([("a", 1), ("b", 2), ("c", 3)], type_info=rows)
     second = env.from_collection([("b", 2), ("c", 3), ("d", 4)], type_info=rows)
     sink = ListSink()
-    (
+    processed = (
         first.assign_timestamps_and_watermarks(strategy)
         .connect(second.assign_timestamps_and_watermarks(strategy))
         .key_by(lambda x: x[0], lambda x: x[0])
         .process(TimerOnce())
-        .map(lambda x: (x[0], x[1] + 1))
-        .sink_to(sink)
     )
+    if parallelism is not None:
+        processed = processed.set_parallelism(parallelism)
+    processed.map(lambda x: (x[0], x[1] + 1)).sink_to(sink)
     return sink
 
 
@@ -231,6 +242,8 @@ def end_of_stream_count_evictor(env: StreamEnvironment) -> ListSink:
 
 Case = Callable[[StreamEnvironment], ListSink]
 
+KEYED_CO_PROCESS = [("a", 2), ("b", 2), ("b", 3), ("c", 2), ("c", 3), ("d", 2), ("on_timer", 4)]
+
 EXPECTED: dict[str, dict[RuntimeExecutionMode, list[Any]]] = {
     "reduce_with_state": {
         BATCH: [("ab", 0), ("cde", 1)],
@@ -238,10 +251,8 @@ EXPECTED: dict[str, dict[RuntimeExecutionMode, list[Any]]] = {
     },
     "keyed_sum": {BATCH: [24]},
     "keyed_min_by_and_max": {BATCH: [1]},
-    "keyed_co_process": {
-        mode: [("a", 2), ("b", 2), ("b", 3), ("c", 2), ("c", 3), ("d", 2), ("on_timer", 4)]
-        for mode in (BATCH, STREAMING)
-    },
+    "keyed_co_process": {mode: list(KEYED_CO_PROCESS) for mode in (BATCH, STREAMING)},
+    "keyed_co_process_operator_parallelism": {mode: list(KEYED_CO_PROCESS) for mode in (BATCH, STREAMING)},
     "late_element_in_a_window": {
         BATCH: [("a", 0, [100, 200]), ("a", 5000, [5000]), ("b", 0, [300])],
         STREAMING: [("a", 0, [100]), ("a", 5000, [5000])],
@@ -258,6 +269,7 @@ CASES: dict[str, Case] = {
     "keyed_sum": keyed_sum,
     "keyed_min_by_and_max": keyed_min_by_and_max,
     "keyed_co_process": keyed_co_process,
+    "keyed_co_process_operator_parallelism": keyed_co_process_operator_parallelism,
     "late_element_in_a_window": late_element_in_a_window,
     "processing_time_timers": processing_time_timers,
     "end_of_stream_count_evictor": end_of_stream_count_evictor,
