@@ -96,6 +96,8 @@ class DataStream:
         return self._with(uid=uid)
 
     def set_parallelism(self, parallelism: int) -> DataStream:
+        """How many parallel instances this step has (``> 0``), each with its own copy of the user function;
+        on Spark a keyed step gets that many shards, one per Flink subtask (``docs/runtime-modes.md``)."""
         if isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism <= 0:
             raise ValueError(f"parallelism must be an int > 0 (got {parallelism!r})")
         return self._with(parallelism=parallelism)
