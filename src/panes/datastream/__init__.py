@@ -7,6 +7,7 @@ from panes.datastream.execution import ExecutionConfig, JobExecutionResult
 from panes.datastream.interval_join import IntervalJoin, IntervalJoined
 from panes.datastream.joins import CoGroupedStreams, CoGroupWithWindow, JoinedStreams, JoinWithWindow
 from panes.datastream.plan import Plan
+from panes.datastream.runtime_mode import RuntimeExecutionMode
 from panes.datastream.sinks import FunctionSink, ListSink, PrintSink, Sink
 from panes.datastream.sources import CollectionSource, GeneratorSource, IterableSource, Source, SplitsSource
 from panes.datastream.stream import DataStream, DataStreamSink, KeyedStream
@@ -70,6 +71,7 @@ __all__ = [
     "ProcessFunction",
     "ProcessJoinFunction",
     "ReduceFunction",
+    "RuntimeExecutionMode",
     "RuntimeContext",
     "Sink",
     "SinkFunction",

@@ -43,7 +43,7 @@ from panes.functions.stream import (
     as_key_selector,
     as_map_function,
 )
-from panes.operators.keyed import KeyedProcessOperator, StreamGroupedReduceOperator
+from panes.operators.keyed import BatchGroupedReduceOperator, KeyedProcessOperator, StreamGroupedReduceOperator
 from panes.operators.stateless import ProcessOperator, StreamFilter, StreamFlatMap, StreamMap
 from panes.tags import OutputTag
 from panes.types import RecordType, Types
@@ -105,12 +105,14 @@ class DataStream:
         return self._with(uid=uid)
 
     def set_parallelism(self, parallelism: int) -> DataStream:
+        """How many parallel instances this step has (``> 0``), each with its own copy of the user function;
+        on Spark a keyed step gets that many shards, one per Flink subtask (``docs/runtime-modes.md``)."""
         if isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism <= 0:
             raise ValueError(f"parallelism must be an int > 0 (got {parallelism!r})")
         return self._with(parallelism=parallelism)
 
     def get_parallelism(self) -> int:
-        return self.transformation.parallelism or self.env.parallelism
+        return self.transformation.parallelism or self.env.get_parallelism()
 
     # -- one-input transformations ------------------------------------------
 
@@ -513,10 +515,11 @@ class KeyedStream(FieldAggregations, DataStream):
         return IntervalJoin(self, other_stream)
 
     def reduce(self, func: ReduceFunction[Any] | Callable[[Any, Any], Any]) -> DataStream:
-        """A rolling reduce per key, emitting every intermediate result."""
+        """A rolling reduce per key, emitting every intermediate result (in BATCH execution only each key's final
+        result, with timestamp ``LONG_MAX``, as Flink does)."""
         function = as_reduce_function(func)
         key = self.key_selector
-        return self._one_input(
+        stream = self._one_input(
             "Keyed Reduce",
             "reduce",
             function,
@@ -524,6 +527,8 @@ class KeyedStream(FieldAggregations, DataStream):
             key,
             output_type=INHERIT,
         )
+        # BATCH execution emits only each key's final result (Flink's BatchGroupedReduceOperator)
+        return stream._with(batch_operator_factory=lambda: BatchGroupedReduceOperator(instance_copy(function), key))
 
     def window(self, window_assigner: WindowAssigner[Any, Any]) -> WindowedStream:
         """Windows per key, assigned by ``window_assigner``."""
