@@ -136,6 +136,15 @@ EXPECTED_UNKEYED = sorted(
     key=repr,
 )
 SEEN_PER_INSTANCE = ["r1", "r1", "r2"]
+# BATCH execution: the broadcast side first (final rules r1 = 20, r2 = 10; the report finds no keyed state)
+EXPECTED_UNKEYED_BATCH = sorted(
+    [("match", "a", 7, []), ("match", "a", 11, ["r2"]), ("match", "b", 12, ["r2"]), ("match", "b", 15, ["r2"])],
+    key=repr,
+)
+EXPECTED_KEYED_BATCH = sorted(
+    [*EXPECTED_UNKEYED_BATCH, ("timer", "a", 12), ("timer", "a", 14), ("timer", "b", 13), ("timer", "b", 17)],
+    key=repr,
+)
 
 
 def run_local(pipeline: Any, parallelism: int) -> tuple[list[Any], list[Any]]:
@@ -173,3 +182,22 @@ def test_the_function_kind_must_match_the_stream() -> None:
         events.key_by(lambda e: e[1]).connect(rules.broadcast(RULES)).process(UnkeyedRuleMatcher())
     with pytest.raises(TypeError, match="needs a BroadcastProcessFunction"):
         events.connect(rules.broadcast(RULES)).process(RuleMatcher())
+
+
+def test_batch_execution_reads_the_broadcast_side_first() -> None:
+    """Flink's docs (Execution Mode, "Order of Processing"): in BATCH execution broadcast inputs are processed
+    first, then the keyed input key by key. So every event sees the final rules (r1 = 20, r2 = 10), the report
+    finds no keyed state yet, and each key's timers fire when its input ends."""
+    from panes.datastream import RuntimeExecutionMode
+
+    env = StreamEnvironment(LocalRunner(), parallelism=2, runtime_mode=RuntimeExecutionMode.BATCH)
+    result = keyed_pipeline(env.from_collection(ELEMENTS))
+    main, seen = ListSink(), ListSink()
+    result.sink_to(main)
+    result.get_side_output(SEEN).sink_to(seen)
+    env.execute()
+    assert sorted(main.values, key=repr) == EXPECTED_KEYED_BATCH
+    assert sorted(seen.values) == sorted(SEEN_PER_INSTANCE * 2)
+    unkeyed_env = StreamEnvironment(LocalRunner(), parallelism=2, runtime_mode=RuntimeExecutionMode.BATCH)
+    unkeyed = unkeyed_pipeline(unkeyed_env.from_collection(ELEMENTS)).execute_and_collect()
+    assert sorted(unkeyed, key=repr) == EXPECTED_UNKEYED_BATCH

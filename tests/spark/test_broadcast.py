@@ -61,6 +61,21 @@ def test_broadcast_over_bounded_input_on_spark(spark: Any) -> None:
     assert sorted(seen.values) == sorted(SEEN_PER_INSTANCE * 2)
 
 
+def test_broadcast_in_batch_execution_on_spark(spark: Any) -> None:
+    """BATCH execution on Spark reads the broadcast side first, as the local runner (and Flink) do."""
+    from panes.datastream import RuntimeExecutionMode
+    from tests.local.test_broadcast import ELEMENTS, EXPECTED_KEYED_BATCH
+
+    env = StreamEnvironment(SparkRunner(spark, num_shards=2), runtime_mode=RuntimeExecutionMode.BATCH)
+    result = keyed_pipeline(env.from_collection(ELEMENTS))
+    main, seen = ListSink(), ListSink()
+    result.sink_to(main)
+    result.get_side_output(SEEN).sink_to(seen)
+    env.execute()
+    assert sorted(main.values, key=repr) == EXPECTED_KEYED_BATCH
+    assert sorted(seen.values) == sorted(SEEN_PER_INSTANCE * 2)
+
+
 def test_broadcast_pipeline_in_process_micro_batches() -> None:
     """The runner's semantics without Spark (``MicroBatchExecutor``), with three shards."""
     env = StreamEnvironment("local")

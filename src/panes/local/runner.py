@@ -7,6 +7,7 @@ from typing import Any
 
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult
 from panes.datastream.plan import Plan, SourceTransformation
+from panes.datastream.runtime_mode import RuntimeExecutionMode, resolve_runtime_mode
 from panes.datastream.sources import MicroBatchSource, Source
 from panes.local.clock import SteppingClock
 from panes.local.job import LocalJob
@@ -31,6 +32,9 @@ class LocalRunner:
     - or a clock object (``get_current_processing_time()``, and ``tick()`` to move after each element).
 
     ``max_records`` bounds how many elements ``execute`` reads (required for unbounded sources).
+
+    The environment's runtime mode decides how the job runs (``panes.datastream.runtime_mode``); in BATCH
+    execution processing time does not move and keyed operators take sorted inputs (``panes.local.job``).
     """
 
     def __init__(
@@ -65,12 +69,14 @@ class LocalRunner:
                 f"sources {foreign} cannot be read in this process (a Spark DataFrame needs the Spark runner: "
                 "StreamEnvironment('spark'))"
             )
+        mode = resolve_runtime_mode(config.runtime_mode, _unbounded_sources(plan))
         return LocalJob(
             plan,
             self.clock_for(plan, config),
-            parallelism=config.parallelism,
+            parallelism=config.parallelism or 1,
             max_parallelism=config.max_parallelism,
             snapshot=snapshot,
+            batch=mode is RuntimeExecutionMode.BATCH,
         )
 
     def execute(self, plan: Plan, config: ExecutionConfig, job_name: str) -> JobExecutionResult:
@@ -83,7 +89,7 @@ class LocalRunner:
         job = self.start(plan, config)
         read = job.run(self.max_records)
         job.close()
-        details: dict[str, Any] = {"records_read": read}
+        details: dict[str, Any] = {"records_read": read, "mode": "batch" if job.batch else "streaming"}
         return JobExecutionResult(job_name, int((time.monotonic() - started) * 1000), details)
 
 

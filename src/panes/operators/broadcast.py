@@ -54,6 +54,8 @@ class _BroadcastHost(TwoInputStreamOperator):
     """What both broadcast operators share: the broadcast states, their snapshots, and the contexts' basics."""
 
     function: Any
+    has_broadcast_input = True
+    """Input 2 is a broadcast stream (BATCH execution reads it first: ``panes.operators.sorted_input``)."""
 
     def __init__(
         self, function: Any, descriptors: Sequence[MapStateDescriptor], key_selector: KeySelector | None = None

@@ -480,17 +480,23 @@ def keyed_shard_function(
     max_parallelism: int,
     watermarks: list[int],
     now: int,
+    batch: bool = False,
 ) -> Callable[[Any, Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """``applyInArrow`` function of a keyed step over bounded input: one shard, every batch in order, batch
     ``b`` processed at ``watermarks[b]`` (the bounded path's ``[LONG_MIN, last watermark, LONG_MAX]``); it
-    returns rows in ``layout``."""
-    from panes.spark.shards import payload_batches, shard_host
+    returns rows in ``layout``. In BATCH execution (``batch``) an operator fed element by element takes all
+    the shard's rows at once, sorted by key and timestamp (``RecordHost.run_sorted``)."""
+    from panes.spark.shards import RecordHost, payload_batches, shard_host
 
     @carrying_iterators
     def run(key: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         shard = int(key[0].as_py())
         rows = payload_batches(payload for batch in batches for payload in batch.column("payload").to_pylist())
-        host = shard_host(step, codes, layout, shard, num_shards, max_parallelism)
+        host = shard_host(step, codes, layout, shard, num_shards, max_parallelism, batch)
+        if isinstance(host, RecordHost) and batch:
+            yield from host.run_sorted(rows, now)
+            host.close()
+            return
         for index, watermark in enumerate(watermarks):
             yield from host.run(_of_batch(rows, index), watermark, now, index)
         host.close()

@@ -170,7 +170,8 @@ class _Capture:
 
 
 class MicroBatchExecutor:
-    """Runs ``plan`` over explicit micro-batches, sharding keyed steps into ``num_shards`` shards."""
+    """Runs ``plan`` over explicit micro-batches, sharding each keyed step into its parallelism's shards (as
+    the Spark runner does), ``num_shards`` when it sets none."""
 
     def __init__(self, plan: Plan, num_shards: int = 4, max_parallelism: int = 128) -> None:
         self.steps = linearize(plan)
@@ -186,9 +187,12 @@ class MicroBatchExecutor:
     def _host(self, step: Step, shard: int) -> StepHost:
         host = self.hosts.get((step.index, shard))
         if host is None:
-            host = StepHost(step, shard, self.num_shards, self.max_parallelism)
+            host = StepHost(step, shard, self._shards(step), self.max_parallelism)
             self.hosts[(step.index, shard)] = host
         return host
+
+    def _shards(self, step: Step) -> int:
+        return step.transformation.parallelism or self.num_shards
 
     def run_batch(self, sources: dict[int, Sequence[Any]], now: int | None = None) -> None:
         """One micro-batch: ``sources`` maps a source transformation id to the values it delivers now."""
@@ -223,13 +227,13 @@ class MicroBatchExecutor:
             if kind == "stateless":
                 rows = rest + self._host(step, 0).process(mine, self.watermark, self.now)
                 continue
-            keyed, shards = shard_rows(step, mine, self.num_shards, self.max_parallelism, {})
+            keyed, shards = shard_rows(step, mine, self._shards(step), self.max_parallelism, {})
             by_shard: dict[int, list[Record]] = defaultdict(list)
             errors: list[Record] = []
             for row, shard in zip(keyed, shards, strict=True):
                 (by_shard[shard] if row.channel in step.consumed else errors).append(row)
             produced: list[Record] = []
-            for shard in range(self.num_shards):
+            for shard in range(self._shards(step)):
                 # as on Spark: a shard runs when it has rows, or when the watermark reached its next timer
                 host = self.hosts.get((step.index, shard))
                 timer = None if host is None else host.next_event_time_timer()

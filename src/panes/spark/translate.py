@@ -8,6 +8,11 @@ that names that column (so Spark keeps it above the watermark operator) drops ca
 the column is dropped — before any keyed step, so Spark never drops late rows. Spark refuses a second
 watermark in one lineage, which is why each source keeps its own branch until a keyed step needs all rows:
 then every branch is flushed together with the keying and unioned, and the keyed step runs by shard.
+
+A keyed step has one shard per parallel instance, as a Flink operator has one subtask per unit of its
+parallelism: the step's own parallelism, else the environment's, else the runner's ``num_shards``. A key goes
+to shard ``key_group * shards // max_parallelism``, the index of the Flink subtask that owns it, and each
+shard hosts one operator, so one instance of the step's function (:meth:`Translator.shards_of`).
 """
 
 from __future__ import annotations
@@ -111,12 +116,21 @@ class Translator:
     """Builds the DataFrame of ``plan`` (streaming or bounded) for ``SparkRunner``."""
 
     def __init__(
-        self, spark: Any, plan: Plan, config: ExecutionConfig, streaming: bool, num_shards: int, finite: bool = True
+        self,
+        spark: Any,
+        plan: Plan,
+        config: ExecutionConfig,
+        streaming: bool,
+        num_shards: int,
+        finite: bool = True,
+        batch: bool = False,
     ) -> None:
         self.spark = spark
         self.plan = plan
         self.streaming = streaming
+        self.batch = batch
         self.num_shards = num_shards
+        self.default_parallelism = config.parallelism
         self.max_parallelism = config.max_parallelism
         self.inputs: dict[int, ColumnarInput] = {}
         for t in plan.transformations():
@@ -178,7 +192,8 @@ class Translator:
         if columnar is not None:
             branch = Branch(columnar.dataframe, {channel}, Chain(source=channel))
         else:
-            branch = Branch(source_rows(self.spark, t.source, channel, self.codes), {channel})  # type: ignore[attr-defined]
+            rows = source_rows(self.spark, t.source, channel, self.codes, self.streaming)  # type: ignore[attr-defined]
+            branch = Branch(rows, {channel})
         if self.end_watermark:
             branch.chain.end_only = True
             branch.chain.timestamp_sources = {t.id}
@@ -211,14 +226,19 @@ class Translator:
         branch.chain.steps.append(step)
         branch.channels = after(branch.channels, step)
 
+    def shards_of(self, step: Step) -> int:
+        """How many shards (parallel instances) the keyed ``step`` has (see the module docstring)."""
+        return step.transformation.parallelism or self.default_parallelism or self.num_shards
+
     def _keyed(self, step: Step) -> None:
+        shards = self.shards_of(step)
         watermarked = any(b.watermarked or b.chain.rates for b in self.branches)
         keyed = self._merge(self.branches, keyed=step)
         channels = after(set().union(*(b.channels for b in self.branches)), step)
         layout = Layout(self.codes, channels)
         if self.streaming:
             processor = ShardProcessor(
-                step, self.codes, layout, self.num_shards, self.max_parallelism, watermarked, self.clocked
+                step, self.codes, layout, shards, self.max_parallelism, watermarked, self.clocked
             )
             df = keyed.groupBy("shard").transformWithStateInPandas(
                 processor, PAYLOAD_DDL, "Append", "EventTime" if watermarked else "ProcessingTime"
@@ -228,15 +248,16 @@ class Translator:
             self.metrics_steps[step.index] = step.transformation.name
             chain = Chain(packed=True)
         else:
-            last = min(self.watermarks) if self.watermarks else LONG_MIN
+            last = min(self.watermarks) if self.watermarks and not self.batch else LONG_MIN
             function = keyed_shard_function(
                 step,
                 self.codes,
                 layout,
-                self.num_shards,
+                shards,
                 self.max_parallelism,
                 [LONG_MIN, last, LONG_MAX],
                 int(time.time() * 1000),
+                self.batch,
             )
             df = keyed.groupBy("shard").applyInArrow(function, layout.ddl())
             chain = Chain()
@@ -258,7 +279,8 @@ class Translator:
             return branch.df
         chain.keyed = keyed
         layout = Layout(self.codes, branch.channels | keying_outputs(keyed))
-        function = chain_function(chain, self.codes, layout, self.num_shards, self.max_parallelism)
+        shards = self.num_shards if keyed is None else self.shards_of(keyed)
+        function = chain_function(chain, self.codes, layout, shards, self.max_parallelism)
         df = branch.df.mapInArrow(function, Layout.ddl_of(chain.output_schema(layout)))
         if chain.rates:
             column, marker = chain.carrier()
