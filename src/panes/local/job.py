@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pickle
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from panes.datastream.partitioning import StreamPartitioner
@@ -22,6 +22,7 @@ from panes.datastream.plan import (
     Plan,
     SinkTransformation,
     SourceTransformation,
+    Transformation,
     checked_outputs,
     resolve_types,
     stream_channels,
@@ -38,6 +39,11 @@ from panes.tags import OutputTag
 from panes.timers.clock import ProcessingTimeService
 from panes.types import RecordType
 from panes.watermarks.valve import StatusWatermarkValve
+
+
+OperatorHook = Callable[[Transformation, int, AbstractStreamOperator], None]
+"""Called with each operator instance a job creates: ``(transformation, subtask_index, operator)``, after
+``setup`` and before ``open`` (see ``LocalRunner``)."""
 
 
 class _Router:
@@ -143,6 +149,8 @@ class _Instance:
                 max_parallelism=job.max_parallelism,
             )
             self.output.operator = self.operator
+            if job.operator_hook is not None:
+                job.operator_hook(transformation, index, self.operator)
         self.sink = transformation.sink if isinstance(transformation, SinkTransformation) else None
         self.file: LocalFileSink | None = None
         if isinstance(self.sink, FileSink):
@@ -247,7 +255,8 @@ class _SourceReader:
 class LocalJob:
     """A plan being executed in process. ``step()`` reads and processes one source element; ``run()`` runs
     to the end (bounded sources) or for ``max_records`` elements; ``snapshot()`` between steps captures the
-    whole job, which :meth:`restore` resumes with identical output."""
+    whole job, which :meth:`restore` resumes with identical output. ``operator_hook`` (optional) is called
+    with each operator instance before it opens (see :data:`OperatorHook`)."""
 
     def __init__(
         self,
@@ -257,9 +266,11 @@ class LocalJob:
         parallelism: int = 1,
         max_parallelism: int = 128,
         snapshot: bytes | None = None,
+        operator_hook: OperatorHook | None = None,
     ) -> None:
         self.plan = plan
         self.clock = clock
+        self.operator_hook = operator_hook
         self.max_parallelism = max_parallelism
         self.types = resolve_types(plan)
         self.files: dict[int, LocalFileSink] = {}
