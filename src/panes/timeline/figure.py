@@ -214,7 +214,7 @@ def _firing_x(firing: RecordedFiring, step: StepTimeline, lateness: int, low: fl
     """Where a firing sits on its window's bar: at the closing time it fired at, held within the window and its
     lateness (a global window: at the timestamp of the key's latest element by then)."""
     window = firing.window
-    time = firing.watermark if step.event_time else firing.processing_time
+    time = firing.time
     if isinstance(window, TimeWindow):
         if firing.timing is PaneTiming.ON_TIME:
             return float(window.max_timestamp())

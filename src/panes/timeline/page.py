@@ -94,7 +94,7 @@ def _step_section(step: StepTimeline) -> str:
         f'<tr class="firing {_css(f.timing.value)}"><td>{f.position}</td><td>{html.escape(_text(f.key))}</td>'
         f"<td>{html.escape(_window(f.window, fmt))}</td><td>{f.pane_index + 1}</td>"
         f'<td><span class="mark" style="color:{STYLE[f.timing].colour}">&#9679;</span> {f.timing.value}</td>'
-        f"<td>{html.escape(_time(f.watermark, fmt))}</td></tr>"
+        f"<td>{html.escape(_time(f.time, fmt))}</td><td>{html.escape(_time(f.watermark, fmt))}</td></tr>"
         for f in step.firings
     )
     late = [e for e in step.elements if e.fate in (ElementFate.LATE, ElementFate.DROPPED)]
@@ -120,7 +120,7 @@ def _step_section(step: StepTimeline) -> str:
 <p class="summary">{summary}</p>
 <h3>Firings</h3>
 <table class="firings"><thead><tr><th>position</th><th>key</th><th>window</th><th>pane</th><th>timing</th>
-<th>watermark then</th></tr></thead><tbody>
+<th>fired at</th><th>watermark then</th></tr></thead><tbody>
 {firing_rows}
 </tbody></table>
 <h3>Late and dropped elements</h3>

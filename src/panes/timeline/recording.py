@@ -15,12 +15,11 @@ job cannot fill the memory; what the operator does is not affected.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from panes.time import LONG_MIN
 from panes.windowing.observer import PaneTiming, WindowObserver, pane_timing
 
 
@@ -47,7 +46,9 @@ class RecordedElement:
 
 @dataclass(frozen=True, slots=True)
 class RecordedFiring:
-    """A pane of ``window`` evaluated at ``position``; ``pane_index`` counts the window's panes from 0."""
+    """A pane of ``window`` evaluated at ``position``; ``pane_index`` counts the window's panes from 0; ``time``
+    is the closing time it fired at (a timer's time, or the watermark / processing time then: see
+    ``WindowObserver.fired``), ``watermark`` and ``processing_time`` the operator's clocks then."""
 
     position: int
     subtask: int
@@ -55,6 +56,7 @@ class RecordedFiring:
     window: Any
     timing: PaneTiming
     pane_index: int
+    time: int
     watermark: int
     processing_time: int
 
@@ -218,7 +220,7 @@ class StepRecorder:
         previous, count = self._last_timing.get(slot, (None, 0))
         timing = pane_timing(window.max_timestamp(), time, before, previous)
         self._last_timing[slot] = (timing, count + 1)
-        self.firings.append(RecordedFiring(self.position, subtask, key, window, timing, count, watermark, now))
+        self.firings.append(RecordedFiring(self.position, subtask, key, window, timing, count, time, watermark, now))
 
     def on_merged(self, key: Any, result: Any, merged: Sequence[Any]) -> None:
         if not self.recording or key not in self._sampled:
@@ -291,9 +293,3 @@ class _InstanceObserver(WindowObserver):
 
     def watermark(self, previous: int, watermark: int) -> None:
         self._recorder.on_watermark(self._subtask, watermark)
-
-
-def first_watermark(points: Collection[WatermarkPoint]) -> int:
-    """The lowest watermark recorded above ``LONG_MIN`` (``LONG_MIN`` when there is none)."""
-    finite = [p.watermark for p in points if p.watermark != LONG_MIN]
-    return min(finite) if finite else LONG_MIN
