@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from panes.datastream import ListSink, OutputTag, StreamEnvironment
+from panes.elements import Watermark
 from panes.watermarks import WatermarkStrategy
 from panes.watermarks.generators import WatermarkGenerator
 from panes.watermarks.output import WatermarkOutput
-from panes.elements import Watermark
 from panes.windowing import ContinuousEventTimeTrigger, TumblingEventTimeWindows
 
 LATE: OutputTag[Any] = OutputTag("late")
@@ -25,7 +25,7 @@ ELEMENTS = [
     ("a", 6, 12),  # 3: watermark 12 passes 8 (early) and 9 = the end (on time)
     ("b", 11, None),  # 4: window [10, 20) of b; interval timer at 12 (already passed: fires at the next watermark)
     ("a", 7, None),  # 5: within the lateness (cleanup at 14): fires at once, late
-    ("a", 2, 20),  # 6: late pane again; watermark 20: a's [0, 10) cleaned at 14; b fires at 12, 16 (early), 19 (on time)
+    ("a", 2, 20),  # 6: late pane again; watermark 20: cleans a's [0, 10) at 14; b fires at 12, 16, 19
     ("a", 4, None),  # 7: every window of it is past its cleanup: a late element
     ("a", 15, None),  # 8: window [10, 20) of a, first pane, but the watermark already passed 19: late
 ]

@@ -156,7 +156,9 @@ def test_session_merges_carry_the_pane_timing() -> None:
         (LONG_MAX, LONG_MAX, 100, EARLY, ON_TIME),  # a global window at the end of input
     ],
 )
-def test_pane_timing(max_timestamp: int, time: int, before: int, previous: PaneTiming | None, expected: PaneTiming) -> None:
+def test_pane_timing(
+    max_timestamp: int, time: int, before: int, previous: PaneTiming | None, expected: PaneTiming
+) -> None:
     assert pane_timing(max_timestamp, time, before, previous) is expected
 
 

@@ -40,7 +40,6 @@ from panes.timers.clock import ProcessingTimeService
 from panes.types import RecordType
 from panes.watermarks.valve import StatusWatermarkValve
 
-
 OperatorHook = Callable[[Transformation, int, AbstractStreamOperator], None]
 """Called with each operator instance a job creates: ``(transformation, subtask_index, operator)``, after
 ``setup`` and before ``open`` (see ``LocalRunner``)."""

@@ -46,7 +46,9 @@ class LocalRunner:
         if isinstance(clock, str) and clock not in CLOCKS:
             raise ValueError(f"unknown clock {clock!r}: use one of {', '.join(map(repr, CLOCKS))} or a clock object")
         if operator_hook is not None and not callable(operator_hook):
-            raise TypeError(f"operator_hook must be callable (transformation, subtask_index, operator), not {operator_hook!r}")
+            raise TypeError(
+                f"operator_hook must be callable (transformation, subtask_index, operator), not {operator_hook!r}"
+            )
         self.clock_spec = clock
         self.step = step
         self.max_records = max_records

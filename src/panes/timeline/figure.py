@@ -44,11 +44,12 @@ class Mark:
     gid: str
 
 
-STYLE = {
+STYLE: dict[Any, Mark] = {
     ElementFate.IN_WINDOW: Mark("#1f77b4", "o", 36, "element (in its windows)", "elements-in-window"),
     ElementFate.LATE: Mark("#ff7f0e", "o", 90, "late element → late-data side output", "elements-late"),
     ElementFate.DROPPED: Mark("#d62728", "X", 110, "late element dropped (no late-data output)", "elements-dropped"),
     ElementFate.NO_WINDOW: Mark("#7f7f7f", "o", 36, "element no window took", "elements-no-window"),
+    "behind": Mark("#17becf", "o", 60, "element behind the watermark, kept (allowed lateness)", "elements-behind"),
     PaneTiming.EARLY: Mark("#2ca02c", "^", 120, "early firing (watermark before window end)", "firings-early"),
     PaneTiming.ON_TIME: Mark("#9467bd", "D", 100, "on-time firing (watermark passes window end)", "firings-on-time"),
     PaneTiming.LATE: Mark("#8c564b", "s", 100, "late firing (after the on-time one)", "firings-late"),
@@ -67,9 +68,10 @@ def build_figure(steps: list[StepTimeline], job_name: str) -> Figure:
     heights = [_step_height(step) for step in steps]
     figure = Figure(figsize=(FIGURE_WIDTH, sum(heights) + 1.6), dpi=100, layout="constrained")
     figure.suptitle(f"panes timeline: {job_name}", fontsize=15, fontweight="bold")
-    panels = [figure.subfigures(1, 1)] if len(steps) == 1 else list(figure.subfigures(len(steps), 1, height_ratios=heights))
-    for panel, step in zip(panels, steps, strict=True):
-        _draw_step(panel, step)
+    made: Any = figure.subfigures(len(steps), 1, height_ratios=heights, squeeze=False)
+    panels: list[SubFigure] = list(made[:, 0])
+    for number, (panel, step) in enumerate(zip(panels, steps, strict=True), 1):
+        _draw_step(panel, step, f"window step {number} of {len(steps)}: " if len(steps) > 1 else "window step: ")
     _legend(figure, steps)
     return figure
 
@@ -78,15 +80,15 @@ def _step_height(step: StepTimeline) -> float:
     return 1.2 + max(2.0, 0.75 * max(1, len(step.keys))) + 3.6
 
 
-def _draw_step(panel: SubFigure, step: StepTimeline) -> None:
+def _draw_step(panel: SubFigure, step: StepTimeline, prefix: str) -> None:
     lanes = max(1, len(step.keys))
     top, bottom = panel.subplots(2, 1, height_ratios=[max(2.0, 0.75 * lanes), 3.6])
-    panel.suptitle(f"{step.name}\n{step.description}", fontsize=11, x=0.01, ha="left")
+    panel.suptitle(f"{prefix}{step.name}\n{step.description}", fontsize=11, x=0.01, ha="left")
     times = _times(step)
     epoch = looks_like_epoch_ms(times)
-    low, high = (min(times), max(times)) if times else (0, 1)
-    pad = max(1, (high - low) * 0.02)
-    low, high = low - pad, high + pad
+    first, last = (min(times), max(times)) if times else (0, 1)
+    pad = max(1.0, (last - first) * 0.02)
+    low, high = first - pad, last + pad
     fmt = TimeFormat(epoch, tick_step(low, high))
     _draw_windows(top, step, low, high, fmt)
     _draw_processing_order(bottom, step, low, high, fmt)
@@ -166,7 +168,7 @@ def _draw_windows(ax: Any, step: StepTimeline, low: float, high: float, fmt: Tim
         def row_y(window: Any, rows: dict[Any, int] = rows, base: int = base, height: float = height) -> float:
             return base + 0.4 - (rows[window] + 0.5) * height
 
-        for window, row in rows.items():
+        for window in rows:
             y = row_y(window)
             start, end = (window.start, window.end) if isinstance(window, TimeWindow) else (low, high)
             ax.add_patch(
@@ -185,7 +187,7 @@ def _draw_windows(ax: Any, step: StepTimeline, low: float, high: float, fmt: Tim
         for element in step.elements_of(key):
             if element.timestamp is None:
                 continue
-            xs, ys = dots.setdefault(element.fate, ([], []))
+            xs, ys = dots.setdefault(_kind(element), ([], []))
             targets = {final[w] for w in element.windows if w in final}
             for y in [row_y(w) for w in targets] or [base]:
                 xs.append(element.timestamp)
@@ -210,6 +212,15 @@ def _draw_windows(ax: Any, step: StepTimeline, low: float, high: float, fmt: Tim
     ax.grid(axis="x", color="#e5e5e5", linewidth=0.6)
 
 
+def _kind(element: RecordedElement) -> Any:
+    """How an element is drawn: its fate, or ``"behind"`` for one a window took though the watermark had passed
+    its timestamp (it arrived within the allowed lateness)."""
+    timestamp = element.timestamp
+    if element.fate is ElementFate.IN_WINDOW and timestamp is not None and timestamp <= element.watermark:
+        return "behind"
+    return element.fate
+
+
 def _firing_x(firing: RecordedFiring, step: StepTimeline, lateness: int, low: float, high: float) -> float:
     """Where a firing sits on its window's bar: at the closing time it fired at, held within the window and its
     lateness (a global window: at the timestamp of the key's latest element by then)."""
@@ -225,10 +236,10 @@ def _firing_x(firing: RecordedFiring, step: StepTimeline, lateness: int, low: fl
 
 def _draw_processing_order(ax: Any, step: StepTimeline, low: float, high: float, fmt: TimeFormat) -> None:
     ax.set_title("Event time over processing order: the watermark, and when each window fired", fontsize=10)
-    by_fate: dict[ElementFate, list[RecordedElement]] = {}
+    by_fate: dict[Any, list[RecordedElement]] = {}
     for element in step.elements:
         if element.timestamp is not None:
-            by_fate.setdefault(element.fate, []).append(element)
+            by_fate.setdefault(_kind(element), []).append(element)
     for fate, elements in by_fate.items():
         _scatter(ax, [e.position for e in elements], [e.timestamp or 0 for e in elements], STYLE[fate])
     last = max(step.total_elements, 1)
@@ -291,7 +302,7 @@ def _key_label(key: Any) -> str:
 def _legend(figure: Figure, steps: list[StepTimeline]) -> None:
     used: set[Any] = set()
     for step in steps:
-        used.update(e.fate for e in step.elements)
+        used.update(_kind(e) for e in step.elements)
         used.update(f.timing for f in step.firings)
     handles: list[Any] = [
         Patch(facecolor=WINDOW_FILL, edgecolor=WINDOW_EDGE, label="window [start, end)"),

@@ -20,7 +20,7 @@ from panes.timeline.timeaxis import TimeFormat, looks_like_epoch_ms
 from panes.windowing.observer import PaneTiming
 from panes.windowing.windows import TimeWindow
 
-_SVG_SETTINGS = {"svg.fonttype": "none", "svg.hashsalt": "panes-timeline"}
+_SVG_SETTINGS: dict[str, Any] = {"svg.fonttype": "none", "svg.hashsalt": "panes-timeline"}
 
 
 def write_png(timeline: Timeline, path: str | Path, dpi: int = 100) -> Path:
@@ -35,7 +35,7 @@ def write_png(timeline: Timeline, path: str | Path, dpi: int = 100) -> Path:
 def svg_markup(timeline: Timeline) -> str:
     """The picture as an inline ``<svg>`` element (text kept as text, deterministic ids)."""
     buffer = io.StringIO()
-    with matplotlib.rc_context(_SVG_SETTINGS):
+    with matplotlib.rc_context(_SVG_SETTINGS):  # type: ignore[arg-type]
         figure = build_figure(timeline.steps, timeline.job_name)
         figure.savefig(buffer, format="svg", facecolor="white")
     svg = buffer.getvalue()

@@ -18,7 +18,7 @@ _SECOND = 1_000
 _MINUTE = 60 * _SECOND
 _HOUR = 60 * _MINUTE
 _DAY = 24 * _HOUR
-ROUND_STEPS = [
+ROUND_STEPS: list[int] = [
     *(m for e in range(3) for m in (10**e, 2 * 10**e, 5 * 10**e)),  # 1 ms .. 500 ms
     _SECOND, 2 * _SECOND, 5 * _SECOND, 10 * _SECOND, 15 * _SECOND, 30 * _SECOND,
     _MINUTE, 2 * _MINUTE, 5 * _MINUTE, 10 * _MINUTE, 15 * _MINUTE, 30 * _MINUTE,
@@ -51,7 +51,7 @@ def tick_step(low: float, high: float, max_ticks: int = 7) -> int:
     for step in ROUND_STEPS:
         if span / step <= max_ticks:
             return step
-    days = math.ceil(span / max_ticks / _DAY)
+    days = int(math.ceil(span / max_ticks / _DAY))
     return days * _DAY
 
 
