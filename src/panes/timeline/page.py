@@ -20,7 +20,8 @@ from panes.timeline.timeaxis import TimeFormat, looks_like_epoch_ms
 from panes.windowing.observer import PaneTiming
 from panes.windowing.windows import TimeWindow
 
-_SVG_SETTINGS: dict[str, Any] = {"svg.fonttype": "none", "svg.hashsalt": "panes-timeline"}
+# text as paths: the page looks the same whatever fonts the reader has; fixed ids: the same job gives the same page
+_SVG_SETTINGS: dict[str, Any] = {"svg.fonttype": "path", "svg.hashsalt": "panes-timeline"}
 
 
 def write_png(timeline: Timeline, path: str | Path, dpi: int = 100) -> Path:
@@ -33,7 +34,7 @@ def write_png(timeline: Timeline, path: str | Path, dpi: int = 100) -> Path:
 
 
 def svg_markup(timeline: Timeline) -> str:
-    """The picture as an inline ``<svg>`` element (text kept as text, deterministic ids)."""
+    """The picture as an inline ``<svg>`` element (text drawn as paths, deterministic ids)."""
     buffer = io.StringIO()
     with matplotlib.rc_context(_SVG_SETTINGS):  # type: ignore[arg-type]
         figure = build_figure(timeline.steps, timeline.job_name)
