@@ -19,10 +19,15 @@ from panes.local import LocalRunner
 from panes.time import LONG_MAX, LONG_MIN
 from panes.timeline import ElementFate, StepRecorder, StepTimeline, record_timeline
 from panes.windowing import (
+    CountEvictor,
+    CountTrigger,
     EventTimeSessionWindows,
+    GlobalWindow,
+    GlobalWindows,
     PaneTiming,
     TimeWindow,
     TumblingEventTimeWindows,
+    TumblingProcessingTimeWindows,
     WindowObserver,
     pane_timing,
 )
@@ -166,7 +171,7 @@ class Calls(WindowObserver):
     def __init__(self) -> None:
         self.calls: list[str] = []
 
-    def element(self, key: Any, value: Any, timestamp: int | None, watermark: int) -> None:
+    def element(self, key: Any, value: Any, timestamp: int | None, watermark: int, processing_time: int) -> None:
         self.calls.append("element")
 
     def watermark(self, previous: int, watermark: int) -> None:
@@ -225,3 +230,45 @@ def test_the_operator_hook_sees_every_operator_instance() -> None:
     windows = [(name, index) for name, index, kind in seen if kind == "WindowOperator"]
     assert sorted(windows) == [("Window(Process)", 0), ("Window(Process)", 1)]
     assert len(seen) > len(windows)  # the other operators too (the timestamp assigner)
+
+
+def test_processing_time_windows_close_on_the_processing_time() -> None:
+    def build(env: StreamEnvironment) -> None:
+        (
+            env.from_collection(list(range(7)))
+            .key_by(lambda v: "k")
+            .window(TumblingProcessingTimeWindows.of(1_000))
+            .process(lambda key, ctx, elements: [sum(elements)])
+            .add_sink(lambda _: None)
+        )
+
+    step = record_timeline(build).steps[0]
+    # the stepping clock: element n (from 1) is processed at 200 * (n - 1) ms, then the clock moves on 200 ms
+    assert [(e.timestamp, e.processing_time, e.windows) for e in step.elements] == [
+        (None, 200 * i, [TimeWindow(0, 1_000) if i < 5 else TimeWindow(1_000, 2_000)]) for i in range(7)
+    ]
+    assert not step.event_time and [p.time for p in step.processing_times] == [200 * i for i in range(1, 8)]
+    # the clock jumps from 800 to 1000 after element 5: the timer at 999 fires [0, 1000) on time (the timers
+    # still pending at the end of a bounded input do not fire on the local runner)
+    assert [(f.position, f.window, f.timing, f.time) for f in step.firings] == [(5, TimeWindow(0, 1_000), ON_TIME, 999)]
+
+
+def test_count_windows_with_an_evictor_fire_early_panes_of_the_global_window() -> None:
+    def build(env: StreamEnvironment) -> None:
+        (
+            env.from_collection([("k", i) for i in range(7)])
+            .key_by(lambda v: v[0])
+            .window(GlobalWindows.create())
+            .trigger(CountTrigger.of(3))
+            .evictor(CountEvictor.of(2))
+            .process(lambda key, ctx, elements: [len(list(elements))])
+            .add_sink(lambda _: None)
+        )
+
+    step = record_timeline(build).steps[0]
+    # every third element fires the pane; a global window never ends, so its panes are early
+    assert [(f.position, f.window, f.timing, f.pane_index) for f in step.firings] == [
+        (3, GlobalWindow(), EARLY, 0),
+        (6, GlobalWindow(), EARLY, 1),
+    ]
+    assert all(e.fate is ElementFate.IN_WINDOW and e.windows == [GlobalWindow()] for e in step.elements)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from panes.timeline.record import Timeline, load_job, record_timeline
 from panes.timeline.recording import (
+    ClockPoint,
     ElementFate,
     RecordedElement,
     RecordedFiring,
@@ -41,6 +42,7 @@ def write_html(timeline: Timeline, path: str | Path) -> Path:
 
 
 __all__ = [
+    "ClockPoint",
     "ElementFate",
     "RecordedElement",
     "RecordedFiring",

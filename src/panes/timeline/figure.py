@@ -97,12 +97,27 @@ def _draw_step(panel: SubFigure, step: StepTimeline, prefix: str) -> None:
 
 
 def _times(step: StepTimeline) -> list[int]:
-    """The finite times the picture must show: element timestamps, window bounds and lateness."""
-    times = [e.timestamp for e in step.elements if e.timestamp is not None and LONG_MIN < e.timestamp < LONG_MAX]
+    """The finite times the picture must show: element times, window bounds and lateness."""
+    times = [t for e in step.elements if (t := _at(step, e)) is not None and LONG_MIN < t < LONG_MAX]
     for window in _all_windows(step):
         if isinstance(window, TimeWindow):
             times += [window.start, window.end + (step.allowed_lateness if step.event_time else 0)]
     return times
+
+
+def _by_timestamp(step: StepTimeline) -> bool:
+    """Whether elements are drawn at their timestamps (else, when none has one, at the processing time they
+    arrived at: processing-time windows over a stream without timestamps)."""
+    return any(e.timestamp is not None for e in step.elements) or not step.elements
+
+
+def _at(step: StepTimeline, element: RecordedElement) -> int | None:
+    """Where ``element`` is on the time axis (see :func:`_by_timestamp`)."""
+    return element.timestamp if _by_timestamp(step) else element.processing_time
+
+
+def _what_time(step: StepTimeline) -> str:
+    return "event time" if _by_timestamp(step) else "processing time"
 
 
 def _all_windows(step: StepTimeline) -> set[Any]:
@@ -153,7 +168,9 @@ def _rows(windows: Iterable[Any]) -> dict[Any, int]:
 
 
 def _draw_windows(ax: Any, step: StepTimeline, low: float, high: float, fmt: TimeFormat) -> None:
-    ax.set_title("Windows per key: elements at their event time, firings at the watermark they fired at", fontsize=10)
+    clock = "watermark" if step.event_time else "processing time"
+    title = f"Windows per key: elements at their {_what_time(step)}, firings at the {clock} they fired at"
+    ax.set_title(title, fontsize=10)
     lateness = step.allowed_lateness if step.event_time else 0
     dots: dict[Any, tuple[list[float], list[float]]] = {}
     fired: dict[Any, tuple[list[float], list[float]]] = {}
@@ -185,12 +202,13 @@ def _draw_windows(ax: Any, step: StepTimeline, low: float, high: float, fmt: Tim
                     )
                 )  # fmt: skip
         for element in step.elements_of(key):
-            if element.timestamp is None:
+            at = _at(step, element)
+            if at is None:
                 continue
             xs, ys = dots.setdefault(_kind(element), ([], []))
             targets = {final[w] for w in element.windows if w in final}
             for y in [row_y(w) for w in targets] or [base]:
-                xs.append(element.timestamp)
+                xs.append(at)
                 ys.append(y)
         for firing in step.firings_of(key):
             window = final.get(firing.window, firing.window)
@@ -207,7 +225,7 @@ def _draw_windows(ax: Any, step: StepTimeline, low: float, high: float, fmt: Tim
     ax.set_ylim(-0.6, max(1, lanes) - 0.4)
     ax.set_yticks(range(lanes), [_key_label(k) for k in reversed(step.keys)])
     ax.set_ylabel("key")
-    ax.set_xlabel(fmt.axis_title("event time"))
+    ax.set_xlabel(fmt.axis_title(_what_time(step)))
     _time_axis(ax.xaxis, low, high, fmt)
     ax.grid(axis="x", color="#e5e5e5", linewidth=0.6)
 
@@ -230,34 +248,42 @@ def _firing_x(firing: RecordedFiring, step: StepTimeline, lateness: int, low: fl
         if firing.timing is PaneTiming.ON_TIME:
             return float(window.max_timestamp())
         return float(min(max(time, window.start), window.end + lateness))
-    seen = [e.timestamp for e in step.elements_of(firing.key) if e.position <= firing.position and e.timestamp]
+    earlier = [e for e in step.elements_of(firing.key) if e.position <= firing.position]
+    seen = [t for e in earlier if (t := _at(step, e)) is not None]
     return float(seen[-1]) if seen else low
 
 
 def _draw_processing_order(ax: Any, step: StepTimeline, low: float, high: float, fmt: TimeFormat) -> None:
-    ax.set_title("Event time over processing order: the watermark, and when each window fired", fontsize=10)
+    what = _what_time(step)
+    clock = "watermark" if step.event_time else "processing time"
+    ax.set_title(f"{what.capitalize()} over processing order: the {clock}, and when each window fired", fontsize=10)
     by_fate: dict[Any, list[RecordedElement]] = {}
     for element in step.elements:
-        if element.timestamp is not None:
+        if _at(step, element) is not None:
             by_fate.setdefault(_kind(element), []).append(element)
     for fate, elements in by_fate.items():
-        _scatter(ax, [e.position for e in elements], [e.timestamp or 0 for e in elements], STYLE[fate])
+        _scatter(ax, [e.position for e in elements], [_at(step, e) or 0 for e in elements], STYLE[fate])
     last = max(step.total_elements, 1)
-    for subtask in sorted({p.subtask for p in step.watermarks}):
+    points = (
+        [(p.position, p.subtask, p.watermark) for p in step.watermarks]
+        if step.event_time
+        else [(p.position, p.subtask, p.time) for p in step.processing_times]
+    )
+    for subtask in sorted({subtask for _, subtask, _ in points}):
         xs: list[float] = []
         ys: list[float] = []
-        for point in step.watermarks:
-            if point.subtask != subtask or point.watermark == LONG_MIN:
+        for position, instance, time in points:
+            if instance != subtask or time == LONG_MIN:
                 continue
-            xs.append(point.position)
-            ys.append(min(max(point.watermark, low), high))
+            xs.append(position)
+            ys.append(min(max(time, low), high))
         if xs:
             xs.append(last + 0.5)
             ys.append(ys[-1])
-            label = "watermark" if step.parallelism == 1 else f"watermark (instance {subtask + 1})"
+            label = clock if step.parallelism == 1 else f"{clock} (instance {subtask + 1})"
             (line,) = ax.plot(xs, ys, drawstyle="steps-post", color=WATERMARK_COLOUR, linewidth=1.6, label=label)
             line.set_gid("watermark" if subtask == 0 else f"watermark-{subtask + 1}")
-    if any(p.watermark == LONG_MAX for p in step.watermarks):
+    if step.event_time and any(p.watermark == LONG_MAX for p in step.watermarks):
         ax.annotate(
             "end of input: watermark +∞", xy=(last, high), xytext=(-6, -14), textcoords="offset points",
             ha="right", fontsize=8, color=WATERMARK_COLOUR,
@@ -274,7 +300,7 @@ def _draw_processing_order(ax: Any, step: StepTimeline, low: float, high: float,
     ax.set_ylim(low, high)
     ax.xaxis.set_major_locator(MaxNLocator(nbins=12, integer=True))
     ax.set_xlabel("processing order (elements received by this step, all keys)")
-    ax.set_ylabel(fmt.axis_title("event time"))
+    ax.set_ylabel(fmt.axis_title(what))
     _time_axis(ax.yaxis, low, high, fmt)
     ax.grid(color="#eeeeee", linewidth=0.6)
 
@@ -309,7 +335,8 @@ def _legend(figure: Figure, steps: list[StepTimeline]) -> None:
     ]
     if any(s.allowed_lateness and s.event_time for s in steps):
         handles.append(Patch(facecolor=LATENESS_FILL, edgecolor=WINDOW_EDGE, hatch="//", label="allowed lateness"))
-    handles.append(Line2D([], [], color=WATERMARK_COLOUR, linewidth=1.6, label="watermark"))
+    clocks = " / ".join(dict.fromkeys("watermark" if s.event_time else "processing time" for s in steps))
+    handles.append(Line2D([], [], color=WATERMARK_COLOUR, linewidth=1.6, label=clocks))
     for what, mark in STYLE.items():
         if what in used or what in (ElementFate.IN_WINDOW, PaneTiming.EARLY, PaneTiming.ON_TIME, PaneTiming.LATE):
             handles.append(

@@ -4,7 +4,8 @@ A :class:`StepRecorder` gives each parallel instance of a window step a :class:`
 in processing order, for a sample of keys: every element (key, value, timestamp, the watermark it met, the
 windows it was added to, and its fate: in a window, late to the side output, or dropped), every firing with
 its pane timing (:func:`panes.windowing.observer.pane_timing`), merges and cleanups; and, for all keys, each
-watermark the step received. The result is a :class:`StepTimeline`.
+watermark the step received (and each processing time, for steps whose windows close on it). The result is
+a :class:`StepTimeline`.
 
 *Position* is the processing order: the number of elements the step had received (all keys, all instances)
 when something happened; a firing caused by element ``n`` or by the watermark that followed it has position
@@ -40,6 +41,7 @@ class RecordedElement:
     value: Any
     timestamp: int | None
     watermark: int
+    processing_time: int
     windows: list[Any] = field(default_factory=list)
     fate: ElementFate = ElementFate.NO_WINDOW
 
@@ -71,6 +73,16 @@ class WatermarkPoint:
 
 
 @dataclass(frozen=True, slots=True)
+class ClockPoint:
+    """Instance ``subtask``'s processing time became ``time`` after ``position`` elements (recorded for steps
+    whose windows close on processing time)."""
+
+    position: int
+    subtask: int
+    time: int
+
+
+@dataclass(frozen=True, slots=True)
 class RecordedMerge:
     position: int
     key: Any
@@ -97,6 +109,7 @@ class StepTimeline:
     elements: list[RecordedElement]
     firings: list[RecordedFiring]
     watermarks: list[WatermarkPoint]
+    processing_times: list[ClockPoint]
     merges: list[RecordedMerge]
     cleanups: list[RecordedCleanup]
     total_elements: int
@@ -154,6 +167,7 @@ class StepRecorder:
         self.elements: list[RecordedElement] = []
         self.firings: list[RecordedFiring] = []
         self.watermarks: list[WatermarkPoint] = []
+        self.processing_times: list[ClockPoint] = []
         self.merges: list[RecordedMerge] = []
         self.cleanups: list[RecordedCleanup] = []
         self._current: RecordedElement | None = None
@@ -192,14 +206,14 @@ class StepRecorder:
 
     # -- events (from the instances' observers) -----------------------------------------------------------------
 
-    def on_element(self, subtask: int, key: Any, value: Any, timestamp: int | None, watermark: int) -> None:
+    def on_element(self, subtask: int, key: Any, value: Any, timestamp: int | None, watermark: int, now: int) -> None:
         self.position += 1
         self._current = None
         if self.position > self._max_elements:
             self.recording = False
             return
         if self.is_sampled(key):
-            self._current = RecordedElement(self.position, subtask, key, value, timestamp, watermark)
+            self._current = RecordedElement(self.position, subtask, key, value, timestamp, watermark, now)
             self.elements.append(self._current)
 
     def on_assigned(self, key: Any, window: Any) -> None:
@@ -245,6 +259,10 @@ class StepRecorder:
         if self.recording:
             self.watermarks.append(WatermarkPoint(self.position, subtask, watermark))
 
+    def on_processing_time(self, subtask: int, now: int) -> None:
+        if self.recording and not self.event_time:
+            self.processing_times.append(ClockPoint(self.position, subtask, now))
+
     def timeline(self) -> StepTimeline:
         """What was recorded so far."""
         return StepTimeline(
@@ -256,6 +274,7 @@ class StepRecorder:
             elements=list(self.elements),
             firings=list(self.firings),
             watermarks=list(self.watermarks),
+            processing_times=list(self.processing_times),
             merges=list(self.merges),
             cleanups=list(self.cleanups),
             total_elements=self.position,
@@ -273,8 +292,8 @@ class _InstanceObserver(WindowObserver):
         self._recorder = recorder
         self._subtask = subtask
 
-    def element(self, key: Any, value: Any, timestamp: int | None, watermark: int) -> None:
-        self._recorder.on_element(self._subtask, key, value, timestamp, watermark)
+    def element(self, key: Any, value: Any, timestamp: int | None, watermark: int, processing_time: int) -> None:
+        self._recorder.on_element(self._subtask, key, value, timestamp, watermark, processing_time)
 
     def assigned(self, key: Any, window: Any) -> None:
         self._recorder.on_assigned(key, window)
@@ -293,3 +312,6 @@ class _InstanceObserver(WindowObserver):
 
     def watermark(self, previous: int, watermark: int) -> None:
         self._recorder.on_watermark(self._subtask, watermark)
+
+    def processing_time(self, previous: int, now: int) -> None:
+        self._recorder.on_processing_time(self._subtask, now)

@@ -51,7 +51,7 @@ def tick_step(low: float, high: float, max_ticks: int = 7) -> int:
     for step in ROUND_STEPS:
         if span / step <= max_ticks:
             return step
-    days = int(math.ceil(span / max_ticks / _DAY))
+    days = math.ceil(span / max_ticks / _DAY)
     return days * _DAY
 
 

@@ -55,8 +55,9 @@ class WindowObserver:
     the constant key). Times are int ms; ``watermark`` is ``LONG_MIN`` before the first watermark.
     """
 
-    def element(self, key: Any, value: Any, timestamp: int | None, watermark: int) -> None:
-        """An element reached the operator (``timestamp`` ``None``: it has none, processing-time windows)."""
+    def element(self, key: Any, value: Any, timestamp: int | None, watermark: int, processing_time: int) -> None:
+        """An element reached the operator (``timestamp`` ``None``: it has none, processing-time windows), with
+        the operator's watermark and processing time then."""
 
     def assigned(self, key: Any, window: Any) -> None:
         """The current element was added to the pane of ``window`` (the merged window for sessions)."""

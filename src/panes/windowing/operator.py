@@ -332,7 +332,8 @@ class WindowOperator(OneInputStreamOperator):
         skipped = True
         observer = self.observer
         if observer is not None:
-            observer.element(key, value, record.timestamp, self.timer_service.current_watermark)
+            timers = self.timer_service
+            observer.element(key, value, record.timestamp, timers.current_watermark, timers.current_processing_time())
 
         if self.is_merging:
             merging = self._merging_window_set()
