@@ -1,7 +1,8 @@
 """The DataStream API: environment, streams, windows, sources, sinks and the plan they build."""
 
+from panes.datastream.collect import CloseableIterator
 from panes.datastream.connected import ConnectedStreams
-from panes.datastream.environment import StreamEnvironment, StreamExecutionEnvironment
+from panes.datastream.environment import EnvironmentConfig, StreamEnvironment, StreamExecutionEnvironment
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult
 from panes.datastream.plan import Plan
 from panes.datastream.sinks import FunctionSink, ListSink, PrintSink, Sink
@@ -29,6 +30,7 @@ from panes.tags import OutputTag
 __all__ = [
     "AggregateFunction",
     "AllWindowedStream",
+    "CloseableIterator",
     "CoFlatMapFunction",
     "CoMapFunction",
     "CoProcessFunction",
@@ -36,6 +38,7 @@ __all__ = [
     "ConnectedStreams",
     "DataStream",
     "DataStreamSink",
+    "EnvironmentConfig",
     "ExecutionConfig",
     "FilterFunction",
     "FlatMapFunction",

@@ -23,7 +23,7 @@ from panes.datastream.sources import (
     Source,
     SplitsSource,
 )
-from panes.time import Duration, duration_ms
+from panes.time import Duration, Instant, duration_ms
 
 if TYPE_CHECKING:
     from panes.datastream.stream import DataStream
@@ -101,6 +101,10 @@ class StreamEnvironment:
             self._runner = lookup_runner(spec, self._runner_options) if isinstance(spec, str) else spec
         return self._runner
 
+    def get_config(self) -> EnvironmentConfig:
+        """PyFlink's ``env.get_config()``: the environment's settings, readable and changeable through it."""
+        return EnvironmentConfig(self)
+
     def config(self) -> ExecutionConfig:
         """The settings runners receive with the plan."""
         return ExecutionConfig(self.parallelism, self.max_parallelism, self.auto_watermark_interval)
@@ -148,13 +152,16 @@ class StreamEnvironment:
         return self.from_source(SplitsSource(splits), source_name="Splits Source")
 
     def from_micro_batches(
-        self, batches: Sequence[Iterable[Any]], end_of_input: bool = True, type_info: Any = None
+        self,
+        batches: Sequence[Iterable[Any]],
+        end_of_input: bool = True,
+        type_info: Any = None,
+        processing_times: Sequence[Instant] | None = None,
     ) -> DataStream:
-        """Explicit micro-batches (``batches[i]`` arrives in batch ``i``); see ``MicroBatchSource`` (``type_info``
-        as for ``from_source``)."""
-        return self.from_source(
-            MicroBatchSource(batches, end_of_input), source_name="Micro-batch Source", type_info=type_info
-        )
+        """Explicit micro-batches (``batches[i]`` arrives in batch ``i``, at processing time
+        ``processing_times[i]`` when given); see ``MicroBatchSource`` (``type_info`` as for ``from_source``)."""
+        source = MicroBatchSource(batches, end_of_input, processing_times)
+        return self.from_source(source, source_name="Micro-batch Source", type_info=type_info)
 
     def from_files(
         self,
@@ -179,6 +186,10 @@ class StreamEnvironment:
     def add_sink_transformation(self, sink: SinkTransformation) -> None:
         self._sinks.append(sink)
 
+    def replace_sink_transformation(self, old: SinkTransformation, new: SinkTransformation) -> None:
+        """Put ``new`` where ``old`` was (a sink renamed or given a parallelism before ``execute``)."""
+        self._sinks = [new if sink.id == old.id else sink for sink in self._sinks]
+
     def plan(self) -> Plan:
         """The plan of every sink added so far."""
         return Plan(tuple(self._sinks))
@@ -202,6 +213,43 @@ class StreamEnvironment:
 
 
 StreamExecutionEnvironment = StreamEnvironment
+
+
+class EnvironmentConfig:
+    """What PyFlink's ``ExecutionConfig`` (``env.get_config()``) exposes that applies to panes: parallelism,
+    max parallelism and the auto watermark interval, read from and written to the environment it came from
+    (setters return this object, so calls chain; each checks its value as the environment's setter does)."""
+
+    def __init__(self, env: StreamEnvironment) -> None:
+        self._env = env
+
+    def get_parallelism(self) -> int:
+        return self._env.get_parallelism()
+
+    def set_parallelism(self, parallelism: int) -> EnvironmentConfig:
+        self._env.set_parallelism(parallelism)
+        return self
+
+    def get_max_parallelism(self) -> int:
+        return self._env.get_max_parallelism()
+
+    def set_max_parallelism(self, max_parallelism: int) -> EnvironmentConfig:
+        self._env.set_max_parallelism(max_parallelism)
+        return self
+
+    def get_auto_watermark_interval(self) -> int:
+        """Milliseconds between periodic watermarks (0: periodic watermarks are off)."""
+        return self._env.get_auto_watermark_interval()
+
+    def set_auto_watermark_interval(self, interval: Duration) -> EnvironmentConfig:
+        self._env.set_auto_watermark_interval(interval)
+        return self
+
+    def __repr__(self) -> str:
+        return (
+            f"EnvironmentConfig(parallelism={self.get_parallelism()}, max_parallelism={self.get_max_parallelism()}, "
+            f"auto_watermark_interval={self.get_auto_watermark_interval()})"
+        )
 
 
 def _source_parallelism(source: Any) -> int | None:

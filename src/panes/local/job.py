@@ -28,7 +28,7 @@ from panes.datastream.plan import (
     stream_channels,
 )
 from panes.datastream.sinks import FileSink, deliver, sink_name
-from panes.datastream.sources import Source
+from panes.datastream.sources import ProcessingTimeAdvance, Source
 from panes.elements import MAX_WATERMARK, StreamRecord, Watermark, WatermarkStatus
 from panes.errors import ErrorRecord, located
 from panes.local.files import LocalFileSink
@@ -386,6 +386,9 @@ class LocalJob:
         reader = instance.reader
         assert reader is not None
         has_element, element = reader.next()
+        if has_element and type(element) is ProcessingTimeAdvance:
+            self.advance_processing_time(max(element.time, self.clock.get_current_processing_time()))
+            return True
         if has_element:
             record = element if isinstance(element, StreamRecord) else StreamRecord(element)
             self.records_read += 1

@@ -7,7 +7,7 @@ from typing import Any
 
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult
 from panes.datastream.plan import Plan, SourceTransformation
-from panes.datastream.sources import Source
+from panes.datastream.sources import MicroBatchSource, Source
 from panes.local.clock import SteppingClock
 from panes.local.job import LocalJob, OperatorHook
 from panes.timers.clock import ManualProcessingTimeService, ProcessingTimeService, SystemProcessingTimeService
@@ -19,7 +19,9 @@ class LocalRunner:
     ``clock`` is the processing-time clock, which drives periodic watermarks and processing-time timers
     (``docs/local-runner.md`` says which watermarks each clock produces):
 
-    - ``"auto"`` (the default): ``"stepping"`` when every source is bounded, so a job over bounded input gives
+    - ``"auto"`` (the default): ``"manual"`` when a source gives its micro-batches' processing times
+      (``from_micro_batches(..., processing_times=...)``, which then set the clock); else ``"stepping"`` when
+      every source is bounded, so a job over bounded input gives
       the same output on every run (as Flink's bounded execution, it does not depend on the wall clock), and
       ``"system"`` otherwise;
     - ``"stepping"``: starts at 0 and advances ``step`` ms after each source element (``step`` defaults to the
@@ -60,6 +62,8 @@ class LocalRunner:
         if not isinstance(spec, str):
             return spec
         if spec == "auto":
+            if _timed_sources(plan):
+                return ManualProcessingTimeService()
             spec = "system" if _unbounded_sources(plan) else "stepping"
         if spec == "system":
             return SystemProcessingTimeService()
@@ -107,4 +111,15 @@ def _unbounded_sources(plan: Plan) -> list[str]:
         t.name
         for t in plan
         if isinstance(t, SourceTransformation) and isinstance(t.source, Source) and not t.source.is_bounded()
+    ]
+
+
+def _timed_sources(plan: Plan) -> list[str]:
+    """The names of the micro-batch sources of ``plan`` that give their batches' processing times."""
+    return [
+        t.name
+        for t in plan
+        if isinstance(t, SourceTransformation)
+        and isinstance(t.source, MicroBatchSource)
+        and t.source.processing_times is not None
     ]

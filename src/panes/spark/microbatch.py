@@ -23,6 +23,7 @@ from panes.elements import StreamRecord
 from panes.errors import ErrorRecord, located
 from panes.keygroups import assign_to_key_group
 from panes.operators.keys import extract_key
+from panes.spark.codec import EVENT_TIMES
 from panes.spark.host import StepHost
 from panes.spark.layout import Record
 from panes.spark.linear import Step, linearize
@@ -70,7 +71,7 @@ def rate_watermarks(
         if column is not None and type(value) is dict:
             # the common case, a dict row with an int timestamp column, without the operator's generality
             extracted = value.get(column)
-            if type(extracted) is int and LONG_MIN <= extracted <= LONG_MAX:
+            if type(extracted) is int and EVENT_TIMES.lowest <= extracted <= EVENT_TIMES.highest:
                 generator.on_event(value, extracted, emitter)
                 ratings.append(generator.max_timestamp - generator.out_of_orderness - 1)  # type: ignore[attr-defined]
                 stamped.append(Record(main, value, extracted, seq, phase))
@@ -132,9 +133,11 @@ def shard_rows(
 
 
 def timestamps_operator(step: Step) -> TimestampsAndWatermarksOperator:
-    """A fresh, open timestamps operator of ``step`` (each Spark partition of each micro-batch gets one)."""
+    """A fresh, open timestamps operator of ``step`` (each Spark partition of each micro-batch gets one); it
+    refuses records outside the Spark runner's event times (``codec.EVENT_TIMES``)."""
     factory = step.transformation.operator_factory  # type: ignore[attr-defined]
     operator: TimestampsAndWatermarksOperator = factory()
+    operator.event_time_range = EVENT_TIMES
     operator.setup(_Capture([]))
     operator.open()
     return operator

@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 
 from panes.datastream.execution import ExecutionConfig
 from panes.datastream.plan import Channel, Plan, declared_source_type
+from panes.datastream.sources import MicroBatchSource
 from panes.spark.codec import END_MS, from_spark_watermark
 from panes.spark.functions import Chain, chain_function, keyed_shard_function
 from panes.spark.layout import ChannelCodes, Layout
@@ -139,6 +140,12 @@ class Translator:
         # a finite streaming plan without watermark strategy still ends with Flink's LONG_MAX watermark (its
         # sources' end-of-input sentinels rate it), and runs in event time, so Spark stops when input ends
         self.end_watermark = streaming and finite and not any(s.kind == "timestamps" for s in self.steps)
+        # a source that gives its micro-batches' processing times drives every step's clock (clock rows)
+        self.clocked = any(
+            isinstance(getattr(t, "source", None), MicroBatchSource) and t.source.processing_times is not None  # type: ignore[attr-defined]
+            for t in plan.transformations()
+            if t.kind == "source"
+        )
 
     def translate(self) -> Translation:
         for step in self.steps:
@@ -210,7 +217,9 @@ class Translator:
         channels = after(set().union(*(b.channels for b in self.branches)), step)
         layout = Layout(self.codes, channels)
         if self.streaming:
-            processor = ShardProcessor(step, self.codes, layout, self.num_shards, self.max_parallelism, watermarked)
+            processor = ShardProcessor(
+                step, self.codes, layout, self.num_shards, self.max_parallelism, watermarked, self.clocked
+            )
             df = keyed.groupBy("shard").transformWithStateInPandas(
                 processor, PAYLOAD_DDL, "Append", "EventTime" if watermarked else "ProcessingTime"
             )
@@ -248,7 +257,7 @@ class Translator:
         if chain.is_empty() and keyed is None:
             return branch.df
         chain.keyed = keyed
-        layout = Layout(self.codes, branch.channels)
+        layout = Layout(self.codes, branch.channels | keying_outputs(keyed))
         function = chain_function(chain, self.codes, layout, self.num_shards, self.max_parallelism)
         df = branch.df.mapInArrow(function, Layout.ddl_of(chain.output_schema(layout)))
         if chain.rates:
@@ -270,3 +279,12 @@ class Translator:
         branch.df = df
         branch.chain = Chain()
         return df
+
+
+def keying_outputs(keyed: Step | None) -> set[Channel]:
+    """The channels the keying before ``keyed`` adds to the rows it shuffles: the step's error output, where
+    rows whose key cannot be read go (``microbatch.shard_rows``), when anything reads it."""
+    if keyed is None or keyed.transformation.error_tag is None:
+        return set()
+    channel = (keyed.transformation.id, keyed.transformation.error_tag.tag_id)
+    return {channel} if channel in keyed.needed_outputs else set()
