@@ -195,6 +195,7 @@ def test_an_observer_can_be_set_and_removed() -> None:
     op.process_watermark(Watermark(9))
     op.set_observer(None)
     assert "process_watermark" not in vars(op)  # the unobserved path is the class's again
+    assert set(vars(op)) == set(vars(operator()))  # and the instance has the attributes of one never observed
     op.process_record(StreamRecord("k", 13))
     op.process_watermark(Watermark(19))
     assert calls.calls == ["element", f"watermark {LONG_MIN}->9", f"fired 0 at 9 from {LONG_MIN}"]

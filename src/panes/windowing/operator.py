@@ -213,28 +213,38 @@ class WindowOperator(OneInputStreamOperator):
         self.is_event_time = assigner.is_event_time()
         self.is_merging = isinstance(assigner, MergingWindowAssigner)
         self.num_late_records_dropped = 0
-        self.observer: WindowObserver | None = None
-        # the closing time (watermark or processing time) before the advance in progress, for observers
-        self._time_before: int | None = None
-        self._timer_time: int | None = None
-        self._processing_time_seen = LONG_MIN
 
     # -- observation ----------------------------------------------------------------------------------------
 
+    # No observer: a class attribute, so that an unobserved operator has exactly the instance attributes it had
+    # before observers existed (CPython shares an instance dict's keys between the instances of a class only up
+    # to 30 attributes; beyond, every attribute access on the operator gets slower). What observation needs
+    # lives on observed instances only.
+    observer: WindowObserver | None = None
+    _time_before: int | None  # the closing time (watermark or processing time) before the advance in progress
+    _timer_time: int | None  # the time of the timer of the window's clock being handled
+    _processing_time_seen: int
+
     def set_observer(self, observer: WindowObserver | None) -> None:
         """Tell ``observer`` what this operator does from now on (``None``: stop). See
-        ``panes.windowing.observer``; an operator without an observer pays one ``None`` check per element and
-        per firing, and nothing per watermark (the observed watermark path is installed on this instance
-        only)."""
+        ``panes.windowing.observer``; an operator without an observer pays one ``None`` check per element, per
+        firing and per timer, and nothing per watermark (the observed watermark and processing-time paths are
+        installed on this instance only)."""
         if observer is not None and not isinstance(observer, WindowObserver):
             raise TypeError(f"expected a WindowObserver, got {type(observer).__name__}")
-        self.observer = observer
         if observer is None:
-            self.__dict__.pop("process_watermark", None)
-            self.__dict__.pop("advance_processing_time", None)
-        else:
-            self.process_watermark = self._observed_process_watermark  # type: ignore[method-assign]
-            self.advance_processing_time = self._observed_advance_processing_time  # type: ignore[method-assign]
+            for name in (
+                "observer", "_time_before", "_timer_time", "_processing_time_seen", "process_watermark",
+                "advance_processing_time",
+            ):  # fmt: skip
+                self.__dict__.pop(name, None)
+            return
+        self.observer = observer
+        self._time_before = None
+        self._timer_time = None
+        self._processing_time_seen = LONG_MIN
+        self.process_watermark = self._observed_process_watermark  # type: ignore[method-assign]
+        self.advance_processing_time = self._observed_advance_processing_time  # type: ignore[method-assign]
 
     def _observed_process_watermark(self, watermark: Watermark) -> None:
         previous = self.timer_service.current_watermark
@@ -463,7 +473,8 @@ class WindowOperator(OneInputStreamOperator):
                 self._clear_all_state(window, merging)
             if merging is not None:
                 self._persist(merging)
-            self._timer_time = None
+            if self.observer is not None:
+                self._timer_time = None
 
     def _clear_all_state(self, window: Any, merging: MergingWindowSet | None) -> None:
         if self.observer is not None:
