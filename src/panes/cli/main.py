@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from panes.cli.timeline import add_timeline_command
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="panes", description="Flink's DataStream windows on Spark.")
@@ -17,7 +19,10 @@ def main(argv: list[str] | None = None) -> int:
     where.add_argument("--master", default="local[2]", help="Spark master URL (default local[2])")
     where.add_argument("--remote", default=None, help="Spark Connect URL (sc://host:port) instead of a master")
     demo.add_argument("--checkpoint", default=None, help="checkpoint folder (default: a temporary one)")
+    add_timeline_command(commands)
     args = parser.parse_args(argv)
+    if getattr(args, "handler", None) is not None:
+        return int(args.handler(args))
     if args.command == "demo":
         from panes.cli.demo import run_demo
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pickle
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from panes.datastream.partitioning import StreamPartitioner
@@ -28,6 +28,7 @@ from panes.datastream.plan import (
     Plan,
     SinkTransformation,
     SourceTransformation,
+    Transformation,
     checked_outputs,
     resolve_types,
     stream_channels,
@@ -46,6 +47,10 @@ from panes.timers.clock import ProcessingTimeService
 from panes.types import RecordType
 from panes.watermarks.operator import TimestampsAndWatermarksOperator
 from panes.watermarks.valve import StatusWatermarkValve
+
+OperatorHook = Callable[[Transformation, int, AbstractStreamOperator], None]
+"""Called with each operator instance a job creates: ``(transformation, subtask_index, operator)``, after
+``setup`` and before ``open`` (see ``LocalRunner``)."""
 
 
 class _Router:
@@ -159,6 +164,8 @@ class _Instance:
             self.output.operator = self.operator
             if job.batch:
                 self.sorted = sorted_input_for(self.operator)
+            if job.operator_hook is not None:
+                job.operator_hook(transformation, index, self.operator)
         self.sink = transformation.sink if isinstance(transformation, SinkTransformation) else None
         self.file: LocalFileSink | None = None
         if isinstance(self.sink, FileSink):
@@ -279,7 +286,8 @@ class _SourceReader:
 class LocalJob:
     """A plan being executed in process. ``step()`` reads and processes one source element; ``run()`` runs
     to the end (bounded sources) or for ``max_records`` elements; ``snapshot()`` between steps captures the
-    whole job, which :meth:`restore` resumes with identical output."""
+    whole job, which :meth:`restore` resumes with identical output. ``operator_hook`` (optional) is called
+    with each operator instance before it opens (see :data:`OperatorHook`)."""
 
     def __init__(
         self,
@@ -290,10 +298,12 @@ class LocalJob:
         max_parallelism: int = 128,
         snapshot: bytes | None = None,
         batch: bool = False,
+        operator_hook: OperatorHook | None = None,
     ) -> None:
         self.plan = plan
         self.clock = clock
         self.batch = batch
+        self.operator_hook = operator_hook
         self.max_parallelism = max_parallelism
         self.types = resolve_types(plan)
         self.files: dict[int, LocalFileSink] = {}

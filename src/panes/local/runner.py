@@ -10,7 +10,7 @@ from panes.datastream.plan import Plan, SourceTransformation
 from panes.datastream.runtime_mode import RuntimeExecutionMode, resolve_runtime_mode
 from panes.datastream.sources import MicroBatchSource, Source
 from panes.local.clock import SteppingClock
-from panes.local.job import LocalJob
+from panes.local.job import LocalJob, OperatorHook
 from panes.timers.clock import ManualProcessingTimeService, ProcessingTimeService, SystemProcessingTimeService
 
 
@@ -35,16 +35,30 @@ class LocalRunner:
 
     The environment's runtime mode decides how the job runs (``panes.datastream.runtime_mode``); in BATCH
     execution processing time does not move and keyed operators take sorted inputs (``panes.local.job``).
+
+    ``operator_hook`` is called with every operator instance the runner creates, ``(transformation,
+    subtask_index, operator)``, after ``setup`` and before ``open``: the place to attach an observer (a
+    ``WindowObserver`` on window operators: ``panes.timeline`` records its pictures so). ``None`` (the default)
+    costs nothing.
     """
 
     def __init__(
-        self, clock: str | ProcessingTimeService = "auto", step: int | None = None, max_records: int | None = None
+        self,
+        clock: str | ProcessingTimeService = "auto",
+        step: int | None = None,
+        max_records: int | None = None,
+        operator_hook: OperatorHook | None = None,
     ) -> None:
         if isinstance(clock, str) and clock not in CLOCKS:
             raise ValueError(f"unknown clock {clock!r}: use one of {', '.join(map(repr, CLOCKS))} or a clock object")
+        if operator_hook is not None and not callable(operator_hook):
+            raise TypeError(
+                f"operator_hook must be callable (transformation, subtask_index, operator), not {operator_hook!r}"
+            )
         self.clock_spec = clock
         self.step = step
         self.max_records = max_records
+        self.operator_hook = operator_hook
 
     def clock_for(self, plan: Plan, config: ExecutionConfig) -> ProcessingTimeService:
         """The clock a job of ``plan`` runs on (see the class docstring)."""
@@ -77,6 +91,7 @@ class LocalRunner:
             max_parallelism=config.max_parallelism,
             snapshot=snapshot,
             batch=mode is RuntimeExecutionMode.BATCH,
+            operator_hook=self.operator_hook,
         )
 
     def execute(self, plan: Plan, config: ExecutionConfig, job_name: str) -> JobExecutionResult:

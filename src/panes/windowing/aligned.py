@@ -97,6 +97,15 @@ class AlignedWindowOperator(WindowOperator):
         self._pane_changes: Changes | None = None
         self._timer_changes: Changes | None = None
 
+    def set_observer(self, observer: Any) -> None:
+        """Refused: this operator has no observation points (observe the general :class:`WindowOperator`,
+        which the local runner hosts)."""
+        if observer is not None:
+            raise TypeError(
+                "AlignedWindowOperator cannot be observed; observe a WindowOperator (WindowSpec.create_operator(), "
+                "the one the local runner hosts)"
+            )
+
     # -- elements ---------------------------------------------------------------------------------------------
 
     def process_element(self, record: StreamRecord[Any]) -> None:
