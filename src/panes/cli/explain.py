@@ -26,13 +26,24 @@ from panes.datastream.plan import (
 )
 
 
-def _name_of(function: Any) -> str:
-    """A user function's name: its class, or the callable a wrapper holds."""
-    for attribute in ("fn", "function", "func", "_fn", "_function", "_func"):
-        inner = getattr(function, attribute, None)
-        if callable(inner) and hasattr(inner, "__qualname__"):
-            return str(inner.__qualname__)
-    return type(function).__name__
+def _name_of(function: Any, depth: int = 0) -> str:
+    """A user function's name: a plain function's, a class's, or that of what an adapter panes made holds."""
+    if depth > 4:
+        return type(function).__name__
+    if isinstance(function, type) or (callable(function) and hasattr(function, "__code__")):
+        return str(function.__qualname__)
+    cls = type(function)
+    if cls.__module__.startswith("panes.") and cls.__name__.startswith("_"):
+        # an adapter around the user's function: the attribute or closure holding it
+        for attribute in ("fn", "_fn", "_wrapped", "function", "func"):
+            inner = getattr(function, attribute, None)
+            if inner is not None and inner is not function:
+                return _name_of(inner, depth + 1)
+        for member in vars(cls).values():
+            for cell in getattr(member, "__closure__", None) or ():
+                if callable(cell.cell_contents):
+                    return _name_of(cell.cell_contents, depth + 1)
+    return cls.__name__
 
 
 def key_text(selector: Any) -> str:
@@ -71,8 +82,8 @@ def window_lines(spec: Any) -> list[str]:
     evaluated = {"reduce": "reduce", "aggregate": "aggregate", "process": "process"}.get(function.kind, function.kind)
     incremental = function.reduce if function.reduce is not None else function.aggregate
     how = f"{evaluated} {_name_of(incremental)}" if incremental is not None else evaluated
-    lines = [
-        f"key: {key_text(spec.key_selector)}" if spec.keyed else "key: none (window_all, parallelism 1)",
+    return [
+        *([] if spec.keyed else ["key: none (window_all, parallelism 1)"]),
         f"window: {spec.assigner!r}",
         f"trigger: {spec.trigger!r}",
         f"evictor: {spec.evictor!r}" if spec.evictor is not None else "evictor: none",
@@ -82,7 +93,6 @@ def window_lines(spec: Any) -> list[str]:
         else "late data: dropped (counted)",
         f"function: {how} -> {_name_of(function.process_function)}",
     ]
-    return lines
 
 
 def step_lines(node: Transformation) -> list[str]:
@@ -90,7 +100,9 @@ def step_lines(node: Transformation) -> list[str]:
     if isinstance(node, SourceTransformation):
         return [f"source {node.name}: {node.source!r}"]
     if isinstance(node, SinkTransformation):
-        return [f"sink {node.name}: {node.sink!r}"]
+        prefix = getattr(node.sink, "prefix", None)
+        what = repr(node.sink) + (f" (prefix {prefix!r})" if prefix else "")
+        return [f"sink {what}" if node.name.endswith(repr(node.sink)) else f"sink {node.name}: {what}"]
     lines: list[str] = []
     if isinstance(node, OneInputTransformation):
         keyed = f", keyed by {key_text(node.key_selector)}" if node.key_selector is not None else ""
@@ -183,12 +195,13 @@ def spark_lines(plan: Plan) -> list[str]:
     mode = "a streaming query, one pass per micro-batch" if streaming else "one batch job over the whole input"
     lines = [f"runs as {mode}:"]
     lines += [f"{number:>3}. {describe_stage(stage)}" for number, stage in enumerate(stages, 1)]
-    fused = [stage for stage in stages if stage.kind == "python" and len(stage.steps) > 1]
+    python = [stage for stage in stages if stage.kind == "python"]
+    fused = [stage for stage in python if len(stage.steps) + stage.keying + stage.unpacks > 1]
     keyed = [stage for stage in stages if stage.kind == "keyed"]
     shuffles = [stage for stage in stages if stage.kind == "shuffle"]
     lines.append(
-        f"fused Python calls: {len(fused)}; shuffles: {len(shuffles)}; keyed state steps: {len(keyed)} "
-        "(every other step runs row by row where its input already is)"
+        f"{len(python)} Python calls ({len(fused)} fusing several steps), {len(shuffles)} shuffles, "
+        f"{len(keyed)} keyed state steps; row-local steps run where their rows already are, without a shuffle"
     )
     return lines
 

@@ -151,7 +151,7 @@ def ship_by_value(module: Any) -> None:
     such as a job file) to Spark's Python workers by value instead of by module name."""
     from pyspark import cloudpickle
 
-    cloudpickle.register_pickle_by_value(module)
+    cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]
 
 
 def is_connect(spark: Any) -> bool:

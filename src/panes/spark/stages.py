@@ -13,6 +13,7 @@ translator builds.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 from panes.datastream.plan import Channel, Plan, declared_source_type
 from panes.spark.linear import Step, after, linearize
 from panes.spark.shards import columnar_plan
@@ -110,7 +111,8 @@ class _Stages:
         for branch in self.branches:
             self._flush(branch, keying=True)
         self.stages.append(SparkStage("shuffle", (step,), branches=len(self.branches)))
-        self.stages.append(SparkStage("keyed", (step,), columnar=columnar_plan(step) is not None, streaming=self.streaming))
+        columnar = columnar_plan(step) is not None
+        self.stages.append(SparkStage("keyed", (step,), columnar=columnar, streaming=self.streaming))
         channels = after(set().union(*(b.channels for b in self.branches)), step)
         self.branches = [_Branch(channels, packed=self.streaming)]
 
