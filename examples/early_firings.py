@@ -27,8 +27,10 @@ def view(page: str, second: int) -> dict[str, Any]:
     return {"page": page, "ts": START + second * 1000}
 
 
-VIEWS = [[view(page, second) for second in range(start, start + 15, 3) for page in ("/a", "/b")]
-         for start in range(0, 120, 15)]
+VIEWS = [
+    [view(page, second) for second in range(start, start + 15, 3) for page in ("/a", "/b")]
+    for start in range(0, 120, 15)
+]
 """Views of two pages every 3 s for two minutes, 15 s of them per micro-batch."""
 
 
