@@ -44,8 +44,8 @@ WINDOW_MS = 60_000
 EARLY_EVERY_MS = 20_000
 LATENESS_MS = 30_000
 SESSION_GAP_MS = 30_000
-DEFAULT_EVENTS = 12_000
-DEFAULT_BATCHES = 16
+DEFAULT_EVENTS = 9_000
+DEFAULT_BATCHES = 12
 
 
 def click_batches(events: int, batches: int, seed: int = 7) -> list[list[dict[str, Any]]]:

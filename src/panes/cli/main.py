@@ -50,8 +50,8 @@ def _parser() -> argparse.ArgumentParser:
         description="A generated click stream on local Spark: early, on-time and late results of the same "
         "windows, too-late clicks kept aside, a session per user visit; Parquet results under --output.",
     )
-    demo.add_argument("--events", type=int, default=None, help="generated clicks (default 12000)")
-    demo.add_argument("--batches", type=int, default=None, help="micro-batches they arrive in (default 16)")
+    demo.add_argument("--events", type=int, default=None, help="generated clicks (default 9000)")
+    demo.add_argument("--batches", type=int, default=None, help="micro-batches they arrive in (default 12)")
     demo.add_argument("--output", default="out/demo", help="where the Parquet results go (default out/demo)")
     where = demo.add_mutually_exclusive_group()
     where.add_argument("--master", default="local[2]", help="Spark master URL (default local[2])")
