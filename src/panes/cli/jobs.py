@@ -6,7 +6,9 @@ calls ``build`` and then ``env.execute()``. A job file should not create its own
 ``execute``: the same file then runs on the local runner, local Spark or a cluster unchanged. Everything
 else in the file (functions, classes, constants) is ordinary Python; the file's folder is importable while it
 loads, so it may import modules next to it. ``JOB_NAME`` (optional, a string) names the job; the file's name
-does otherwise. See ``examples/``.
+does otherwise. On Spark, ``env.runner.spark`` is the SparkSession (for ``env.from_dataframe(...)``); the
+file's functions and classes travel to the executors by value, so a cluster needs no copy of it. See
+``examples/``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """``panes run``: run a job file (see ``panes.cli.jobs``) on the local runner, local Spark or a Spark cluster.
 
 Exit codes: :data:`DONE` (0) when the job ran to its end, :data:`FAILED` (1) when it failed (the exception's
-type and full message on standard error, with its causes; ``--traceback`` adds Python's traceback), and
-:data:`USAGE` (2) for a command that cannot run as given (bad options, a missing job file, no ``build``).
+type and full message on standard error, with its causes; ``--traceback`` adds Python's traceback),
+:data:`USAGE` (2) for a command that cannot run as given (bad options, a missing job file, no ``build``),
+and :data:`INTERRUPTED` (130) when stopped with Ctrl-C.
 
 Console: the job's own output (``print()`` sinks) on standard output; panes' lines (where Spark's logs go,
 one line per micro-batch with the watermark in ISO-8601 UTC, a summary) on standard error, none with
@@ -25,6 +26,8 @@ from panes.time import format_instant
 DONE = 0
 FAILED = 1
 USAGE = 2
+INTERRUPTED = 130
+"""Stopped with Ctrl-C (a job over unbounded input runs until then), as shells report SIGINT."""
 
 
 @dataclass
@@ -167,6 +170,10 @@ def run_job(options: RunOptions, out: TextIO | None = None) -> int:
         sys.stdout.flush()
         report_failure(error, err, options.traceback)
         return FAILED
+    except KeyboardInterrupt:
+        sys.stdout.flush()
+        err.write("panes: interrupted\n")
+        return INTERRUPTED
     finally:
         if spark is not None:
             spark.stop()
