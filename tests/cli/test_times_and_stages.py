@@ -85,3 +85,14 @@ def test_stages_union_branches_and_bounded_keyed_steps() -> None:
     # the map after the union reads both sources' rows: their branches are unioned, then it runs with the keying
     assert [s.kind for s in stages] == ["source", "source", "union", "python", "shuffle", "keyed", "sinks"]
     assert stages[3].keying and not stages[5].streaming  # a bounded plan: a batch job (applyInArrow)
+
+
+def test_progress_lines_show_real_watermarks() -> None:
+    from panes.cli.run import progress_line
+    from panes.spark.metrics import BatchProgress
+
+    steps = {"Window": {"records_out": 3, "late_dropped": 1}}
+    line = progress_line(BatchProgress(4, 120, 1500, 1_767_225_611_999, steps))
+    assert line == "batch 4: 120 rows in, 3 results, watermark 2026-01-01T00:00:11.999Z (1.5 s), 1 late dropped"
+    assert "watermark -inf (none yet)" in progress_line(BatchProgress(0, 1, 10, LONG_MIN, {}))
+    assert "watermark +inf (end of input)" in progress_line(BatchProgress(9, 0, 10, LONG_MAX, {}))

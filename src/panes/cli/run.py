@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from panes.cli.jobs import JobFile, JobFileError, load_job
-from panes.time import format_instant
+from panes.time import LONG_MAX, LONG_MIN, format_instant
 
 DONE = 0
 FAILED = 1
@@ -108,10 +108,15 @@ def report_failure(error: BaseException, stream: TextIO, with_traceback: bool = 
 def progress_line(batch: Any) -> str:
     """One micro-batch (a ``panes.spark.metrics.BatchProgress``) as a line, its watermark in real time."""
     emitted = sum(step.get("records_out", 0) for step in batch.steps.values())
+    watermark = format_instant(batch.watermark)
+    if batch.watermark == LONG_MIN:
+        watermark += " (none yet)"
+    elif batch.watermark == LONG_MAX:
+        watermark += " (end of input)"
     late = sum(step.get("late_dropped", 0) for step in batch.steps.values())
     text = (
         f"batch {batch.batch}: {batch.input_rows} rows in, {emitted} results, "
-        f"watermark {format_instant(batch.watermark)} ({batch.duration_ms / 1000:.1f} s)"
+        f"watermark {watermark} ({batch.duration_ms / 1000:.1f} s)"
     )
     return text + (f", {late} late dropped" if late else "")
 
