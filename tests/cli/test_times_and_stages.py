@@ -96,3 +96,16 @@ def test_progress_lines_show_real_watermarks() -> None:
     assert line == "batch 4: 120 rows in, 3 results, watermark 2026-01-01T00:00:11.999Z (1.5 s), 1 late dropped"
     assert "watermark -inf (none yet)" in progress_line(BatchProgress(0, 1, 10, LONG_MIN, {}))
     assert "watermark +inf (end of input)" in progress_line(BatchProgress(9, 0, 10, LONG_MAX, {}))
+
+
+def test_stages_follow_the_runtime_mode_and_the_steps_parallelism() -> None:
+    from panes.datastream.runtime_mode import RuntimeExecutionMode
+
+    env = StreamEnvironment("local")
+    env.set_runtime_mode(RuntimeExecutionMode.BATCH)
+    window = _window(env.from_micro_batches([[{"k": 1, "ts": 1}], [{"k": 2, "ts": 2}]]))
+    window.set_parallelism(3).print()  # type: ignore[attr-defined]
+    stages = spark_stages(env.plan(), config=env.config())
+    shuffle, keyed = (s for s in stages if s.kind in ("shuffle", "keyed"))
+    assert shuffle.shards == keyed.shards == 3
+    assert keyed.batch and not keyed.streaming  # micro-batches read as one collection, keyed rows sorted

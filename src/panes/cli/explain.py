@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from panes.datastream.execution import ExecutionConfig
 from panes.datastream.plan import (
     OneInputTransformation,
     PartitionTransformation,
@@ -184,15 +185,23 @@ def plan_tree(plan: Plan) -> list[str]:
     return _Tree(plan).render()
 
 
-def spark_lines(plan: Plan) -> list[str]:
-    """How the Spark runner runs ``plan``: its stages, numbered, and a summary of fusion, shuffles and state."""
+def spark_lines(plan: Plan, config: ExecutionConfig | None = None) -> list[str]:
+    """How the Spark runner runs ``plan`` (with the environment's ``config``): its stages, numbered, and a
+    summary of fusion, shuffles and state."""
     try:
-        from panes.spark.stages import describe_stage, is_streaming, spark_stages
+        from panes.spark.stages import describe_stage, is_batch, is_streaming, spark_stages
     except ImportError as error:  # pyspark is an optional extra
         return [f"(the Spark runner is not installed: {error})"]
-    streaming = is_streaming(plan)
-    stages = spark_stages(plan, streaming)
-    mode = "a streaming query, one pass per micro-batch" if streaming else "one batch job over the whole input"
+    config = config or ExecutionConfig()
+    batch = is_batch(plan, config)
+    streaming = not batch and is_streaming(plan)
+    stages = spark_stages(plan, streaming, config)
+    if streaming:
+        mode = "a streaming query, one pass per micro-batch"
+    elif batch:
+        mode = "one batch job in BATCH execution (final results only)"
+    else:
+        mode = "one batch job over the whole input"
     lines = [f"runs as {mode}:"]
     lines += [f"{number:>3}. {describe_stage(stage)}" for number, stage in enumerate(stages, 1)]
     python = [stage for stage in stages if stage.kind == "python"]
@@ -206,10 +215,10 @@ def spark_lines(plan: Plan) -> list[str]:
     return lines
 
 
-def explain(plan: Plan, title: str = "") -> str:
-    """The whole ``panes explain`` text for ``plan``."""
+def explain(plan: Plan, title: str = "", config: ExecutionConfig | None = None) -> str:
+    """The whole ``panes explain`` text for ``plan`` (``config``: the environment's settings)."""
     lines = [f"== plan{': ' + title if title else ''} (durations in ms) =="]
     lines += plan_tree(plan)
     lines += ["", "== on Spark =="]
-    lines += spark_lines(plan)
+    lines += spark_lines(plan, config)
     return "\n".join(lines)

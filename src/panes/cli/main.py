@@ -99,7 +99,7 @@ def explain_job(path: str) -> int:
     except Exception as error:
         run_command.report_failure(error, sys.stderr)
         return run_command.FAILED
-    print(explain(env.plan(), job.name))
+    print(explain(env.plan(), job.name, env.config()))
     return run_command.DONE
 
 

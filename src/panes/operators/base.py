@@ -242,6 +242,12 @@ class AbstractStreamOperator(ABC):
     def process_watermark_status(self, status: WatermarkStatus) -> None:
         self.output.emit_watermark_status(status)
 
+    def end_key(self) -> None:
+        """BATCH execution (``panes.operators.sorted_input``): the input of the current key ended; every timer
+        service fires all its timers (``InternalTimerService.end_key``). Nothing is forwarded downstream."""
+        for service in list(self._timer_services.values()):
+            service.end_key()
+
     def advance_processing_time(self, now: int) -> None:
         """Fire the processing-time timers at or before ``now`` (the runner has moved its clock to ``now``)."""
         for service in self._timer_services.values():

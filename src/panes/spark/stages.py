@@ -5,8 +5,11 @@ The stages come from the steps the runner executes (``linear.linearize``) and fo
 step) queue on the branch holding the channels they read, branches merging by union when a step reads
 several; a keyed step flushes every branch (its queued steps run fused in one ``mapInArrow`` call, which also
 hashes each row's key to a shard), unions them, and runs by shard (``groupBy("shard")`` is the shuffle, then
-``transformWithStateInPandas`` when streaming, ``applyInArrow`` when bounded). After the last step the sinks
-are written by Spark tasks from the final rows. ``tests/spark`` checks these stages against the DataFrame the
+``transformWithStateInPandas`` when streaming, ``applyInArrow`` when bounded). A keyed step has one shard per
+parallel instance: its own parallelism, else the environment's, else the runner's default. In BATCH
+execution (``panes.datastream.runtime_mode``) the plan runs as one batch job whose keyed steps read their
+rows sorted by key and timestamp. After the last step the sinks are written by Spark tasks from the final
+rows. ``tests/spark`` checks these stages against the DataFrame the
 translator builds.
 """
 
@@ -14,7 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from panes.datastream.execution import ExecutionConfig
 from panes.datastream.plan import Channel, Plan, declared_source_type
+from panes.datastream.runtime_mode import RuntimeExecutionMode, resolve_runtime_mode
 from panes.spark.linear import Step, after, linearize
 from panes.spark.shards import columnar_plan
 
@@ -41,6 +46,11 @@ class SparkStage:
     """A keyed window step run on Arrow columns (``panes.windowing.columnar``), no Python object per element."""
     streaming: bool = True
     """A keyed step of a streaming query (``transformWithStateInPandas``) or of a batch job (``applyInArrow``)."""
+    batch: bool = False
+    """A keyed step in BATCH execution (its rows sorted by key and timestamp, one key at a time)."""
+    shards: int | None = None
+    """A keyed step's shards (parallel instances); ``None``: the runner's default (``SparkRunner.num_shards``,
+    or twice ``spark.sql.shuffle.partitions``)."""
 
 
 @dataclass
@@ -57,18 +67,35 @@ def is_streaming(plan: Plan) -> bool:
     return any(reads_as_stream(t.source) for t in plan if t.kind == "source")  # type: ignore[attr-defined]
 
 
-def spark_stages(plan: Plan, streaming: bool | None = None) -> list[SparkStage]:
-    """The stages of ``plan`` on Spark, in the order the query runs them (``streaming`` defaults to
-    :func:`is_streaming`)."""
+def is_batch(plan: Plan, config: ExecutionConfig) -> bool:
+    """Whether the environment's runtime mode, resolved over ``plan``'s sources, is BATCH (as the runner does)."""
+    unbounded = [
+        t.name
+        for t in plan
+        if t.kind == "source" and not getattr(t.source, "is_bounded", lambda: True)()  # type: ignore[attr-defined]
+    ]
+    return resolve_runtime_mode(config.runtime_mode, unbounded) is RuntimeExecutionMode.BATCH
+
+
+def spark_stages(
+    plan: Plan, streaming: bool | None = None, config: ExecutionConfig | None = None
+) -> list[SparkStage]:
+    """The stages of ``plan`` on Spark, in the order the query runs them. ``config`` (the environment's) gives
+    the runtime mode and default parallelism; ``streaming`` defaults to :func:`is_streaming` (a BATCH plan is
+    never streaming)."""
+    config = config or ExecutionConfig()
+    batch = is_batch(plan, config)
     if streaming is None:
-        streaming = is_streaming(plan)
-    return _Stages(linearize(plan, declared_source_type), streaming).build()
+        streaming = is_streaming(plan) and not batch
+    return _Stages(linearize(plan, declared_source_type), streaming, batch, config.parallelism).build()
 
 
 class _Stages:
-    def __init__(self, steps: list[Step], streaming: bool) -> None:
+    def __init__(self, steps: list[Step], streaming: bool, batch: bool, parallelism: int | None) -> None:
         self.steps = steps
         self.streaming = streaming
+        self.batch = batch
+        self.parallelism = parallelism
         self.stages: list[SparkStage] = []
         self.branches: list[_Branch] = []
 
@@ -110,9 +137,12 @@ class _Stages:
     def _keyed(self, step: Step) -> None:
         for branch in self.branches:
             self._flush(branch, keying=True)
-        self.stages.append(SparkStage("shuffle", (step,), branches=len(self.branches)))
+        shards = step.transformation.parallelism or self.parallelism
+        self.stages.append(SparkStage("shuffle", (step,), branches=len(self.branches), shards=shards))
         columnar = columnar_plan(step) is not None
-        self.stages.append(SparkStage("keyed", (step,), columnar=columnar, streaming=self.streaming))
+        self.stages.append(
+            SparkStage("keyed", (step,), columnar=columnar, streaming=self.streaming, batch=self.batch, shards=shards)
+        )
         channels = after(set().union(*(b.channels for b in self.branches)), step)
         self.branches = [_Branch(channels, packed=self.streaming)]
 
@@ -127,7 +157,7 @@ class _Stages:
         branch.packed = False
 
 
-def describe_stage(stage: SparkStage, num_shards: int | str = "2 x spark.sql.shuffle.partitions") -> str:
+def describe_stage(stage: SparkStage) -> str:
     """One line saying how ``stage`` runs on Spark."""
     names = ", ".join(s.transformation.name for s in stage.steps)
     if stage.kind == "source":
@@ -148,15 +178,18 @@ def describe_stage(stage: SparkStage, num_shards: int | str = "2 x spark.sql.shu
         return text
     if stage.kind == "shuffle":
         source = f"{stage.branches} branches unioned, " if stage.branches > 1 else ""
-        return f"shuffle: {source}rows exchanged by shard (groupBy shard, {num_shards} shards) for {names}"
+        shards = f"{stage.shards} shards" if stage.shards else "the runner's default number of shards"
+        return f"shuffle: {source}rows exchanged by shard (groupBy shard, {shards}) for {names}"
     if stage.kind == "keyed":
         how = "on Arrow columns (vectorised)" if stage.columnar else "element by element (the operator per row)"
         if stage.streaming:
             return f"keyed state step {names}: transformWithStateInPandas per shard, state in RocksDB, {how}"
+        if stage.batch:
+            return f"keyed step {names}: applyInArrow per shard, rows sorted by key and timestamp (BATCH), {how}"
         return f"keyed step {names}: applyInArrow per shard over the whole input, {how}"
     return f"write the sinks from the final rows: {names}"
 
 
-def describe_stages(plan: Plan, streaming: bool | None = None) -> list[str]:
+def describe_stages(plan: Plan, config: ExecutionConfig | None = None) -> list[str]:
     """:func:`describe_stage` for every stage of ``plan``."""
-    return [describe_stage(stage) for stage in spark_stages(plan, streaming)]
+    return [describe_stage(stage) for stage in spark_stages(plan, config=config)]
