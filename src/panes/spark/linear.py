@@ -138,6 +138,11 @@ def linearize(plan: Plan, source_type: SourceTypes = declared_source_type) -> li
     return steps
 
 
+def after(channels: set[Channel], step: Step) -> set[Channel]:
+    """The channels rows may belong to after ``step`` ran over rows of ``channels``."""
+    return (channels - (step.consumed - step.passthrough)) | step.needed_outputs
+
+
 def output_channels(steps: list[Step]) -> set[Channel]:
     """Channels some step reads."""
     return {channel for step in steps for channel in step.consumed}

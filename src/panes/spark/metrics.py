@@ -6,12 +6,17 @@ panes (state entries) and stored state bytes since its previous call (:data:`FIE
 their sums right after the step (Spark's ``observe``: computed as the rows flow, no extra job), so each
 micro-batch's progress carries them under ``observedMetrics["panes-<step>"]``; summing the changes over the
 batches gives the current totals, whichever shards a batch called.
+
+:class:`BatchProgress` is one micro-batch as panes reports it to people: its rows, duration, counters per keyed
+step and the watermark after it in real (unshifted) epoch milliseconds.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from panes.spark.codec import progress_watermark
 
 FIELDS = ("records_in", "records_out", "late_dropped", "open_panes", "state_bytes", "state_bytes_written")
 DDL = ", ".join(f"{name} BIGINT" for name in FIELDS)
@@ -50,6 +55,22 @@ def observe(df: Any, index: int) -> Any:
     return df.observe(observation(index), *(F.coalesce(F.sum(name), F.lit(0)).alias(name) for name in FIELDS))
 
 
+@dataclass(frozen=True)
+class BatchProgress:
+    """One micro-batch: its id, input rows, duration, the counters of each keyed step (by step name) and the
+    Flink watermark after it (epoch ms; ``LONG_MIN`` before any, ``LONG_MAX`` at the end of input)."""
+
+    batch: int
+    input_rows: int
+    duration_ms: int
+    watermark: int
+    steps: dict[str, dict[str, int]]
+
+
+def _field(progress: Any, name: str) -> Any:
+    return progress.get(name) if hasattr(progress, "get") else getattr(progress, name, None)
+
+
 @dataclass
 class JobMetrics:
     """Totals per keyed step (``steps``: index -> name), and per micro-batch, from a query's progress."""
@@ -61,7 +82,8 @@ class JobMetrics:
     """Stored state bytes per open pane when the open panes were most (last such batch)."""
     batches: list[dict[str, dict[str, int]]] = field(default_factory=list)
 
-    def add(self, progress: Any) -> None:
+    def add(self, progress: Any) -> BatchProgress:
+        """Count one micro-batch's progress entry (Spark's); returns it as a :class:`BatchProgress`."""
         observed = progress.get("observedMetrics") or {}
         batch: dict[str, dict[str, int]] = {}
         for index, name in self.steps.items():
@@ -78,6 +100,14 @@ class JobMetrics:
                 self.peak_open_panes = total["open_panes"]
                 self.peak_state_bytes_per_pane = total["state_bytes"] / total["open_panes"]
         self.batches.append(batch)
+        durations = _field(progress, "durationMs") or {}
+        return BatchProgress(
+            batch=int(_field(progress, "batchId") or 0),
+            input_rows=int(_field(progress, "numInputRows") or 0),
+            duration_ms=int(durations.get("triggerExecution") or 0),
+            watermark=progress_watermark(progress),
+            steps=batch,
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -25,6 +25,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult
@@ -32,7 +33,7 @@ from panes.datastream.plan import Plan, SinkTransformation, Transformation
 from panes.datastream.runtime_mode import RuntimeExecutionMode, resolve_runtime_mode
 from panes.spark.direct import PanesFiles, options, writes_directly
 from panes.spark.failures import carrying, with_carried
-from panes.spark.metrics import JobMetrics
+from panes.spark.metrics import BatchProgress, JobMetrics
 from panes.spark.session import create_session, is_connect
 from panes.spark.sinks import SinkTarget, SinkWriter
 from panes.spark.sources import reads_as_stream
@@ -57,7 +58,13 @@ class SparkJob:
     when the job is waited for (``process_all_available``, ``await_termination``) or stopped."""
 
     def __init__(
-        self, query: Any, checkpoint: str, owns_checkpoint: bool, spark: Any = None, staged: SinkWriter | None = None
+        self,
+        query: Any,
+        checkpoint: str,
+        owns_checkpoint: bool,
+        spark: Any = None,
+        staged: SinkWriter | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
     ) -> None:
         self.query = query
         self.checkpoint = checkpoint
@@ -68,15 +75,19 @@ class SparkJob:
         self.metrics = JobMetrics({})
         """Counters of the keyed steps (see ``panes.spark.metrics``), from the progress read so far."""
         self._counted: set[int] = set()
+        self.on_progress = on_progress
+        """Called with each micro-batch's :class:`BatchProgress` once, when :meth:`progress` first sees it."""
 
     def progress(self) -> list[Any]:
-        """The query's progress so far (Spark's, one entry per micro-batch), with panes' counters added to
-        :attr:`metrics`."""
+        """The query's progress so far (Spark's, one entry per micro-batch; its event-time watermark is shifted,
+        see ``panes.spark.codec``), with panes' counters added to :attr:`metrics`."""
         progress = sorted(self.query.recentProgress, key=lambda p: p["batchId"])
         for entry in progress:
             if entry["batchId"] not in self._counted:
                 self._counted.add(entry["batchId"])
-                self.metrics.add(entry)
+                batch = self.metrics.add(entry)
+                if self.on_progress is not None:
+                    self.on_progress(batch)
         return progress
 
     def deliver(self) -> None:
@@ -130,6 +141,8 @@ class SparkRunner:
     - ``trigger``: ``"available_now"`` (process what is there, then stop; the default when every source is
       finite), ``"continuous"`` (run until stopped: Spark's default trigger) or a processing-time interval
       such as ``"5 seconds"``.
+    - ``on_progress``: called on the driver with each micro-batch's ``BatchProgress`` (rows, counters, the
+      watermark in real epoch ms) while ``execute`` waits for a streaming job (polled about once a second).
     """
 
     def __init__(
@@ -142,6 +155,7 @@ class SparkRunner:
         num_shards: int | None = None,
         trigger: str | None = None,
         query_name: str | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
     ) -> None:
         if num_shards is not None and num_shards <= 0:
             raise ValueError(f"num_shards must be > 0 (got {num_shards})")
@@ -152,6 +166,7 @@ class SparkRunner:
         self.num_shards = num_shards
         self.trigger = trigger
         self.query_name = query_name
+        self.on_progress = on_progress
 
     @property
     def spark(self) -> Any:
@@ -231,7 +246,7 @@ class SparkRunner:
             stream = stream.trigger(availableNow=True)
         elif trigger != "continuous":
             stream = stream.trigger(processingTime=trigger)
-        job = SparkJob(stream.start(), checkpoint, owns, self.spark, writer if staged else None)
+        job = SparkJob(stream.start(), checkpoint, owns, self.spark, writer if staged else None, self.on_progress)
         job.metrics = JobMetrics(translation.metrics_steps)
         return job
 
@@ -271,7 +286,11 @@ class SparkRunner:
             return JobExecutionResult(job_name, int((time.monotonic() - started) * 1000), {"mode": "bounded"})
         job = self.start(plan, config, job_name)
         try:
-            job.await_termination()
+            if self.on_progress is None:
+                job.await_termination()
+            else:
+                while not job.await_termination(1.0):
+                    job.progress()
         finally:
             job.cleanup()
         progress = job.progress()

@@ -29,7 +29,7 @@ from panes.datastream.sources import MicroBatchSource
 from panes.spark.codec import END_MS, from_spark_watermark
 from panes.spark.functions import Chain, chain_function, keyed_shard_function
 from panes.spark.layout import ChannelCodes, Layout
-from panes.spark.linear import Step, linearize, sink_channels
+from panes.spark.linear import Step, after, linearize, sink_channels
 from panes.spark.metrics import observe
 from panes.spark.processor import PAYLOAD_DDL, ShardProcessor
 from panes.spark.sources import ColumnarInput, columnar_input, source_rows
@@ -105,11 +105,6 @@ class Translation:
             return self.df
         function = chain_function(Chain(packed=True), self.codes, self.packed, 1, 128)
         return self.df.mapInArrow(function, self.packed.ddl())
-
-
-def after(channels: set[Channel], step: Step) -> set[Channel]:
-    """The channels rows may belong to after ``step`` ran over rows of ``channels``."""
-    return (channels - (step.consumed - step.passthrough)) | step.needed_outputs
 
 
 class Translator:
