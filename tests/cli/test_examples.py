@@ -145,3 +145,26 @@ def test_timers() -> None:
         watermark = max(watermark, e["ts"] - 1)
     fire(float("inf"))
     assert sorted(tuple(r) for r in run_example("timers")["abandoned"]) == sorted(alerts)
+
+
+def test_timeline_clicks() -> None:
+    # the timeline example runs as a job too. Its clicks-per-page step accumulates (ContinuousEventTimeTrigger
+    # fires without purging, late firings within the allowed lateness include everything so far), and a click
+    # too late for its tumbling window goes to the late output (a tumbling window is late only when the click
+    # is: ts <= max timestamp), so every click is counted once: in its window's last firing or in the late
+    # output (Flink's WindowOperator: isWindowLate / isElementLate / sideOutput)
+    from panes.datastream import StreamEnvironment
+
+    done = panes("run", str(EXAMPLES / "timeline_clicks.py"))
+    assert done.returncode == 0, done.stderr
+    module = example("timeline_clicks")
+    env = StreamEnvironment("local")
+    module.build(env)
+    per_page, late = (sink.sink for sink in env.plan().sinks[:2])
+    env.execute()
+    last: dict[tuple[str, int], int] = {}
+    for page, start, count in per_page.values:
+        assert count >= last.get((page, start), 0), "a later firing of a window never counts less"
+        last[(page, start)] = count
+    assert late.values, "the example has clicks beyond the allowed lateness"
+    assert sum(last.values()) + len(late.values) == len(module.clicks())
