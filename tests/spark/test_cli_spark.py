@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from panes.cli.jobs import load_job
 from panes.datastream import StreamEnvironment
 from panes.datastream.execution import ExecutionConfig
+from panes.jobs import load_job
 from panes.spark.stages import spark_stages
 from panes.spark.translate import Translator
 from tests.cli.support import EXAMPLES, panes, printed

@@ -15,7 +15,8 @@ import pytest
 from PIL import Image
 
 from panes.cli.main import main
-from panes.timeline import ElementFate, Timeline, load_job, record_timeline, write_html, write_png
+from panes.jobs import load_job
+from panes.timeline import ElementFate, Timeline, record_timeline, write_html, write_png
 from panes.timeline.figure import STYLE, WATERMARK_COLOUR, WINDOW_FILL
 from panes.timeline.page import page
 from panes.timeline.timeaxis import TimeFormat, iso_utc, looks_like_epoch_ms, ticks
@@ -39,7 +40,7 @@ def pixels_near(image: Image.Image, colour: str, tolerance: int = 6) -> int:
 
 @pytest.fixture(scope="module")
 def example() -> Timeline:
-    return record_timeline(load_job(EXAMPLE), job_name="timeline_clicks")
+    return record_timeline(load_job(EXAMPLE).build, job_name="timeline_clicks")
 
 
 def test_the_example_has_every_kind_of_mark(example: Timeline) -> None:
@@ -69,7 +70,7 @@ def test_the_png_shows_windows_elements_firings_and_the_watermark(example: Timel
 
 
 def test_the_png_of_a_job_without_late_data_has_no_late_colours(tmp_path: Path) -> None:
-    timeline = record_timeline(load_job(SCENARIO), keys=["b"])  # key b: two early panes and one on time
+    timeline = record_timeline(load_job(SCENARIO).build, keys=["b"])  # key b: two early panes and one on time
     image = Image.open(write_png(timeline, tmp_path / "b.png"))
     assert pixels_near(image, STYLE[PaneTiming.EARLY].colour) > 30
     assert pixels_near(image, STYLE[PaneTiming.ON_TIME].colour) > 30
@@ -88,7 +89,7 @@ def test_time_labels_are_iso_utc_for_epoch_milliseconds_and_plain_otherwise(exam
     assert ticks(1_767_225_600_000, 1_767_225_660_000) == [1_767_225_600_000 + 10_000 * i for i in range(7)]
     html = page(example)
     assert "2026-01-01T00:00:10Z" in html  # an axis label
-    scenario = page(record_timeline(load_job(SCENARIO)))
+    scenario = page(record_timeline(load_job(SCENARIO).build))
     assert "T00:" not in scenario and "[0 ms, 10 ms)" in scenario
 
 
@@ -153,10 +154,11 @@ def test_panes_timeline_writes_the_png_and_the_page(tmp_path: Path, capsys: pyte
     assert text.count('<tr class="firing late">') == 3 and '<tr class="element late">' in text
 
 
-def test_panes_timeline_says_what_a_job_module_needs(tmp_path: Path) -> None:
+def test_panes_timeline_says_what_a_job_module_needs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the job-file rules of panes run and explain (panes.jobs): a usage error, exit code 2
     job = tmp_path / "nobuild.py"
     job.write_text("x = 1\n")
-    with pytest.raises(ValueError, match=r"defines no function build\(env\)"):
-        main(["timeline", str(job)])
-    with pytest.raises(FileNotFoundError):
-        main(["timeline", str(tmp_path / "missing.py")])
+    assert main(["timeline", str(job)]) == 2
+    assert "defines no build(env) function" in capsys.readouterr().err
+    assert main(["timeline", str(tmp_path / "missing.py")]) == 2
+    assert "no job file at" in capsys.readouterr().err

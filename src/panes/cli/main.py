@@ -10,8 +10,8 @@ import argparse
 import sys
 
 from panes.cli import run as run_command
-from panes.cli.jobs import JobFileError, load_job
 from panes.cli.timeline import add_timeline_command
+from panes.jobs import JobFileError, load_job
 
 JOB_FILES = """\
 A job file is a Python module with a function build(env): it builds its pipelines (sources, steps,

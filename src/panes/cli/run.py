@@ -1,4 +1,4 @@
-"""``panes run``: run a job file (see ``panes.cli.jobs``) on the local runner, local Spark or a Spark cluster.
+"""``panes run``: run a job file (see ``panes.jobs``) on the local runner, local Spark or a Spark cluster.
 
 Exit codes: :data:`DONE` (0) when the job ran to its end, :data:`FAILED` (1) when it failed (the exception's
 type and full message on standard error, with its causes; ``--traceback`` adds Python's traceback),
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from panes.cli.jobs import JobFile, JobFileError, load_job
+from panes.jobs import JobFile, JobFileError, load_job
 from panes.time import LONG_MAX, LONG_MIN, format_instant
 
 DONE = 0

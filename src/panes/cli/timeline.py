@@ -39,10 +39,11 @@ def add_timeline_command(commands: argparse._SubParsersAction[argparse.ArgumentP
 
 
 def run_timeline(args: argparse.Namespace) -> int:
-    from panes.timeline import load_job, record_timeline, write_html, write_png
+    from panes.jobs import load_job
+    from panes.timeline import record_timeline, write_html, write_png
 
     job = Path(args.job)
-    build = load_job(job, args.function)
+    build = load_job(job, args.function).build
     timeline = record_timeline(
         build,
         keys=args.keys,

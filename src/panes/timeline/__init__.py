@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from panes.timeline.record import Timeline, load_job, record_timeline
+from panes.timeline.record import Timeline, record_timeline
 from panes.timeline.recording import (
     ClockPoint,
     ElementFate,
@@ -50,7 +50,6 @@ __all__ = [
     "StepTimeline",
     "Timeline",
     "WatermarkPoint",
-    "load_job",
     "record_timeline",
     "write_html",
     "write_png",

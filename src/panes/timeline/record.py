@@ -1,17 +1,14 @@
 """Run a job on the local runner with every window step recorded (``panes.timeline.recording``).
 
 A *job module* is a Python file with a function ``build(env)`` that builds the pipeline on the
-``StreamEnvironment`` it is given (sources, steps, sinks) without executing it; :func:`load_job` reads one and
-:func:`record_timeline` runs it.
+``StreamEnvironment`` it is given (sources, steps, sinks) without executing it; :func:`panes.jobs.load_job`
+reads one and :func:`record_timeline` runs its ``build``.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from panes.datastream import StreamEnvironment
@@ -31,30 +28,6 @@ class Timeline:
 
     job_name: str
     steps: list[StepTimeline]
-
-
-def load_job(path: str | Path, function: str = "build") -> BuildFunction:
-    """The ``function`` (default ``build``) of the job module at ``path``.
-
-    Raises ``FileNotFoundError`` when there is no such file and ``ValueError`` when the module has no callable
-    of that name (the message says what the module must define)."""
-    source = Path(path)
-    if not source.is_file():
-        raise FileNotFoundError(f"no job module at {source}")
-    name = f"panes_job_{source.stem}"
-    spec = importlib.util.spec_from_file_location(name, source)
-    if spec is None or spec.loader is None:
-        raise ValueError(f"{source} cannot be imported as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses and pickling look their module up
-    spec.loader.exec_module(module)
-    build = getattr(module, function, None)
-    if not callable(build):
-        raise ValueError(
-            f"{source} defines no function {function}(env): a job module builds its pipeline in "
-            f"`def {function}(env: StreamEnvironment) -> None` (without calling env.execute())"
-        )
-    return build  # type: ignore[no-any-return]
 
 
 def describe(operator: WindowOperator) -> str:

@@ -1,4 +1,5 @@
-"""Job files: the convention ``panes run`` and ``panes explain`` rely on, and how they are loaded.
+"""Job files: the convention ``panes run``, ``panes explain`` and ``panes timeline`` rely on, and how they are
+loaded.
 
 A job file is a Python module with a module-level function ``build(env)`` that builds the job's pipelines on
 the ``StreamEnvironment`` it is given (sources, steps, sinks) and returns nothing; ``panes`` picks the runner,
@@ -36,10 +37,11 @@ class JobFile:
     name: str
 
 
-def load_job(path: str) -> JobFile:
-    """Import the job file at ``path`` (see the module docstring).
+def load_job(path: str | Path, function: str = "build") -> JobFile:
+    """Import the job file at ``path`` (see the module docstring); ``function`` names its build function
+    (default ``build``).
 
-    Raises :class:`JobFileError` when the file is missing, is not a ``.py`` file or has no callable ``build``;
+    Raises :class:`JobFileError` when the file is missing, is not a ``.py`` file or has no callable ``function``;
     an exception raised while the module runs (a syntax error, a failing import) propagates unchanged.
     """
     file = Path(path)
@@ -62,11 +64,11 @@ def load_job(path: str) -> JobFile:
         raise
     finally:
         sys.path.remove(folder)
-    build = getattr(module, "build", None)
+    build = getattr(module, function, None)
     if not callable(build):
         raise JobFileError(
-            f"{path} defines no build(env) function: a job file builds its pipelines in a module-level "
-            "function build(env) on the StreamEnvironment it is given (see examples/)"
+            f"{path} defines no {function}(env) function: a job file builds its pipelines in a module-level "
+            f"function {function}(env) on the StreamEnvironment it is given (see examples/)"
         )
     name = getattr(module, "JOB_NAME", None)
     return JobFile(file, module, build, name if isinstance(name, str) and name else file.stem)
