@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
 
+from panes.errors import RESTART_ADVICE, IncompatibleCheckpointError
 from panes.state.api import (
     AggregatingState,
     ListState,
@@ -63,6 +64,9 @@ class HeapKeyedStateBackend:
     def __init__(self) -> None:
         self._tables: dict[str, Table] = {}
         self._descriptors: dict[str, StateDescriptor] = {}
+        self._restored_kinds: dict[str, str] = {}
+        self.owner = "an operator"
+        """Who owns the state (the operator instance's name), for messages."""
         self.current_key: Any = None
         self.changes: dict[str, Changes] | None = None
         """Per state name, the entries changed since the last :meth:`take_changes` (``None``: not tracked)."""
@@ -80,6 +84,14 @@ class HeapKeyedStateBackend:
         name = descriptor.name
         known = self._descriptors.get(name)
         if known is None:
+            restored = self._restored_kinds.get(name)
+            if restored is not None and restored != descriptor.kind:
+                raise IncompatibleCheckpointError(
+                    f"cannot restore {self.owner}: its state {name!r} is {restored} state in the checkpoint and "
+                    f"the job now registers it as {descriptor.kind} state (a state keeps its kind for the life of "
+                    f"the checkpoint; a {descriptor.kind} state needs another name).\n{RESTART_ADVICE}",
+                    changes=((None, f"state {name!r}", restored, descriptor.kind),),
+                )
             self._descriptors[name] = descriptor
             return self._tables.setdefault(name, {})
         if known.kind != descriptor.kind:
@@ -187,14 +199,17 @@ class HeapKeyedStateBackend:
 
         Values are shared, not copied: pickle the result (as the operators do) before mutating further.
         """
-        return {
-            "tables": {name: table for name, table in self._tables.items() if table},
-            "kinds": {name: d.kind for name, d in self._descriptors.items()},
-        }
+        return {"tables": {name: table for name, table in self._tables.items() if table}, "kinds": self.kinds()}
+
+    def kinds(self) -> dict[str, str]:
+        """The kind of every state registered, or restored and not registered again since."""
+        return {**self._restored_kinds, **{name: d.kind for name, d in self._descriptors.items()}}
 
     def restore(self, data: dict[str, Any]) -> None:
-        """Replace all state with a :meth:`snapshot`'s content. Descriptors re-register on first use."""
+        """Replace all state with a :meth:`snapshot`'s content. Descriptors re-register on first use; one
+        registered with another kind than the snapshot's raises ``IncompatibleCheckpointError``."""
         self._tables = {name: dict(table) for name, table in data["tables"].items()}
+        self._restored_kinds = dict(data.get("kinds", {}))
         self._descriptors = {}
         self.forget_changes()
 
