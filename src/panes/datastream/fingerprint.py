@@ -101,7 +101,8 @@ def describe(value: Any) -> str:
     if value is None:
         return "none"
     kind = type(value)
-    if kind.__repr__ is not object.__repr__:
+    own_repr: Any = kind.__repr__
+    if own_repr is not object.__repr__:
         return repr(value)
     fields = {name: item for name, item in sorted(vars(value).items()) if not name.startswith("_")}
     shown = ", ".join(

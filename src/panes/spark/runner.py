@@ -27,6 +27,7 @@ from panes.datastream.plan import Plan, SinkTransformation, Transformation
 from panes.spark.direct import PanesFiles, options, writes_directly
 from panes.spark.failures import carrying, with_carried
 from panes.spark.metrics import JobMetrics
+from panes.spark.restarts import check_checkpoint, load_fingerprint, query_fingerprint, store_fingerprint
 from panes.spark.session import create_session, is_connect
 from panes.spark.sinks import SinkTarget, SinkWriter
 from panes.spark.sources import reads_as_stream
@@ -150,10 +151,15 @@ class SparkRunner:
             self._spark = create_session(self.master, config=self.config)
         return self._spark
 
-    def _translate(self, plan: Plan, config: ExecutionConfig, streaming: bool) -> Translation:
-        shards = self.num_shards or 2 * int(self.spark.conf.get("spark.sql.shuffle.partitions"))
+    def _translate(
+        self, plan: Plan, config: ExecutionConfig, streaming: bool, num_shards: int | None = None
+    ) -> Translation:
+        shards = num_shards or self._shards()
         finite = not streaming or self._trigger(plan) == "available_now"
         return Translator(self.spark, plan, config, streaming, shards, finite).translate()
+
+    def _shards(self) -> int:
+        return self.num_shards or 2 * int(self.spark.conf.get("spark.sql.shuffle.partitions"))
 
     def _trigger(self, plan: Plan) -> str:
         return self.trigger or ("available_now" if self._finite(plan) else "continuous")
@@ -171,10 +177,21 @@ class SparkRunner:
         writer.write(translation.rows(), 0)
 
     def start(self, plan: Plan, config: ExecutionConfig, job_name: str = "panes job") -> SparkJob:
-        """Start ``plan`` as a streaming query (see the class docstring for triggers and checkpoints)."""
+        """Start ``plan`` as a streaming query (see the class docstring for triggers and checkpoints).
+
+        On a checkpoint location of an earlier run, the job's fingerprint must fit the stored one (else
+        ``IncompatibleCheckpointError``, before anything starts; see ``restarts``); ``num_shards`` not given is
+        the checkpoint's."""
         owns = self.checkpoint_location is None
         checkpoint = self.checkpoint_location or tempfile.mkdtemp(prefix="panes-checkpoint-")
-        translation = self._translate(plan, config, streaming=True)
+        stored = None if owns else load_fingerprint(self.spark, checkpoint)
+        shards = self._shards()
+        if stored is not None and self.num_shards is None and stored.settings.get("num_shards", "").isdigit():
+            shards = int(stored.settings["num_shards"])
+        translation = self._translate(plan, config, streaming=True, num_shards=shards)
+        own_fingerprint = query_fingerprint(plan, translation, shards, config.max_parallelism)
+        if not owns:
+            check_checkpoint(self.spark, checkpoint, stored, own_fingerprint)
         folder = os.path.join(checkpoint, "panes")
         staged = os.path.join(folder, "driver-sinks") if is_connect(self.spark) else None
         writer = SinkWriter(
@@ -207,6 +224,9 @@ class SparkRunner:
         elif trigger != "continuous":
             stream = stream.trigger(processingTime=trigger)
         job = SparkJob(stream.start(), checkpoint, owns, self.spark, writer if staged else None)
+        if not owns:
+            # once the query started: a job that fails while it is built leaves no fingerprint
+            store_fingerprint(self.spark, checkpoint, own_fingerprint)
         job.metrics = JobMetrics(translation.metrics_steps)
         return job
 
