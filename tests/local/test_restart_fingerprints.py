@@ -36,6 +36,7 @@ def build(
     parallelism: int = 2,
     window_uid: str | None = None,
     added: bool = False,
+    running: ListSink | None = None,
 ) -> tuple[StreamEnvironment, ListSink]:
     env = StreamEnvironment(LocalRunner(clock="stepping"), parallelism=parallelism)
     stream = env.from_collection(EVENTS).assign_timestamps_and_watermarks(
@@ -53,6 +54,9 @@ def build(
         sums = sums.uid(window_uid)
     sink = ListSink()
     sums.sink_to(sink)
+    if running is not None:
+        # a new keyed step: a rolling maximum of the window sums per key
+        sums.key_by(lambda e: e[0]).reduce(lambda a, b: a if a[2] >= b[2] else b).sink_to(running)
     return env, sink
 
 
@@ -104,6 +108,24 @@ def test_a_stateless_step_added_before_a_window_with_a_uid_runs_on() -> None:
     whole = start(reference_env)
     whole.run()
     assert before and sorted(before + list(sink.values)) == sorted(reference.values)
+
+
+def test_a_new_keyed_step_starts_with_empty_state() -> None:
+    snapshot, before = snapshot_after_cut(window_uid="sums")
+    running = ListSink()
+    env, sink = build(window_uid="sums", running=running)
+    start(env, snapshot).run()
+    reference_env, reference = build(window_uid="sums")
+    start(reference_env).run()
+    assert before and sorted(before + list(sink.values)) == sorted(reference.values)
+    # the new step saw only the sums fired after the restore: a rolling maximum over those
+    best: dict[str, tuple[str, int, int]] = {}
+    expected = []
+    for value in sink.values:
+        key = value[0]
+        best[key] = value if key not in best or value[2] > best[key][2] else best[key]
+        expected.append(best[key])
+    assert sorted(running.values) == sorted(expected)
 
 
 def test_a_changed_parallelism_is_refused_by_the_local_runner() -> None:

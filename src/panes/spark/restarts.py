@@ -1,11 +1,15 @@
 """The fingerprint of a streaming query's state, kept with its checkpoint (``panes.datastream.fingerprint``).
 
-A query started on a checkpoint location the user gave (``SparkRunner(checkpoint_location=...)``) checks the
-fingerprint stored there against its own before it starts, and stores its own once the query started (so a
-job that fails while it is built leaves none). It lives in ``<checkpoint>/panes/fingerprint/start=<ms>/`` as
-one JSON line written by Spark (the checkpoint may be on any Hadoop filesystem, or on a Spark Connect server):
-Spark's file committer makes a folder's file appear whole or not at all, and the newest complete folder is
-the fingerprint. Metadata only: no data is ever written there.
+A query started on a checkpoint location the user gave (``SparkRunner(checkpoint_location=...)``) that holds
+committed micro-batches checks the fingerprint stored there against its own before it starts; once the query
+is built and checked, right before Spark starts it, it stores its own. A fingerprint counts only while the
+checkpoint holds committed batches (before that there is no state to protect), so one left by a job that
+failed before its first batch committed changes nothing; one stored before the first commit cannot race with
+it (a fingerprint written after the query started could lose that race on a loaded cluster, and the
+checkpoint would look like one written before panes kept fingerprints). It lives in
+``<checkpoint>/panes/fingerprint/start=<ms>/`` as one JSON line written by Spark (the checkpoint may be on any
+Hadoop filesystem, or on a Spark Connect server): Spark's file committer makes a folder's file appear whole or
+not at all, and the newest complete folder is the fingerprint. Metadata only: no data is ever written there.
 
 On Spark the fingerprint adds the runner's settings that shape state (``num_shards``: keys are hashed to
 shards, and Spark keeps each shard's state under the shard; ``max_parallelism``: the key groups) and each
@@ -84,17 +88,25 @@ def store_fingerprint(spark: Any, checkpoint: str, found: JobFingerprint) -> Non
     spark.createDataFrame([(found.to_json(),)], "value STRING").coalesce(1).write.text(folder)
 
 
-def check_checkpoint(spark: Any, checkpoint: str, stored: JobFingerprint | None, new: JobFingerprint) -> None:
-    """Refuse to start ``new`` on ``checkpoint`` when its state does not fit (``IncompatibleCheckpointError``):
-    a stored fingerprint must allow the restart; a checkpoint with committed batches and no fingerprint was
-    written before panes kept fingerprints (state format 1)."""
-    where = f"checkpoint {checkpoint}"
-    if stored is not None:
-        check_restart(stored, new, where, ordered=True)
-    elif has_committed_batches(spark, checkpoint):
+def restored_fingerprint(spark: Any, checkpoint: str) -> JobFingerprint | None:
+    """The fingerprint of the state ``checkpoint`` holds: ``None`` when no micro-batch committed there yet
+    (nothing to restore). A checkpoint with committed batches and no fingerprint was written by a panes that
+    kept none (state format 1): refused with ``IncompatibleCheckpointError``."""
+    if not has_committed_batches(spark, checkpoint):
+        return None
+    stored = load_fingerprint(spark, checkpoint)
+    if stored is None:
         raise IncompatibleCheckpointError(
-            f"cannot restart from {where}: it holds committed batches but no panes fingerprint, so it was written "
-            f"by a panes that kept none (state format 1), and this panes reads state format {STATE_FORMAT}.\n"
-            + RESTART_ADVICE,
+            f"cannot restart from checkpoint {checkpoint}: it holds committed batches but no panes fingerprint, so "
+            f"it was written by a panes that kept none (state format 1), and this panes reads state format "
+            f"{STATE_FORMAT}.\n{RESTART_ADVICE}",
             changes=((None, "state format", "1", str(STATE_FORMAT)),),
         )
+    return stored
+
+
+def check_checkpoint(checkpoint: str, stored: JobFingerprint | None, new: JobFingerprint) -> None:
+    """Refuse to start ``new`` on the state of ``checkpoint`` (fingerprint ``stored``, ``None``: no state) when
+    the state does not fit it (``IncompatibleCheckpointError``; keyed steps are mapped by their order)."""
+    if stored is not None:
+        check_restart(stored, new, f"checkpoint {checkpoint}", ordered=True)

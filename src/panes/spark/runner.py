@@ -27,7 +27,7 @@ from panes.datastream.plan import Plan, SinkTransformation, Transformation
 from panes.spark.direct import PanesFiles, options, writes_directly
 from panes.spark.failures import carrying, with_carried
 from panes.spark.metrics import JobMetrics
-from panes.spark.restarts import check_checkpoint, load_fingerprint, query_fingerprint, store_fingerprint
+from panes.spark.restarts import check_checkpoint, query_fingerprint, restored_fingerprint, store_fingerprint
 from panes.spark.session import create_session, is_connect
 from panes.spark.sinks import SinkTarget, SinkWriter
 from panes.spark.sources import reads_as_stream
@@ -184,14 +184,13 @@ class SparkRunner:
         the checkpoint's."""
         owns = self.checkpoint_location is None
         checkpoint = self.checkpoint_location or tempfile.mkdtemp(prefix="panes-checkpoint-")
-        stored = None if owns else load_fingerprint(self.spark, checkpoint)
+        stored = None if owns else restored_fingerprint(self.spark, checkpoint)
         shards = self._shards()
         if stored is not None and self.num_shards is None and stored.settings.get("num_shards", "").isdigit():
             shards = int(stored.settings["num_shards"])
         translation = self._translate(plan, config, streaming=True, num_shards=shards)
         own_fingerprint = query_fingerprint(plan, translation, shards, config.max_parallelism)
-        if not owns:
-            check_checkpoint(self.spark, checkpoint, stored, own_fingerprint)
+        check_checkpoint(checkpoint, stored, own_fingerprint)
         folder = os.path.join(checkpoint, "panes")
         staged = os.path.join(folder, "driver-sinks") if is_connect(self.spark) else None
         writer = SinkWriter(
@@ -223,10 +222,10 @@ class SparkRunner:
             stream = stream.trigger(availableNow=True)
         elif trigger != "continuous":
             stream = stream.trigger(processingTime=trigger)
-        job = SparkJob(stream.start(), checkpoint, owns, self.spark, writer if staged else None)
         if not owns:
-            # once the query started: a job that fails while it is built leaves no fingerprint
+            # built and checked; stored before Spark can commit a batch of it (see ``restarts``)
             store_fingerprint(self.spark, checkpoint, own_fingerprint)
+        job = SparkJob(stream.start(), checkpoint, owns, self.spark, writer if staged else None)
         job.metrics = JobMetrics(translation.metrics_steps)
         return job
 
