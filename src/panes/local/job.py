@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from panes.datastream.fingerprint import STATE_FORMAT, JobFingerprint, check_restart, fingerprint
 from panes.datastream.partitioning import StreamPartitioner
 from panes.datastream.plan import (
     OneInputTransformation,
@@ -36,7 +37,7 @@ from panes.datastream.plan import (
 from panes.datastream.sinks import FileSink, deliver, sink_name
 from panes.datastream.sources import ProcessingTimeAdvance, Source
 from panes.elements import MAX_WATERMARK, StreamRecord, Watermark, WatermarkStatus
-from panes.errors import ErrorRecord, located
+from panes.errors import RESTART_ADVICE, ErrorRecord, IncompatibleCheckpointError, located
 from panes.local.files import LocalFileSink
 from panes.local.graph import Edge, Node, build_graph
 from panes.operators.base import AbstractStreamOperator, OneInputStreamOperator
@@ -468,13 +469,26 @@ class LocalJob:
 
     # -- snapshots ------------------------------------------
 
+    def fingerprint(self) -> JobFingerprint:
+        """The fingerprint of this job's state (``panes.datastream.fingerprint``): the keyed operators, each with
+        its parallelism (the local runner restores parallel instances one to one), and the key groups."""
+        parallelism = {node.transformation.id: node.parallelism for node in self.nodes}
+
+        def local_properties(transformation: Transformation) -> dict[str, str | None]:
+            return {"parallelism": str(parallelism[transformation.id])}
+
+        return fingerprint(self.plan, self.types, {"max_parallelism": self.max_parallelism}, local_properties)
+
     def snapshot(self) -> bytes:
-        """The whole job between two elements: sources' positions, operators, valves, partitioners, clock.
-        Not in BATCH execution (as Flink, which takes no checkpoints there): raises ``RuntimeError``."""
+        """The whole job between two elements: sources' positions, operators, valves, partitioners, clock, and
+        the job's fingerprint (checked by :meth:`restore`). Not in BATCH execution (as Flink, which takes no
+        checkpoints there): raises ``RuntimeError``."""
         if self.batch:
             raise RuntimeError("a job in BATCH execution cannot be snapshotted (run it in STREAMING mode)")
         state: dict[str, Any] = {
-            "version": 1,
+            "state_format": STATE_FORMAT,
+            "fingerprint": self.fingerprint().to_json(),
+            "parallelism": {node.key: node.parallelism for node in self.nodes},
             "next_source": self._next_source,
             "records_read": self.records_read,
             "clock": self.clock.get_current_processing_time(),
@@ -487,27 +501,79 @@ class LocalJob:
                 "valves": instance.valves,
                 "ended": instance.ended,
                 "finished": instance.finished,
-                "partitioners": [p.snapshot_state() for _, p in instance.output.routes],
+                "partitioners": {_route_key(edge): p.snapshot_state() for edge, p in instance.output.routes},
             }
         return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
 
+    def _check_restore(self, state: dict[str, Any]) -> None:
+        """Refuse a snapshot of another state format, of a job whose state does not fit this one (see
+        ``panes.datastream.fingerprint``), or whose steps ran with another parallelism."""
+        where = "the snapshot"
+        if not isinstance(state, dict) or state.get("state_format") != STATE_FORMAT:
+            found = state.get("state_format", 1) if isinstance(state, dict) else "unknown"
+            raise IncompatibleCheckpointError(
+                f"cannot restore {where}: it is in state format {found}, and this panes reads state format "
+                f"{STATE_FORMAT}.\n{RESTART_ADVICE}",
+                changes=((None, "state format", str(found), str(STATE_FORMAT)),),
+            )
+        check_restart(JobFingerprint.from_json(state["fingerprint"]), self.fingerprint(), where)
+        changed = [
+            (node.key, state["parallelism"][node.key], node.parallelism)
+            for node in self.nodes
+            if node.key in state["parallelism"] and state["parallelism"][node.key] != node.parallelism
+        ]
+        if changed:
+            lines = "\n".join(
+                f"- step {uid!r}: parallelism {old} in the snapshot, {new} now" for uid, old, new in changed
+            )
+            raise IncompatibleCheckpointError(
+                f"cannot restore {where}: the local runner restores each parallel instance one to one, and the "
+                f"parallelism of these steps changed (keep their former parallelism):\n{lines}\n{RESTART_ADVICE}",
+                operator=changed[0][0],
+                changes=tuple((uid, "parallelism", str(old), str(new)) for uid, old, new in changed),
+            )
+
     def _restore(self, snapshot: bytes) -> None:
+        """Resume from :meth:`snapshot`. Steps the snapshot does not know (added since, stateless or with new
+        state) start fresh, as in Flink; what the snapshot holds of steps no longer there is checked by
+        :meth:`_check_restore` (refused when it is keyed state)."""
         state = pickle.loads(snapshot)
+        self._check_restore(state)
         self._next_source = state["next_source"]
         self.records_read = state["records_read"]
         setter = getattr(self.clock, "set_current_time", None)
         if setter is not None:
             setter(state["clock"])
+        fresh: list[_Instance] = []
         for instance in self._all_instances():
             saved = state["instances"].get((instance.node.key, instance.index))
             if saved is None:
-                raise ValueError(f"the snapshot has no state for {instance.node.key} instance {instance.index}")
+                fresh.append(instance)
+                continue
             if instance.operator is not None and saved["operator"] is not None:
                 instance.operator.restore_state(saved["operator"])
             if instance.reader is not None and saved["reader"] is not None:
                 instance.reader.restore(saved["reader"])
-            instance.valves = saved["valves"]
-            instance.ended = saved["ended"]
+            if [max(1, len(mapping)) for mapping in instance.channels] == [v.num_inputs for v in saved["valves"]]:
+                # the same inputs: the channels' watermarks and ends carry over
+                instance.valves = saved["valves"]
+                instance.ended = saved["ended"]
+            else:
+                fresh.append(instance)
             instance.finished = saved["finished"]
-            for (_, partitioner), partitioner_state in zip(instance.output.routes, saved["partitioners"], strict=True):
-                partitioner.restore_state(partitioner_state)
+            partitioners = saved["partitioners"]
+            for edge, partitioner in instance.output.routes:
+                if _route_key(edge) in partitioners:
+                    partitioner.restore_state(partitioners[_route_key(edge)])
+        for instance in fresh:
+            # a new step (or new inputs): the inputs that ended before the snapshot have ended for it too
+            for index, edges in enumerate(instance.node.inputs):
+                for edge in edges:
+                    for upstream in self.instances[id(edge.upstream)]:
+                        if upstream.finished:
+                            instance.ended[index].add(instance.channels[index][(id(edge), upstream.index)])
+
+
+def _route_key(edge: Edge) -> tuple[str, int, str | None]:
+    """An output edge as snapshots name it: the downstream step's uid, its input, the side output's tag."""
+    return (edge.downstream.key, edge.input_index, None if edge.tag is None else edge.tag.tag_id)

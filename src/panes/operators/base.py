@@ -128,6 +128,7 @@ class AbstractStreamOperator(ABC):
             self.processing_time_service = processing_time_service
         if task_name is not None:
             self.task_name = task_name
+        self.backend.owner = self.task_name
         self.subtask_index = subtask_index
         self.parallelism = parallelism
         self.max_parallelism = max_parallelism
@@ -339,6 +340,7 @@ class AbstractStreamOperator(ABC):
             raise RuntimeError("changes are not tracked: call track_changes() before open()")
         data = {
             "keyed_state": self.backend.take_changes(),
+            "kinds": self.backend.kinds(),
             "timers": {name: service.take_changes() for name, service in self._timer_services.items()},
             "extra": self.extra_changes(),
             "watermark": self._watermark,
@@ -353,6 +355,7 @@ class AbstractStreamOperator(ABC):
         for blob in changes:
             change = pickle.loads(blob)
             HeapKeyedStateBackend.apply_changes(data["keyed_state"], change["keyed_state"])
+            data["keyed_state"].setdefault("kinds", {}).update(change.get("kinds", {}))
             for name, timers in change["timers"].items():
                 timer_changes.setdefault(name, []).append(timers)
                 data["timers"].setdefault(name, {"event": [], "processing": [], "watermark": LONG_MIN})

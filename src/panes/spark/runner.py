@@ -34,6 +34,7 @@ from panes.datastream.runtime_mode import RuntimeExecutionMode, resolve_runtime_
 from panes.spark.direct import PanesFiles, options, writes_directly
 from panes.spark.failures import carrying, with_carried
 from panes.spark.metrics import BatchProgress, JobMetrics
+from panes.spark.restarts import check_checkpoint, query_fingerprint, restored_fingerprint, store_fingerprint
 from panes.spark.session import create_session, is_connect
 from panes.spark.sinks import SinkTarget, SinkWriter
 from panes.spark.sources import reads_as_stream
@@ -179,9 +180,12 @@ class SparkRunner:
         ``spark.sql.shuffle.partitions``)."""
         return self.num_shards or 2 * int(self.spark.conf.get("spark.sql.shuffle.partitions"))
 
-    def _translate(self, plan: Plan, config: ExecutionConfig, streaming: bool, batch: bool = False) -> Translation:
+    def _translate(
+        self, plan: Plan, config: ExecutionConfig, streaming: bool, batch: bool = False, num_shards: int | None = None
+    ) -> Translation:
+        shards = num_shards or self.default_parallelism()
         finite = not streaming or self._trigger(plan) == "available_now"
-        return Translator(self.spark, plan, config, streaming, self.default_parallelism(), finite, batch).translate()
+        return Translator(self.spark, plan, config, streaming, shards, finite, batch).translate()
 
     def runtime_mode(self, plan: Plan, config: ExecutionConfig) -> RuntimeExecutionMode:
         """``STREAMING`` or ``BATCH``: the environment's mode resolved over the plan's sources (a source is
@@ -211,10 +215,20 @@ class SparkRunner:
         writer.write(translation.rows(), 0)
 
     def start(self, plan: Plan, config: ExecutionConfig, job_name: str = "panes job") -> SparkJob:
-        """Start ``plan`` as a streaming query (see the class docstring for triggers and checkpoints)."""
+        """Start ``plan`` as a streaming query (see the class docstring for triggers and checkpoints).
+
+        On a checkpoint location of an earlier run, the job's fingerprint must fit the stored one (else
+        ``IncompatibleCheckpointError``, before anything starts; see ``restarts``); ``num_shards`` not given is
+        the checkpoint's."""
         owns = self.checkpoint_location is None
         checkpoint = self.checkpoint_location or tempfile.mkdtemp(prefix="panes-checkpoint-")
-        translation = self._translate(plan, config, streaming=True)
+        stored = None if owns else restored_fingerprint(self.spark, checkpoint)
+        shards = self.default_parallelism()
+        if stored is not None and self.num_shards is None and stored.settings.get("num_shards", "").isdigit():
+            shards = int(stored.settings["num_shards"])
+        translation = self._translate(plan, config, streaming=True, num_shards=shards)
+        own_fingerprint = query_fingerprint(plan, translation, shards, config.max_parallelism)
+        check_checkpoint(checkpoint, stored, own_fingerprint)
         folder = os.path.join(checkpoint, "panes")
         staged = os.path.join(folder, "driver-sinks") if is_connect(self.spark) else None
         writer = SinkWriter(
@@ -246,6 +260,9 @@ class SparkRunner:
             stream = stream.trigger(availableNow=True)
         elif trigger != "continuous":
             stream = stream.trigger(processingTime=trigger)
+        if not owns:
+            # built and checked; stored before Spark can commit a batch of it (see ``restarts``)
+            store_fingerprint(self.spark, checkpoint, own_fingerprint)
         job = SparkJob(stream.start(), checkpoint, owns, self.spark, writer if staged else None, self.on_progress)
         job.metrics = JobMetrics(translation.metrics_steps)
         return job

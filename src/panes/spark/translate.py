@@ -98,6 +98,8 @@ class Translation:
     packed: Layout | None = None
     """When ``df`` holds the last keyed step's payloads (``processor.PAYLOAD_DDL``) rather than rows: the
     layout of their rows (:meth:`rows` unpacks them)."""
+    shards: dict[int, int] = field(default_factory=dict)
+    """Each keyed step's number of shards (transformation id -> shards), its parallel instances."""
 
     def rows(self) -> Any:
         """The final rows, in layout form (unpacking the payloads when ``packed``)."""
@@ -144,6 +146,7 @@ class Translator:
             types.update(step.types)
         self.codes = ChannelCodes(types)
         self.metrics_steps: dict[int, str] = {}
+        self.shards: dict[int, int] = {}
         self.branches: list[Branch] = []
         self.watermarks: list[int] = []
         # a finite streaming plan without watermark strategy still ends with Flink's LONG_MAX watermark (its
@@ -172,9 +175,11 @@ class Translator:
         if last is not None and last.chain.packed and not last.chain.steps:
             # the last keyed step's payloads: a sink that reads them unpacks them itself
             packed = Layout(self.codes, last.channels)
-            return Translation(last.df, self.steps, self.codes, layout, self.watermarks, self.metrics_steps, packed)
+            return Translation(
+                last.df, self.steps, self.codes, layout, self.watermarks, self.metrics_steps, packed, self.shards
+            )
         df = self._merge(self.branches)
-        return Translation(df, self.steps, self.codes, layout, self.watermarks, self.metrics_steps)
+        return Translation(df, self.steps, self.codes, layout, self.watermarks, self.metrics_steps, None, self.shards)
 
     # -- steps -------------------------------------------------------------------------------------------------
 
@@ -226,7 +231,7 @@ class Translator:
         return step.transformation.parallelism or self.default_parallelism or self.num_shards
 
     def _keyed(self, step: Step) -> None:
-        shards = self.shards_of(step)
+        shards = self.shards[step.transformation.id] = self.shards_of(step)
         watermarked = any(b.watermarked or b.chain.rates for b in self.branches)
         keyed = self._merge(self.branches, keyed=step)
         channels = after(set().union(*(b.channels for b in self.branches)), step)

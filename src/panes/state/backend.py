@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
 
+from panes.errors import RESTART_ADVICE, IncompatibleCheckpointError
 from panes.state.api import (
     AggregatingState,
     ListState,
@@ -78,6 +79,9 @@ class HeapKeyedStateBackend:
     def __init__(self, processing_time: Callable[[], int] | None = None) -> None:
         self._tables: dict[str, Table] = {}
         self._descriptors: dict[str, StateDescriptor] = {}
+        self._restored_kinds: dict[str, str] = {}
+        self.owner = "an operator"
+        """Who owns the state (the operator instance's name), for messages."""
         self.current_key: Any = None
         self.changes: dict[str, Changes] | None = None
         """Per state name, the entries changed since the last :meth:`take_changes` (``None``: not tracked)."""
@@ -105,6 +109,14 @@ class HeapKeyedStateBackend:
         if known is None:
             if self._tables.get(name) and (name in self._restored_ttl) != with_ttl:
                 raise ValueError(_ttl_mismatch(name, name in self._restored_ttl))
+            restored = self._restored_kinds.get(name)
+            if restored is not None and restored != descriptor.kind:
+                raise IncompatibleCheckpointError(
+                    f"cannot restore {self.owner}: its state {name!r} is {restored} state in the checkpoint and "
+                    f"the job now registers it as {descriptor.kind} state (a state keeps its kind for the life of "
+                    f"the checkpoint; a {descriptor.kind} state needs another name).\n{RESTART_ADVICE}",
+                    changes=((None, f"state {name!r}", restored, descriptor.kind),),
+                )
             self._descriptors[name] = descriptor
             return self._tables.setdefault(name, {})
         if known.kind != descriptor.kind:
@@ -270,7 +282,7 @@ class HeapKeyedStateBackend:
         registered = self._descriptors
         ttl = {name for name, d in registered.items() if d.ttl_config is not None}
         ttl |= {name for name in self._restored_ttl if name not in registered}
-        return {"tables": tables, "kinds": {name: d.kind for name, d in registered.items()}, "ttl": sorted(ttl)}
+        return {"tables": tables, "kinds": self.kinds(), "ttl": sorted(ttl)}
 
     def _unexpired(self, kind: str, table: Table, ttl: int) -> Table:
         """``table`` without expired values (a new table when some expired; ``table`` itself otherwise)."""
@@ -285,9 +297,15 @@ class HeapKeyedStateBackend:
                 kept[slot] = value
         return kept if changed else table
 
+    def kinds(self) -> dict[str, str]:
+        """The kind of every state registered, or restored and not registered again since."""
+        return {**self._restored_kinds, **{name: d.kind for name, d in self._descriptors.items()}}
+
     def restore(self, data: dict[str, Any]) -> None:
-        """Replace all state with a :meth:`snapshot`'s content. Descriptors re-register on first use."""
+        """Replace all state with a :meth:`snapshot`'s content. Descriptors re-register on first use; one
+        registered with another kind than the snapshot's raises ``IncompatibleCheckpointError``."""
         self._tables = {name: dict(table) for name, table in data["tables"].items()}
+        self._restored_kinds = dict(data.get("kinds", {}))
         self._descriptors = {}
         self._restored_ttl = set(data.get("ttl", ()))
         self._cleanups = {}
