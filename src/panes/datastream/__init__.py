@@ -3,6 +3,7 @@
 from panes.datastream.connected import ConnectedStreams
 from panes.datastream.environment import StreamEnvironment, StreamExecutionEnvironment
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult
+from panes.operators.metrics import OperatorMetrics
 from panes.datastream.plan import Plan
 from panes.datastream.sinks import FunctionSink, ListSink, PrintSink, Sink
 from panes.datastream.sources import CollectionSource, GeneratorSource, IterableSource, Source, SplitsSource
@@ -49,6 +50,7 @@ __all__ = [
     "KeyedStream",
     "ListSink",
     "MapFunction",
+    "OperatorMetrics",
     "OutputTag",
     "Plan",
     "PrintSink",

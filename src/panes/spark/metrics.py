@@ -1,11 +1,14 @@
-"""Counters of the keyed steps on Spark, in each micro-batch's progress.
+"""Counters of the steps on Spark, in each micro-batch's progress.
 
-Each call of a keyed step's processor (one shard, one micro-batch) returns, next to its rows, the records it
-read and emitted, the late records it dropped, the state bytes it wrote, and the change of the shard's open
-panes (state entries) and stored state bytes since its previous call (:data:`FIELDS`). The query observes
-their sums right after the step (Spark's ``observe``: computed as the rows flow, no extra job), so each
+Each call of a keyed step's processor (one shard, one micro-batch) returns, next to its rows, what its
+operator counted in that call (``panes.operators.metrics.COUNTERS``), the state bytes it wrote, and the
+change of the shard's gauges since its previous call: open panes, pending timers and the bytes the shard
+keeps in Spark's state store (:data:`FIELDS`). The query observes their sums right after the step (Spark's
+``observe``: aggregated by Spark as the rows flow, no extra job, nothing collected on the driver), so each
 micro-batch's progress carries them under ``observedMetrics["panes-<step>"]``; summing the changes over the
-batches gives the current totals, whichever shards a batch called.
+batches gives the current totals, whichever shards a batch called. Spark's own state metrics of the query
+(``stateOperators``: ``numRowsTotal``, ``memoryUsedBytes``) count the shards' log entries, not what they hold:
+read these instead.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-FIELDS = ("records_in", "records_out", "late_dropped", "open_panes", "state_bytes", "state_bytes_written")
+from panes.operators.metrics import COUNTERS, GAUGES, OperatorMetrics
+
+FIELDS = (*COUNTERS, *GAUGES, "state_bytes_written")
 DDL = ", ".join(f"{name} BIGINT" for name in FIELDS)
 
 
@@ -22,21 +27,25 @@ class Gauges:
     """What a shard last reported of its state."""
 
     open_panes: int = 0
+    timers: int = 0
     state_bytes: int = 0
 
 
-def counters(
-    records_in: int, records_out: int, late_dropped: int, before: Gauges, now: Gauges, written: int
-) -> dict[str, int]:
-    """One call's values of :data:`FIELDS`."""
+def counters(done: dict[str, int], before: Gauges, now: Gauges, written: int) -> dict[str, int]:
+    """One call's values of :data:`FIELDS`: ``done`` (what the operator counted in the call), the changes of
+    the gauges and the bytes ``written``."""
     return {
-        "state_bytes_written": written,
-        "records_in": records_in,
-        "records_out": records_out,
-        "late_dropped": late_dropped,
+        **{name: done.get(name, 0) for name in COUNTERS},
         "open_panes": now.open_panes - before.open_panes,
+        "timers": now.timers - before.timers,
         "state_bytes": now.state_bytes - before.state_bytes,
+        "state_bytes_written": written,
     }
+
+
+def difference(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
+    """``after - before`` per counter."""
+    return {name: after[name] - before[name] for name in COUNTERS}
 
 
 def observation(index: int) -> str:
@@ -78,6 +87,10 @@ class JobMetrics:
                 self.peak_open_panes = total["open_panes"]
                 self.peak_state_bytes_per_pane = total["state_bytes"] / total["open_panes"]
         self.batches.append(batch)
+
+    def operators(self) -> dict[str, OperatorMetrics]:
+        """The totals so far as one ``OperatorMetrics`` per step name."""
+        return {name: OperatorMetrics.of(name, total) for name, total in self.totals.items()}
 
     def as_dict(self) -> dict[str, Any]:
         return {

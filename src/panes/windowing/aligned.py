@@ -226,6 +226,12 @@ class AlignedWindowOperator(WindowOperator):
     def state_entries(self) -> int:
         return len(self._panes) + super().state_entries()
 
+    def open_panes(self) -> int:
+        return len(self._panes)
+
+    def timer_count(self) -> int:
+        return len(self._timers)
+
     def snapshot_extra(self) -> Any:
         extra = super().snapshot_extra()
         return {**extra, "panes": self._panes, "pending": self._pending}

@@ -211,7 +211,20 @@ class WindowOperator(OneInputStreamOperator):
         self.late_data_tag = late_data_tag
         self.is_event_time = assigner.is_event_time()
         self.is_merging = isinstance(assigner, MergingWindowAssigner)
-        self.num_late_records_dropped = 0
+
+    @property
+    def num_late_records_dropped(self) -> int:
+        """Late elements dropped because there is no late-data side output (Flink's ``numLateRecordsDropped``;
+        the ``late_dropped`` counter)."""
+        return self.counters.late_dropped
+
+    @num_late_records_dropped.setter
+    def num_late_records_dropped(self, value: int) -> None:
+        self.counters.late_dropped = value
+
+    def open_panes(self) -> int:
+        """Panes (key and window) holding contents."""
+        return self.backend.entry_count(self._contents_descriptor().name)
 
     # -- lifecycle ---------------------------------------------------------------------------------------
 
