@@ -3,7 +3,6 @@
 from panes.datastream.connected import ConnectedStreams
 from panes.datastream.environment import StreamEnvironment, StreamExecutionEnvironment
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult
-from panes.operators.metrics import OperatorMetrics
 from panes.datastream.plan import Plan
 from panes.datastream.sinks import FunctionSink, ListSink, PrintSink, Sink
 from panes.datastream.sources import CollectionSource, GeneratorSource, IterableSource, Source, SplitsSource
@@ -25,6 +24,7 @@ from panes.functions.stream import (
     TimeDomain,
     TimerService,
 )
+from panes.operators.metrics import OperatorMetrics
 from panes.tags import OutputTag
 
 __all__ = [

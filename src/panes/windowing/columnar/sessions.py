@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from panes.state.changes import Changes, apply_delta
 from panes.operators.metrics import OperatorCounters
+from panes.state.changes import Changes, apply_delta
 from panes.time import LONG_MAX, LONG_MIN, java_add
 from panes.windowing.cleanup import cleanup_time
 from panes.windowing.columnar.accumulate import accumulate
