@@ -24,6 +24,7 @@ from typing import Any
 
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult
 from panes.datastream.plan import Plan, SinkTransformation, Transformation
+from panes.operators.metrics import OperatorMetrics
 from panes.spark.direct import PanesFiles, options, writes_directly
 from panes.spark.failures import carrying, with_carried
 from panes.spark.metrics import JobMetrics
@@ -59,19 +60,27 @@ class SparkJob:
         self._spark = spark
         self._staged = staged
         self._delivered = -1
-        self.metrics = JobMetrics({})
-        """Counters of the keyed steps (see ``panes.spark.metrics``), from the progress read so far."""
+        self.observed = JobMetrics({})
+        """Counters of the steps (see ``panes.spark.metrics``), from the progress read so far."""
         self._counted: set[int] = set()
 
     def progress(self) -> list[Any]:
         """The query's progress so far (Spark's, one entry per micro-batch), with panes' counters added to
-        :attr:`metrics`."""
+        :attr:`observed`."""
         progress = sorted(self.query.recentProgress, key=lambda p: p["batchId"])
         for entry in progress:
             if entry["batchId"] not in self._counted:
                 self._counted.add(entry["batchId"])
-                self.metrics.add(entry)
+                self.observed.add(entry)
         return progress
+
+    def metrics(self) -> dict[str, OperatorMetrics]:
+        """One ``OperatorMetrics`` per step with an operator, by step name: the counters summed over the
+        micro-batches that completed so far, and the gauges after the last of them (read from the query's
+        progress, which Spark keeps for its last ``spark.sql.streaming.numRecentProgressUpdates`` batches,
+        100 by default: poll at least that often to miss none)."""
+        self.progress()
+        return self.observed.operators()
 
     def deliver(self) -> None:
         """Hand the driver sinks what batches committed since the last call staged (Spark Connect only)."""
@@ -164,11 +173,15 @@ class SparkRunner:
         return any(reads_as_stream(t.source) for t in plan if t.kind == "source")  # type: ignore[attr-defined]
 
     @with_carried
-    def run_bounded(self, plan: Plan, config: ExecutionConfig) -> None:
-        """Run a plan of bounded sources as one Spark batch job and write its sinks."""
+    def run_bounded(self, plan: Plan, config: ExecutionConfig) -> JobMetrics:
+        """Run a plan of bounded sources as one Spark batch job and write its sinks; returns the steps'
+        counters (Spark's ``Observation`` of each Python stage, read once the job ran)."""
         translation = self._translate(plan, config, streaming=False)
         writer = SinkWriter(translation.steps, translation.codes, None, session=self.spark)
-        writer.write(translation.rows(), 0)
+        metrics = JobMetrics(translation.metrics_steps)
+        if writer.write(translation.rows(), 0):
+            metrics.add_observed({observation._name: observation.get for observation in translation.observations})
+        return metrics
 
     def start(self, plan: Plan, config: ExecutionConfig, job_name: str = "panes job") -> SparkJob:
         """Start ``plan`` as a streaming query (see the class docstring for triggers and checkpoints)."""
@@ -207,7 +220,7 @@ class SparkRunner:
         elif trigger != "continuous":
             stream = stream.trigger(processingTime=trigger)
         job = SparkJob(stream.start(), checkpoint, owns, self.spark, writer if staged else None)
-        job.metrics = JobMetrics(translation.metrics_steps)
+        job.observed = JobMetrics(translation.metrics_steps)
         return job
 
     def to_dataframe(self, transformation: Transformation, config: ExecutionConfig, schema: RecordType | None) -> Any:
@@ -239,8 +252,10 @@ class SparkRunner:
     def execute(self, plan: Plan, config: ExecutionConfig, job_name: str) -> JobExecutionResult:
         started = time.monotonic()
         if not self._is_streaming(plan):
-            self.run_bounded(plan, config)
-            return JobExecutionResult(job_name, int((time.monotonic() - started) * 1000), {"mode": "bounded"})
+            counted = self.run_bounded(plan, config)
+            details: dict[str, Any] = {"mode": "bounded", "metrics": counted.as_dict()}
+            elapsed = int((time.monotonic() - started) * 1000)
+            return JobExecutionResult(job_name, elapsed, details, counted.operators())
         job = self.start(plan, config, job_name)
         try:
             job.await_termination()
@@ -251,6 +266,7 @@ class SparkRunner:
             "mode": "streaming",
             "batches": len(progress),
             "progress": [json.loads(p.json) if hasattr(p, "json") else p for p in progress],
-            "metrics": job.metrics.as_dict(),
+            "metrics": job.observed.as_dict(),
         }
-        return JobExecutionResult(job_name, int((time.monotonic() - started) * 1000), details)
+        elapsed = int((time.monotonic() - started) * 1000)
+        return JobExecutionResult(job_name, elapsed, details, job.observed.operators())
