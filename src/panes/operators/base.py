@@ -344,10 +344,12 @@ class AbstractStreamOperator(ABC):
         """The counters and gauges of this instance as the metrics of step ``name`` (default: the task name).
 
         ``state_bytes`` is the size of :meth:`snapshot_state`, which pickles the whole state: read it when it
-        is wanted, not per element. It is 0 when not measured: ``state_bytes=False``, an operator whose changes
-        are tracked (its host measures what it stores), or state that cannot be pickled."""
+        is wanted, not per element. It is 0 when the operator holds no keyed state, panes nor timers, and when
+        not measured: ``state_bytes=False``, an operator whose changes are tracked (its host measures what it
+        stores), or state that cannot be pickled."""
         size = 0
-        if state_bytes and not self._tracking:
+        holds_state = not self.backend.is_empty() or self.open_panes() or self.timer_count()
+        if state_bytes and holds_state and not self._tracking:
             try:
                 size = len(self.snapshot_state())
             except (pickle.PicklingError, TypeError, AttributeError):
