@@ -73,11 +73,20 @@ def is_malformed(row: dict[str, Any]) -> bool:
 
 
 @st.composite
-def cases(draw: Any, max_rows: int = 25, max_batches: int = 4) -> Case:
-    """A random :class:`Case` (see the module docstring)."""
-    kind = draw(st.sampled_from(KINDS))
+def cases(
+    draw: Any,
+    max_rows: int = 25,
+    max_batches: int = 4,
+    kind: str | None = None,
+    min_rows: int = 0,
+    late_tail: bool = False,
+) -> Case:
+    """A random :class:`Case` (see the module docstring), of window ``kind`` when given. ``late_tail`` ends the
+    input with two more batches, a row at the largest timestamp then one at 0, so that at least one row
+    arrives late in every run (micro-batch runners move the watermark only between batches)."""
+    kind = draw(st.sampled_from(KINDS)) if kind is None else kind
     error_output = draw(st.booleans())
-    count = draw(st.integers(0, max_rows))
+    count = draw(st.integers(min_rows, max_rows))
     rows: list[dict[str, Any]] = []
     for index in range(count):
         if rows and draw(st.integers(0, 5)) == 0:
@@ -98,6 +107,8 @@ def cases(draw: Any, max_rows: int = 25, max_batches: int = 4) -> Case:
         rows.append(row)
     cuts = sorted(draw(st.lists(st.integers(0, count), max_size=max_batches - 1)))
     batches = tuple(tuple(rows[a:b]) for a, b in zip([0, *cuts], [*cuts, count], strict=True))
+    if late_tail:
+        batches += (({"k": "a", "ts": 40, "v": 1, "id": count},), ({"k": "a", "ts": 0, "v": 2, "id": count + 1},))
     return Case(kind, draw(st.sampled_from((0, 4))), draw(st.booleans()), error_output, batches)
 
 

@@ -14,7 +14,7 @@ PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[Heal
 
 
 @PROPERTY
-@given(case=cases(), parallelism=st.sampled_from((1, 2)))
+@given(case=st.booleans().flatmap(lambda tail: cases(late_tail=tail)), parallelism=st.sampled_from((1, 2)))
 def test_every_row_is_in_a_fired_pane_a_side_output_a_counter_or_open_state(case: Case, parallelism: int) -> None:
     env = StreamEnvironment(LocalRunner(clock="stepping"), parallelism=parallelism)
     check(case, run(env, case))

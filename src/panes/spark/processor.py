@@ -33,10 +33,7 @@ from panes.spark.shards import ShardHost, payload_batches, shard_host
 
 LOG = StructType([StructField("entry", BinaryType())])
 META = StructType(
-    [
-        StructField(name, LongType())
-        for name in ("version", "open_panes", "stored_bytes", "snapshot_bytes", "timers")
-    ]
+    [StructField(name, LongType()) for name in ("version", "open_panes", "stored_bytes", "snapshot_bytes", "timers")]
 )
 COMPACT_SLACK = 64 * 1024
 """Bytes of changes a shard may log beyond twice its last snapshot before it writes a new snapshot."""
