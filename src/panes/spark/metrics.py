@@ -102,15 +102,27 @@ def observe(df: Any, name: str, columns: Sequence[str], streaming: bool, mark: s
     """``df`` observing the sums of ``columns`` as ``name`` (streaming: in each micro-batch's
     ``observedMetrics``; bounded: in the returned ``Observation``, else ``None``); with ``mark``, the metrics
     rows and columns are dropped again."""
-    from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
-    target = name if streaming else Observation(name)
+    target = name if streaming else _observation(df, name)
     sums = [F.coalesce(F.sum(c), F.lit(0)).alias(c) for c in columns]
     df = df.observe(target, *sums)
     if mark is not None:
         df = df.filter(F.col(mark) != MARK).drop(*columns)
     return df, None if streaming else target
+
+
+def _observation(df: Any, name: str) -> Any:
+    """A Spark ``Observation`` of the kind ``df``'s session takes (classic, or Spark Connect's)."""
+    from panes.spark.session import is_connect
+
+    if is_connect(df.sparkSession):
+        from pyspark.sql.connect.observation import Observation as ConnectObservation
+
+        return ConnectObservation(name)
+    from pyspark.sql.observation import Observation
+
+    return Observation(name)
 
 
 def observe_keyed(df: Any, index: int) -> Any:
