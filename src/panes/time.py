@@ -20,8 +20,68 @@ LONG_MAX: int = 2**63 - 1
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
-Duration = timedelta | int
-"""A duration: ``timedelta`` or ``int`` milliseconds."""
+
+class Time:
+    """PyFlink's ``Time`` (``pyflink.common.Time``): a duration spelled ``Time.seconds(5)``, accepted wherever
+    panes takes a duration (window sizes, gaps, lateness, intervals).
+
+    ``Time.milliseconds/seconds/minutes/hours/days(n)`` take an ``int`` (``TypeError`` otherwise, as a duration
+    is whole milliseconds); ``to_milliseconds()`` is the duration in ``int`` milliseconds. Negative values are
+    allowed here (an offset may be negative); each use checks its own bounds.
+    """
+
+    __slots__ = ("_ms",)
+    _ms: int
+
+    def __init__(self, milliseconds: int) -> None:
+        if isinstance(milliseconds, bool) or not isinstance(milliseconds, numbers.Integral):
+            raise TypeError(f"Time takes an int, got {type(milliseconds).__name__} ({milliseconds!r})")
+        self._ms = int(milliseconds)
+
+    @staticmethod
+    def milliseconds(milliseconds: int) -> Time:
+        return Time(milliseconds)
+
+    @staticmethod
+    def seconds(seconds: int) -> Time:
+        return Time(_whole(seconds, "seconds") * 1_000)
+
+    @staticmethod
+    def minutes(minutes: int) -> Time:
+        return Time(_whole(minutes, "minutes") * 60_000)
+
+    @staticmethod
+    def hours(hours: int) -> Time:
+        return Time(_whole(hours, "hours") * 3_600_000)
+
+    @staticmethod
+    def days(days: int) -> Time:
+        return Time(_whole(days, "days") * 86_400_000)
+
+    def to_milliseconds(self) -> int:
+        return self._ms
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Time) and other._ms == self._ms
+
+    def __hash__(self) -> int:
+        return hash(("Time", self._ms))
+
+    def __repr__(self) -> str:
+        return f"Time.milliseconds({self._ms})"
+
+    def __reduce__(self) -> tuple[type[Time], tuple[int]]:
+        return (Time, (self._ms,))
+
+
+def _whole(value: int, unit: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"Time.{unit} takes an int, got {type(value).__name__} ({value!r})")
+    return int(value)
+
+
+Duration = timedelta | int | Time
+"""A duration: ``timedelta``, ``int`` milliseconds or PyFlink's ``Time``."""
 
 Instant = datetime | int
 """An instant: timezone-aware ``datetime`` or ``int`` epoch milliseconds."""
@@ -76,9 +136,11 @@ def to_millis(value: timedelta | datetime | int, *, name: str = "value") -> int:
 
 
 def duration_ms(value: Duration, *, name: str = "duration") -> int:
-    """A duration (``timedelta`` or ``int`` ms) as ``int`` milliseconds; a ``datetime`` is refused."""
+    """A duration (``timedelta``, ``int`` ms or ``Time``) as ``int`` milliseconds; a ``datetime`` is refused."""
     if isinstance(value, datetime):
         raise TypeError(f"{name} is a duration: pass a timedelta or int milliseconds, not a datetime")
+    if isinstance(value, Time):
+        return to_millis(value.to_milliseconds(), name=name)
     return to_millis(value, name=name)
 
 

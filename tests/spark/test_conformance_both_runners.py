@@ -1,5 +1,7 @@
-"""One scenario suite, two runners: the Flink conformance examples through the public API on the local
-runner and on the Spark runner (a real local SparkSession, one event per micro-batch)."""
+"""One scenario suite, two runners: the Flink conformance examples and the scenarios derived from Flink's
+source, through the public API on the local runner and on the Spark runner (a real local SparkSession, one
+event per micro-batch). A scenario that moves processing time gives each micro-batch its processing time
+(``from_micro_batches(..., processing_times=...)``), which both runners follow."""
 
 from __future__ import annotations
 
@@ -9,31 +11,73 @@ import pytest
 
 from panes.datastream import ListSink, StreamEnvironment
 from panes.local import LocalRunner
+from panes.spark.codec import EVENT_TIMES
 from panes.testing.scenario import PANE_FIELDS, Scenario, collect_result, comparable
-from tests.conftest import CONFORMANCE
-from tests.scenario_api import input_elements, scenario_pipeline
+from tests.conftest import CONFORMANCE, DERIVED_SCENARIOS
+from tests.scenario_api import PROCESSING_MARKER, input_elements, scenario_pipeline
 
-SCENARIOS = Scenario.load_all(CONFORMANCE)
+SCENARIOS = Scenario.load_all(CONFORMANCE) + Scenario.load_all(DERIVED_SCENARIOS)
+
+
+def within_spark_times(scenario: Scenario) -> bool:
+    """Whether every timestamp of the scenario is one the Spark runner represents (``test_time_range`` shows
+    what happens to the others: they are bad records there)."""
+    return all(event.get("ts", 0) in EVENT_TIMES for event in scenario.events)
+
+
+SPARK_SCENARIOS = [s for s in SCENARIOS if within_spark_times(s)]
 # Spark shards keys, so panes of different keys leave in another order than Flink's; everything else is equal
 WITHOUT_EMISSION_ORDER = [f for f in PANE_FIELDS if f != "emit_seq"]
 
 
 def run(scenario: Scenario, runner_name: str, spark: Any) -> dict[str, Any]:
     if runner_name == "local":
-        env = StreamEnvironment(LocalRunner(clock="stepping"), auto_watermark_interval=200)
+        # the stepping clock moves one watermark interval per element (periodic generators emit after each);
+        # with the batches' processing times, the default clock follows them instead
+        clock = "auto" if scenario.has_processing_time() else "stepping"
+        env = StreamEnvironment(LocalRunner(clock=clock), auto_watermark_interval=200)
     else:
         from panes.spark import SparkRunner
 
         env = StreamEnvironment(SparkRunner(spark, num_shards=2))
-    source = env.from_micro_batches([[element] for element in input_elements(scenario)])
+    batches, times = micro_batches(scenario)
+    source = env.from_micro_batches(batches, processing_times=times)
     sink = ListSink()
     scenario_pipeline(env, source, scenario).sink_to(sink)
     env.execute(f"conformance {scenario.name}")
     return collect_result(sink.values)
 
 
-@pytest.mark.parametrize("runner_name", ["local", pytest.param("spark", marks=pytest.mark.spark)])
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
+def micro_batches(scenario: Scenario) -> tuple[list[list[Any]], list[int] | None]:
+    """One micro-batch per event; with processing time, each batch's time (a processing-time event is an
+    empty batch at its time, elements come at the time reached before them)."""
+    elements = input_elements(scenario)
+    if not scenario.has_processing_time():
+        return [[element] for element in elements], None
+    batches: list[list[Any]] = []
+    times: list[int] = []
+    now = 0
+    for element in elements:
+        if element[0] == PROCESSING_MARKER:
+            now = element[1]
+            batches.append([])
+        else:
+            batches.append([element])
+        times.append(now)
+    return batches, times
+
+
+def test_only_scenarios_beyond_spark_s_event_times_stay_off_spark() -> None:
+    left_out = [s.name for s in SCENARIOS if s not in SPARK_SCENARIOS]
+    assert left_out == ["52_tumbling_at_the_long_edges"]
+
+
+CASES = [pytest.param(s, "local", id=f"{s.name}-local") for s in SCENARIOS] + [
+    pytest.param(s, "spark", id=f"{s.name}-spark", marks=pytest.mark.spark) for s in SPARK_SCENARIOS
+]
+
+
+@pytest.mark.parametrize(("scenario", "runner_name"), CASES)
 def test_conformance_example(scenario: Scenario, runner_name: str, request: pytest.FixtureRequest) -> None:
     spark = request.getfixturevalue("spark") if runner_name == "spark" else None
     assert scenario.expected is not None

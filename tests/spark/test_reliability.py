@@ -111,11 +111,6 @@ def test_null_keys_in_a_key_column_without_an_error_output_fail_the_call() -> No
 
 
 @pytest.mark.spark
-@pytest.mark.xfail(
-    strict=True,
-    reason="known defect: on Spark the ErrorRecords of a columnar keyed step's error output reach a driver "
-    "ListSink as None (the error channel's values do not survive its encoding)",
-)
 def test_null_keys_of_a_dataframe_are_bad_records_on_spark_as_on_the_local_runner(spark: Any) -> None:
     from panes.local import LocalRunner
     from panes.spark import SparkRunner
@@ -135,6 +130,22 @@ def test_null_keys_of_a_dataframe_are_bad_records_on_spark_as_on_the_local_runne
         results[name] = sorted(main.values), [(f.value, f.error_type) for f in bad.values]
     assert results["spark"] == results["local"]
     assert results["spark"] == ([("a", 2), ("b", 1)], [({"k": None, "ts": 2}, "BadRecordError")])
+
+
+@pytest.mark.spark
+def test_null_keys_in_micro_batches_reach_the_error_output_on_spark(spark: Any) -> None:
+    from panes.spark import SparkRunner
+
+    env = StreamEnvironment(SparkRunner(spark, num_shards=2))
+    counts = per_key(env.from_micro_batches([ROWS[:2], ROWS[2:]]))
+    main, bad = ListSink(), ListSink()
+    counts.sink_to(main)
+    counts.get_side_output(ERRORS).sink_to(bad)
+    env.execute()
+    assert sorted(main.values) == [("a", 2), ("b", 1)]
+    [failure] = bad.values
+    assert isinstance(failure, ErrorRecord) and failure.value == {"k": None, "ts": 2}
+    assert failure.error_type == "BadRecordError" and "key_by('k')" in failure.reason
 
 
 def frame_rows(frame: Any) -> list[dict[str, Any]]:

@@ -1,14 +1,19 @@
 """The DataStream API: environment, streams, windows, sources, sinks and the plan they build."""
 
+from panes.datastream.collect import CloseableIterator
 from panes.datastream.connected import ConnectedStreams
-from panes.datastream.environment import StreamEnvironment, StreamExecutionEnvironment
+from panes.datastream.environment import EnvironmentConfig, StreamEnvironment, StreamExecutionEnvironment
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult
+from panes.datastream.interval_join import IntervalJoin, IntervalJoined
+from panes.datastream.joins import CoGroupedStreams, CoGroupWithWindow, JoinedStreams, JoinWithWindow
 from panes.datastream.plan import Plan
+from panes.datastream.runtime_mode import RuntimeExecutionMode
 from panes.datastream.sinks import FunctionSink, ListSink, PrintSink, Sink
 from panes.datastream.sources import CollectionSource, GeneratorSource, IterableSource, Source, SplitsSource
 from panes.datastream.stream import DataStream, DataStreamSink, KeyedStream
 from panes.datastream.windowed import AllWindowedStream, WindowedStream, WindowSpec
 from panes.functions.base import AggregateFunction, ReduceFunction, RuntimeContext
+from panes.functions.join import CoGroupFunction, FlatJoinFunction, JoinFunction, ProcessJoinFunction
 from panes.functions.stream import (
     CoFlatMapFunction,
     CoMapFunction,
@@ -30,20 +35,31 @@ from panes.tags import OutputTag
 __all__ = [
     "AggregateFunction",
     "AllWindowedStream",
+    "CloseableIterator",
     "CoFlatMapFunction",
+    "CoGroupFunction",
+    "CoGroupWithWindow",
+    "CoGroupedStreams",
     "CoMapFunction",
     "CoProcessFunction",
     "CollectionSource",
     "ConnectedStreams",
     "DataStream",
     "DataStreamSink",
+    "EnvironmentConfig",
     "ExecutionConfig",
     "FilterFunction",
+    "FlatJoinFunction",
     "FlatMapFunction",
     "FunctionSink",
     "GeneratorSource",
+    "IntervalJoin",
+    "IntervalJoined",
     "IterableSource",
     "JobExecutionResult",
+    "JoinFunction",
+    "JoinWithWindow",
+    "JoinedStreams",
     "KeySelector",
     "KeyedCoProcessFunction",
     "KeyedProcessFunction",
@@ -55,7 +71,9 @@ __all__ = [
     "Plan",
     "PrintSink",
     "ProcessFunction",
+    "ProcessJoinFunction",
     "ReduceFunction",
+    "RuntimeExecutionMode",
     "RuntimeContext",
     "Sink",
     "SinkFunction",

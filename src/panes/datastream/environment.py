@@ -1,5 +1,5 @@
 """``StreamEnvironment``: where pipelines start (sources), what they run on (the runner) and how (parallelism,
-max parallelism = number of key groups, watermark interval).
+max parallelism = number of key groups, watermark interval, runtime execution mode).
 
 ``runner`` is a name looked up among the installed runners (``"local"``, the in-process reference runner and
 the default; ``"spark"``, ``panes.spark``) or a runner object with ``execute(plan, config, job_name)`` (see
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult, Runner, lookup_runner
 from panes.datastream.plan import Plan, SinkTransformation, SourceTransformation
+from panes.datastream.runtime_mode import RuntimeExecutionMode
 from panes.datastream.sources import (
     CollectionSource,
     DataFrameSource,
@@ -23,7 +24,7 @@ from panes.datastream.sources import (
     Source,
     SplitsSource,
 )
-from panes.time import Duration, duration_ms
+from panes.time import Duration, Instant, duration_ms
 
 if TYPE_CHECKING:
     from panes.datastream.stream import DataStream
@@ -36,27 +37,33 @@ DEFAULT_WATERMARK_INTERVAL_MS = 200
 class StreamEnvironment:
     """The execution environment (Flink's ``StreamExecutionEnvironment``).
 
-    ``parallelism`` (default 1) applies to transformations that do not set their own; ``max_parallelism``
-    (default 128) is the number of key groups; ``auto_watermark_interval`` (default 200 ms, 0 disables
-    periodic watermarks) is how often periodic watermark generators are asked for a watermark.
+    ``parallelism`` applies to transformations that do not set their own (default: the runner's, 1 on the local
+    runner, the number of shards on Spark); ``max_parallelism`` (default 128) is the number of key groups;
+    ``auto_watermark_interval`` (default 200 ms, 0 disables periodic watermarks) is how often periodic watermark
+    generators are asked for a watermark; ``runtime_mode`` (default ``STREAMING``) is how jobs run, see
+    :meth:`set_runtime_mode`.
     """
 
     def __init__(
         self,
         runner: str | Runner = "local",
         *,
-        parallelism: int = 1,
+        parallelism: int | None = None,
         max_parallelism: int = DEFAULT_MAX_PARALLELISM,
         auto_watermark_interval: Duration = DEFAULT_WATERMARK_INTERVAL_MS,
+        runtime_mode: RuntimeExecutionMode = RuntimeExecutionMode.STREAMING,
         **runner_options: Any,
     ) -> None:
         self._runner_spec = runner
         self._runner_options = runner_options
         self._runner: Runner | None = None
         self._sinks: list[SinkTransformation] = []
-        self.set_parallelism(parallelism)
+        self.parallelism: int | None = None
+        if parallelism is not None:
+            self.set_parallelism(parallelism)
         self.set_max_parallelism(max_parallelism)
         self.set_auto_watermark_interval(auto_watermark_interval)
+        self.set_runtime_mode(runtime_mode)
 
     @staticmethod
     def get_execution_environment(runner: str | Runner = "local", **options: Any) -> StreamEnvironment:
@@ -71,7 +78,26 @@ class StreamEnvironment:
         return self
 
     def get_parallelism(self) -> int:
-        return self.parallelism
+        """The parallelism set, else the runner's default (``default_parallelism()`` of the runner, or 1)."""
+        if self.parallelism is not None:
+            return self.parallelism
+        default = getattr(self.runner, "default_parallelism", None)
+        return int(default()) if default is not None else 1
+
+    def set_runtime_mode(self, mode: RuntimeExecutionMode) -> StreamEnvironment:
+        """How jobs run: ``RuntimeExecutionMode.STREAMING`` (the default), ``BATCH`` (bounded sources only: sorted
+        keyed inputs, one key at a time, only the final watermark, final results of keyed aggregations) or
+        ``AUTOMATIC`` (``BATCH`` when every source is bounded). See ``panes.datastream.runtime_mode``; a job in
+        ``BATCH`` mode with an unbounded source fails at ``execute`` with ``ValueError``."""
+        if not isinstance(mode, RuntimeExecutionMode):
+            raise TypeError(
+                f"runtime mode must be a RuntimeExecutionMode (STREAMING, BATCH or AUTOMATIC), got {mode!r}"
+            )
+        self.runtime_mode = mode
+        return self
+
+    def get_runtime_mode(self) -> RuntimeExecutionMode:
+        return self.runtime_mode
 
     def set_max_parallelism(self, max_parallelism: int) -> StreamEnvironment:
         if isinstance(max_parallelism, bool) or not isinstance(max_parallelism, int):
@@ -101,9 +127,13 @@ class StreamEnvironment:
             self._runner = lookup_runner(spec, self._runner_options) if isinstance(spec, str) else spec
         return self._runner
 
+    def get_config(self) -> EnvironmentConfig:
+        """PyFlink's ``env.get_config()``: the environment's settings, readable and changeable through it."""
+        return EnvironmentConfig(self)
+
     def config(self) -> ExecutionConfig:
         """The settings runners receive with the plan."""
-        return ExecutionConfig(self.parallelism, self.max_parallelism, self.auto_watermark_interval)
+        return ExecutionConfig(self.parallelism, self.max_parallelism, self.auto_watermark_interval, self.runtime_mode)
 
     # -- sources ------------------------------------------
 
@@ -148,13 +178,16 @@ class StreamEnvironment:
         return self.from_source(SplitsSource(splits), source_name="Splits Source")
 
     def from_micro_batches(
-        self, batches: Sequence[Iterable[Any]], end_of_input: bool = True, type_info: Any = None
+        self,
+        batches: Sequence[Iterable[Any]],
+        end_of_input: bool = True,
+        type_info: Any = None,
+        processing_times: Sequence[Instant] | None = None,
     ) -> DataStream:
-        """Explicit micro-batches (``batches[i]`` arrives in batch ``i``); see ``MicroBatchSource`` (``type_info``
-        as for ``from_source``)."""
-        return self.from_source(
-            MicroBatchSource(batches, end_of_input), source_name="Micro-batch Source", type_info=type_info
-        )
+        """Explicit micro-batches (``batches[i]`` arrives in batch ``i``, at processing time
+        ``processing_times[i]`` when given); see ``MicroBatchSource`` (``type_info`` as for ``from_source``)."""
+        source = MicroBatchSource(batches, end_of_input, processing_times)
+        return self.from_source(source, source_name="Micro-batch Source", type_info=type_info)
 
     def from_files(
         self,
@@ -179,6 +212,10 @@ class StreamEnvironment:
     def add_sink_transformation(self, sink: SinkTransformation) -> None:
         self._sinks.append(sink)
 
+    def replace_sink_transformation(self, old: SinkTransformation, new: SinkTransformation) -> None:
+        """Put ``new`` where ``old`` was (a sink renamed or given a parallelism before ``execute``)."""
+        self._sinks = [new if sink.id == old.id else sink for sink in self._sinks]
+
     def plan(self) -> Plan:
         """The plan of every sink added so far."""
         return Plan(tuple(self._sinks))
@@ -202,6 +239,43 @@ class StreamEnvironment:
 
 
 StreamExecutionEnvironment = StreamEnvironment
+
+
+class EnvironmentConfig:
+    """What PyFlink's ``ExecutionConfig`` (``env.get_config()``) exposes that applies to panes: parallelism,
+    max parallelism and the auto watermark interval, read from and written to the environment it came from
+    (setters return this object, so calls chain; each checks its value as the environment's setter does)."""
+
+    def __init__(self, env: StreamEnvironment) -> None:
+        self._env = env
+
+    def get_parallelism(self) -> int:
+        return self._env.get_parallelism()
+
+    def set_parallelism(self, parallelism: int) -> EnvironmentConfig:
+        self._env.set_parallelism(parallelism)
+        return self
+
+    def get_max_parallelism(self) -> int:
+        return self._env.get_max_parallelism()
+
+    def set_max_parallelism(self, max_parallelism: int) -> EnvironmentConfig:
+        self._env.set_max_parallelism(max_parallelism)
+        return self
+
+    def get_auto_watermark_interval(self) -> int:
+        """Milliseconds between periodic watermarks (0: periodic watermarks are off)."""
+        return self._env.get_auto_watermark_interval()
+
+    def set_auto_watermark_interval(self, interval: Duration) -> EnvironmentConfig:
+        self._env.set_auto_watermark_interval(interval)
+        return self
+
+    def __repr__(self) -> str:
+        return (
+            f"EnvironmentConfig(parallelism={self.get_parallelism()}, max_parallelism={self.get_max_parallelism()}, "
+            f"auto_watermark_interval={self.get_auto_watermark_interval()})"
+        )
 
 
 def _source_parallelism(source: Any) -> int | None:

@@ -13,17 +13,20 @@ from importlib.metadata import entry_points
 from typing import Any, Protocol
 
 from panes.datastream.plan import Plan
+from panes.datastream.runtime_mode import RuntimeExecutionMode
 from panes.operators.metrics import OperatorMetrics
 
 
 @dataclass(frozen=True)
 class ExecutionConfig:
-    """The environment's settings a runner needs: default ``parallelism``, ``max_parallelism`` (the number of
-    key groups) and ``auto_watermark_interval`` (ms; 0 disables periodic watermarks)."""
+    """The environment's settings a runner needs: default ``parallelism`` (``None``: the runner's default, 1 on
+    the local runner), ``max_parallelism`` (the number of key groups), ``auto_watermark_interval`` (ms; 0
+    disables periodic watermarks) and ``runtime_mode`` (see ``panes.datastream.runtime_mode``)."""
 
-    parallelism: int = 1
+    parallelism: int | None = 1
     max_parallelism: int = 128
     auto_watermark_interval: int = 200
+    runtime_mode: RuntimeExecutionMode = RuntimeExecutionMode.STREAMING
 
 
 @dataclass

@@ -13,6 +13,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from panes.time import Instant, timestamp_ms
+
 
 class Source(ABC):
     """A bounded or unbounded source made of splits."""
@@ -121,29 +123,76 @@ class SplitsSource(Source):
         return f"SplitsSource({len(self.splits)} splits)"
 
 
+class ProcessingTimeAdvance:
+    """What a :class:`MicroBatchSource` with processing times yields on the local runner before the elements
+    of each micro-batch: the runner sets its clock to ``time`` (firing the timers due) instead of reading an
+    element."""
+
+    __slots__ = ("time",)
+
+    def __init__(self, time: int) -> None:
+        self.time = time
+
+    def __repr__(self) -> str:
+        return f"ProcessingTimeAdvance({self.time})"
+
+
 class MicroBatchSource(Source):
     """Explicit micro-batches: ``batches[i]`` is everything that arrives in micro-batch ``i``.
 
     The Spark runner turns each list into exactly one micro-batch, in order (tests use it to control where
     watermarks advance); with ``end_of_input`` it ends the stream with Flink's final ``LONG_MAX`` watermark.
     The local runner reads the lists one after the other as a single split.
+
+    ``processing_times`` (default ``None``: the runner's clock) gives the processing time of each micro-batch,
+    ``int`` epoch ms or aware ``datetime``, one per batch, never decreasing: on Spark every step of the job
+    takes it as the batch's processing time instead of Spark's wall-clock batch timestamp (the end-of-input
+    batch keeps the last one); the local runner sets its clock to ``processing_times[i]`` before the
+    elements of batch ``i`` (its default clock is then manual: it moves only there). Processing-time
+    windows, triggers and timers are thereby repeatable on both runners. Raises ``ValueError`` when the
+    count differs from the batches' or a time is smaller than the one before.
     """
 
-    def __init__(self, batches: Sequence[Iterable[Any]], end_of_input: bool = True) -> None:
+    def __init__(
+        self,
+        batches: Sequence[Iterable[Any]],
+        end_of_input: bool = True,
+        processing_times: Sequence[Instant] | None = None,
+    ) -> None:
         self.batches = [list(batch) for batch in batches]
         self.end_of_input = end_of_input
+        self.processing_times = None if processing_times is None else _processing_times(processing_times, self.batches)
 
     def num_splits(self) -> int:
         return 1
 
     def read_split(self, index: int) -> Iterator[Any]:
-        return (element for batch in self.batches for element in batch)
+        times = self.processing_times
+        for position, batch in enumerate(self.batches):
+            if times is not None:
+                yield ProcessingTimeAdvance(times[position])
+            yield from batch
 
     def is_bounded(self) -> bool:
         return self.end_of_input
 
     def __repr__(self) -> str:
         return f"MicroBatchSource({len(self.batches)} batches)"
+
+
+def _processing_times(times: Sequence[Instant], batches: list[list[Any]]) -> list[int]:
+    converted = [timestamp_ms(t, name=f"processing_times[{i}]") for i, t in enumerate(times)]
+    if len(converted) != len(batches):
+        raise ValueError(
+            f"processing_times gives {len(converted)} times for {len(batches)} micro-batches; give one per batch"
+        )
+    for i in range(1, len(converted)):
+        if converted[i] < converted[i - 1]:
+            raise ValueError(
+                f"processing_times must never decrease (processing time does not go back): "
+                f"processing_times[{i}] = {converted[i]} < processing_times[{i - 1}] = {converted[i - 1]}"
+            )
+    return converted
 
 
 class DataFrameSource:

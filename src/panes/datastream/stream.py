@@ -33,6 +33,7 @@ from panes.datastream.plan import (
     UnionTransformation,
 )
 from panes.datastream.sinks import FunctionSink, ListSink, PrintSink, Sink
+from panes.errors import UnsupportedOperationError
 from panes.functions.base import ReduceFunction, as_reduce_function
 from panes.functions.stream import (
     KeyedProcessFunction,
@@ -42,22 +43,30 @@ from panes.functions.stream import (
     as_key_selector,
     as_map_function,
 )
-from panes.operators.keyed import KeyedProcessOperator, StreamGroupedReduceOperator
+from panes.operators.keyed import BatchGroupedReduceOperator, KeyedProcessOperator, StreamGroupedReduceOperator
 from panes.operators.stateless import ProcessOperator, StreamFilter, StreamFlatMap, StreamMap
 from panes.tags import OutputTag
-from panes.types import RecordType
+from panes.types import RecordType, Types
+from panes.types.typeinfo import TypeInformation
 
 if TYPE_CHECKING:
+    from panes.datastream.collect import CloseableIterator
     from panes.datastream.connected import ConnectedStreams
     from panes.datastream.environment import StreamEnvironment
+    from panes.datastream.interval_join import IntervalJoin
+    from panes.datastream.joins import CoGroupedStreams, JoinedStreams
     from panes.datastream.windowed import AllWindowedStream, WindowedStream
     from panes.windowing.assigners.base import WindowAssigner
 
 
 def declared_type(output_type: Any) -> RecordType | None:
-    """The record type of an ``output_type`` argument (``None`` when not given); raises ``TypeError`` for
-    something that is not a type declaration."""
-    return None if output_type is None else RecordType.of(output_type)
+    """The record type of an ``output_type`` argument (``None`` when not given); a list of ``Types`` is PyFlink's
+    shorthand for ``Types.ROW(list)``. Raises ``TypeError`` for something that is not a type declaration."""
+    if output_type is None:
+        return None
+    if isinstance(output_type, list) and output_type and all(isinstance(t, TypeInformation) for t in output_type):
+        output_type = Types.ROW(output_type)
+    return RecordType.of(output_type)
 
 
 def instance_copy(function: Any) -> Any:
@@ -96,12 +105,14 @@ class DataStream:
         return self._with(uid=uid)
 
     def set_parallelism(self, parallelism: int) -> DataStream:
+        """How many parallel instances this step has (``> 0``), each with its own copy of the user function;
+        on Spark a keyed step gets that many shards, one per Flink subtask (``docs/runtime-modes.md``)."""
         if isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism <= 0:
             raise ValueError(f"parallelism must be an int > 0 (got {parallelism!r})")
         return self._with(parallelism=parallelism)
 
     def get_parallelism(self) -> int:
-        return self.transformation.parallelism or self.env.parallelism
+        return self.transformation.parallelism or self.env.get_parallelism()
 
     # -- one-input transformations ------------------------------------------
 
@@ -220,6 +231,20 @@ class DataStream:
 
         return ConnectedStreams(self, other)
 
+    def join(self, other_stream: DataStream) -> JoinedStreams:
+        """A window join with ``other_stream``: ``.where(key).equal_to(key).window(assigner).apply(function)``
+        (see ``panes.datastream.joins``)."""
+        from panes.datastream.joins import JoinedStreams
+
+        return JoinedStreams(self, other_stream)
+
+    def co_group(self, other_stream: DataStream) -> CoGroupedStreams:
+        """A window co-group with ``other_stream``: ``.where(key).equal_to(key).window(assigner).apply(function)``
+        (see ``panes.datastream.joins``)."""
+        from panes.datastream.joins import CoGroupedStreams
+
+        return CoGroupedStreams(self, other_stream)
+
     def window_all(self, window_assigner: WindowAssigner[Any, Any]) -> AllWindowedStream:
         """Windows over the whole (non-keyed) stream, evaluated with parallelism 1."""
         from panes.datastream.windowed import AllWindowedStream
@@ -228,15 +253,9 @@ class DataStream:
 
     def count_window_all(self, size: int, slide: int | None = None) -> AllWindowedStream:
         """Count windows over the whole stream (see ``KeyedStream.count_window``)."""
-        from panes.datastream.windowed import AllWindowedStream
-        from panes.windowing.count_windows import count_window_parts
+        from panes.windowing.count_windows import count_window_assigner
 
-        assigner, trigger, evictor = count_window_parts(size, slide)
-        windowed = AllWindowedStream(self, assigner)
-        windowed.trigger(trigger)
-        if evictor is not None:
-            windowed.evictor(evictor)
-        return windowed
+        return self.window_all(count_window_assigner(size, slide))
 
     def side_output_errors(self, output_tag: OutputTag[Any]) -> DataStream:
         """Send this operator's bad records (see ``panes.errors``) to ``output_tag`` as ``ErrorRecord`` values
@@ -319,16 +338,22 @@ class DataStream:
     def print(self, sink_identifier: str | None = None) -> DataStreamSink:
         return self.sink_to(PrintSink(sink_identifier))
 
-    def execute_and_collect(self, job_execution_name: str = "collect", limit: int | None = None) -> list[Any]:
-        """Run the environment's pipelines plus this stream into a list, and return the list's values."""
+    def execute_and_collect(self, job_execution_name: str = "collect", limit: int | None = None) -> CloseableIterator:
+        """Run the environment's pipelines plus this stream to their end and return this stream's values (the
+        first ``limit`` of them when given, ``limit > 0``) as a ``CloseableIterator``: a list that is also an
+        iterator and a context manager, so PyFlink's ``with ds.execute_and_collect() as results:`` works. The job
+        runs to its end before anything is returned, so over an unbounded source it does not return."""
+        from panes.datastream.collect import CloseableIterator
         from panes.datastream.plan import Plan
 
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0):
+            raise ValueError(f"limit must be an int > 0 or None (got {limit!r})")
         collected = ListSink()
         sink = SinkTransformation(name="Sink: collect", inputs=(self.transformation,), sink=collected)
         plan = Plan((*self.env.plan().sinks, sink))
         self.env.execute_plan(plan, job_execution_name)
         values = collected.values
-        return values if limit is None else values[:limit]
+        return CloseableIterator(values if limit is None else values[:limit])
 
     def to_dataframe(self, schema: Any = None) -> Any:
         """This stream as a Spark DataFrame, streaming when the sources are (needs the Spark runner).
@@ -365,6 +390,25 @@ class DataStreamSink:
     def __init__(self, env: StreamEnvironment, transformation: SinkTransformation) -> None:
         self.env = env
         self.transformation = transformation
+
+    def _with(self, **changes: Any) -> DataStreamSink:
+        changed = self.transformation.with_settings(**changes)
+        assert isinstance(changed, SinkTransformation)
+        self.env.replace_sink_transformation(self.transformation, changed)
+        self.transformation = changed
+        return self
+
+    def name(self, name: str) -> DataStreamSink:
+        """Name the sink (shown in plans and errors)."""
+        return self._with(name=name)
+
+    def uid(self, uid: str) -> DataStreamSink:
+        return self._with(uid=uid)
+
+    def set_parallelism(self, parallelism: int) -> DataStreamSink:
+        if isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism <= 0:
+            raise ValueError(f"parallelism must be an int > 0 (got {parallelism!r})")
+        return self._with(parallelism=parallelism)
 
     def get_side_output(self, output_tag: OutputTag[Any]) -> DataStream:
         """The values the sink refused (``ErrorRecord``s), when it was given ``errors=output_tag``."""
@@ -403,6 +447,52 @@ class KeyedStream(FieldAggregations, DataStream):
     def get_key_selector(self) -> Callable[[Any], Any]:
         return self.key_selector
 
+    # -- what Flink refuses on a KeyedStream ------------------------------------------
+    # Java's KeyedStream refuses a new partitioning (UnsupportedOperationException) and has no operator to name,
+    # give a uid or a parallelism; PyFlink's KeyedStream raises for the same calls. So does panes.
+
+    def _refuse_partitioning(self) -> DataStream:
+        raise UnsupportedOperationError("Cannot override partitioning for KeyedStream.")
+
+    def shuffle(self) -> DataStream:
+        return self._refuse_partitioning()
+
+    def rebalance(self) -> DataStream:
+        return self._refuse_partitioning()
+
+    def rescale(self) -> DataStream:
+        return self._refuse_partitioning()
+
+    def forward(self) -> DataStream:
+        return self._refuse_partitioning()
+
+    def broadcast(self, *args: Any) -> DataStream:
+        return self._refuse_partitioning()
+
+    def global_(self) -> DataStream:
+        return self._refuse_partitioning()
+
+    def partition_custom(self, partitioner: Any, key_selector: Any) -> DataStream:
+        return self._refuse_partitioning()
+
+    def _refuse_setting(self, what: str) -> Any:
+        raise UnsupportedOperationError(
+            f"{what} for KeyedStream is not supported: a KeyedStream is not an operator; set it on the operator "
+            "that reads the stream (e.g. key_by(...).process(...).name(...))"
+        )
+
+    def name(self, name: str) -> DataStream:
+        return self._refuse_setting("Set name")  # type: ignore[no-any-return]
+
+    def get_name(self) -> str:
+        return self._refuse_setting("Get name")  # type: ignore[no-any-return]
+
+    def uid(self, uid: str) -> DataStream:
+        return self._refuse_setting("Set uid")  # type: ignore[no-any-return]
+
+    def set_parallelism(self, parallelism: int) -> DataStream:
+        return self._refuse_setting("Set parallelism")  # type: ignore[no-any-return]
+
     def process(self, func: Any, output_type: Any = None) -> DataStream:
         """Keyed processing with a ``KeyedProcessFunction``: keyed state and timers."""
         if not isinstance(func, KeyedProcessFunction):
@@ -417,11 +507,19 @@ class KeyedStream(FieldAggregations, DataStream):
             output_type=declared_type(output_type),
         )
 
+    def interval_join(self, other_stream: KeyedStream) -> IntervalJoin:
+        """Join with the keyed ``other_stream`` over a time interval: ``.between(lower, upper).process(function)``
+        (see ``panes.datastream.interval_join``)."""
+        from panes.datastream.interval_join import IntervalJoin
+
+        return IntervalJoin(self, other_stream)
+
     def reduce(self, func: ReduceFunction[Any] | Callable[[Any, Any], Any]) -> DataStream:
-        """A rolling reduce per key, emitting every intermediate result."""
+        """A rolling reduce per key, emitting every intermediate result (in BATCH execution only each key's final
+        result, with timestamp ``LONG_MAX``, as Flink does)."""
         function = as_reduce_function(func)
         key = self.key_selector
-        return self._one_input(
+        stream = self._one_input(
             "Keyed Reduce",
             "reduce",
             function,
@@ -429,6 +527,8 @@ class KeyedStream(FieldAggregations, DataStream):
             key,
             output_type=INHERIT,
         )
+        # BATCH execution emits only each key's final result (Flink's BatchGroupedReduceOperator)
+        return stream._with(batch_operator_factory=lambda: BatchGroupedReduceOperator(instance_copy(function), key))
 
     def window(self, window_assigner: WindowAssigner[Any, Any]) -> WindowedStream:
         """Windows per key, assigned by ``window_assigner``."""
@@ -437,14 +537,10 @@ class KeyedStream(FieldAggregations, DataStream):
         return WindowedStream(self, window_assigner)
 
     def count_window(self, size: int, slide: int | None = None) -> WindowedStream:
-        """Count windows per key: ``count_window(size)`` fires and purges every ``size`` elements;
-        ``count_window(size, slide)`` fires every ``slide`` elements over the last ``size``."""
-        from panes.datastream.windowed import WindowedStream
-        from panes.windowing.count_windows import count_window_parts
+        """Count windows per key, as Java's ``countWindow``: ``count_window(size)`` fires and purges every
+        ``size`` elements; ``count_window(size, slide)`` fires every ``slide`` elements over the last (up to)
+        ``size``, so the first firings may hold fewer elements (PyFlink fires only full sliding windows).
+        ``ValueError`` unless ``size > 0`` and ``slide > 0``."""
+        from panes.windowing.count_windows import count_window_assigner
 
-        assigner, trigger, evictor = count_window_parts(size, slide)
-        windowed = WindowedStream(self, assigner)
-        windowed.trigger(trigger)
-        if evictor is not None:
-            windowed.evictor(evictor)
-        return windowed
+        return self.window(count_window_assigner(size, slide))

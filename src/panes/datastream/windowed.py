@@ -92,7 +92,7 @@ class _Windowed(FieldAggregations):
         self._input = input_stream
         self._assigner = assigner
         self._trigger: Trigger[Any, Any] = assigner.get_default_trigger()
-        self._evictor: Evictor[Any, Any] | None = None
+        self._evictor: Evictor[Any, Any] | None = assigner.get_default_evictor()
         self._lateness = 0
         self._late_tag: OutputTag[Any] | None = None
         self._error_tag: OutputTag[Any] | None = None
@@ -168,9 +168,12 @@ class _Windowed(FieldAggregations):
 
     def reduce(self, reduce_function: Any, window_function: Any = None, output_type: Any = None) -> DataStream:
         """Reduce each pane incrementally; the optional ``window_function`` gets the reduced value. Results have
-        the input's type without a window function, else ``output_type`` (default: no schema)."""
+        ``output_type`` when given (PyFlink's argument), else the input's type without a window function and no
+        schema with one."""
         spec = reduce_spec(reduce_function, self._wrap(window_function))
-        return self._build("Window(Reduce)", spec, INHERIT if window_function is None else output_type)
+        if output_type is None and window_function is None:
+            output_type = INHERIT
+        return self._build("Window(Reduce)", spec, output_type)
 
     def aggregate(
         self,
@@ -180,8 +183,11 @@ class _Windowed(FieldAggregations):
         output_type: Any = None,
     ) -> DataStream:
         """Aggregate each pane incrementally; the optional ``window_function`` gets the result. ``output_type``
-        declares the results' type (``accumulator_type`` is accepted for PyFlink's signature; accumulators stay
-        Python objects)."""
+        declares the results' type. ``accumulator_type`` is PyFlink's declaration of the accumulator's type: it must
+        be a type declaration (``TypeError`` otherwise), and accumulators stay Python objects in state."""
+        from panes.datastream.stream import declared_type
+
+        declared_type(accumulator_type)
         spec = aggregate_spec(aggregate_function, self._wrap(window_function))
         return self._build("Window(Aggregate)", spec, output_type)
 

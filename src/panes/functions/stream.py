@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from enum import Enum
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeAlias, TypeVar
 
 from panes.functions.base import Function
 from panes.tags import OutputTag
@@ -125,6 +125,7 @@ class KeyedProcessFunction(Function, Generic[KEY, IN, OUT]):
     """Processing of a keyed stream with keyed state (``open(runtime_context)``) and timers (``on_timer``)."""
 
     Context = KeyedProcessContext
+    OnTimerContext: TypeAlias = OnTimerContext
 
     @abstractmethod
     def process_element(self, value: IN, ctx: KeyedProcessContext) -> Iterable[OUT] | None: ...
@@ -135,9 +136,11 @@ class KeyedProcessFunction(Function, Generic[KEY, IN, OUT]):
 
 
 class CoProcessFunction(Function, Generic[IN1, IN2, OUT]):
-    """Processing of two connected (non-keyed) streams."""
+    """Processing of two connected streams (keyed ones get keyed state and timers, as Java's legacy keyed
+    co-process)."""
 
     Context = ProcessContext
+    OnTimerContext: TypeAlias = OnTimerContext
 
     @abstractmethod
     def process_element1(self, value: IN1, ctx: ProcessContext) -> Iterable[OUT] | None: ...
@@ -145,11 +148,17 @@ class CoProcessFunction(Function, Generic[IN1, IN2, OUT]):
     @abstractmethod
     def process_element2(self, value: IN2, ctx: ProcessContext) -> Iterable[OUT] | None: ...
 
+    def on_timer(self, timestamp: int, ctx: OnTimerContext) -> Iterable[OUT] | None:
+        """Called when a timer fires; timers need keyed inputs (Java's keyed ``CoProcessFunction``). Default:
+        nothing."""
+        return None
+
 
 class KeyedCoProcessFunction(Function, Generic[KEY, IN1, IN2, OUT]):
     """Processing of two connected keyed streams with shared keyed state and timers."""
 
     Context = KeyedProcessContext
+    OnTimerContext: TypeAlias = OnTimerContext
 
     @abstractmethod
     def process_element1(self, value: IN1, ctx: KeyedProcessContext) -> Iterable[OUT] | None: ...

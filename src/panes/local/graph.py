@@ -84,7 +84,9 @@ def build_graph(plan: Plan, default_parallelism: int) -> list[Node]:
         tag: OutputTag[Any] | None,
     ) -> None:
         if isinstance(source, PartitionTransformation):
-            connect(source.inputs[0], target, index, source.partitioner, tag)
+            # as Flink's StreamGraphGenerator: the partitioning nearest to the consumer wins (key_by after key_by
+            # re-keys), so an inner one only applies when no outer one was set
+            connect(source.inputs[0], target, index, source.partitioner if partitioner is None else partitioner, tag)
         elif isinstance(source, SideOutputTransformation):
             connect(source.inputs[0], target, index, partitioner, source.tag)
         elif isinstance(source, UnionTransformation):

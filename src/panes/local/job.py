@@ -7,6 +7,12 @@ Per input, each operator instance combines its input channels' watermarks and st
 the final ``LONG_MAX`` watermark when it ends; an operator finishes when all its input channels ended.
 After every source element the job's clock may move (a stepping clock does), and every operator instance
 is told the processing time, which fires its processing-time timers and periodic watermarks.
+
+In BATCH execution (``batch=True``, see ``panes.datastream.runtime_mode``) every keyed operator instance takes
+its input through a ``SortedKeyedInput``: it keeps the records, ignores watermarks, and when all its inputs
+ended processes them one key at a time (``panes.operators.sorted_input``), then forwards ``LONG_MAX``. Timestamp
+assigners emit no watermarks but that final one, keyed reduces use their batch operator, and processing
+time does not move.
 """
 
 from __future__ import annotations
@@ -28,17 +34,19 @@ from panes.datastream.plan import (
     stream_channels,
 )
 from panes.datastream.sinks import FileSink, deliver, sink_name
-from panes.datastream.sources import Source
+from panes.datastream.sources import ProcessingTimeAdvance, Source
 from panes.elements import MAX_WATERMARK, StreamRecord, Watermark, WatermarkStatus
 from panes.errors import ErrorRecord, located
 from panes.local.files import LocalFileSink
 from panes.local.graph import Edge, Node, build_graph
 from panes.operators.base import AbstractStreamOperator, OneInputStreamOperator
 from panes.operators.metrics import OperatorMetrics, combine
+from panes.operators.sorted_input import SortedKeyedInput
 from panes.operators.two_input import TwoInputStreamOperator
 from panes.tags import OutputTag
 from panes.timers.clock import ProcessingTimeService
 from panes.types import RecordType
+from panes.watermarks.operator import TimestampsAndWatermarksOperator
 from panes.watermarks.valve import StatusWatermarkValve
 
 
@@ -132,9 +140,15 @@ class _Instance:
         self.operator: AbstractStreamOperator | None = None
         transformation = node.transformation
         self.name = f"{transformation.name} ({index + 1}/{node.parallelism})"
+        self.sorted: SortedKeyedInput | None = None
         if isinstance(transformation, (OneInputTransformation,)) or transformation.kind == "two_input":
-            factory = transformation.operator_factory  # type: ignore[attr-defined]
+            if isinstance(transformation, OneInputTransformation):
+                factory = transformation.factory_for(job.batch)
+            else:
+                factory = transformation.operator_factory  # type: ignore[attr-defined]
             self.operator = factory()
+            if job.batch and isinstance(self.operator, TimestampsAndWatermarksOperator):
+                self.operator.emit_progressive_watermarks = False
             self.operator.error_tag = transformation.error_tag
             self.operator.setup(
                 self.output,
@@ -145,6 +159,8 @@ class _Instance:
                 max_parallelism=job.max_parallelism,
             )
             self.output.operator = self.operator
+            if job.batch and self.operator.key_selector is not None:
+                self.sorted = SortedKeyedInput(self.operator)
         self.sink = transformation.sink if isinstance(transformation, SinkTransformation) else None
         self.file: LocalFileSink | None = None
         if isinstance(self.sink, FileSink):
@@ -156,6 +172,9 @@ class _Instance:
     # -- inputs ------------------------------------------
 
     def on_record(self, input_index: int, record: StreamRecord[Any]) -> None:
+        if self.sorted is not None:
+            self.sorted.add(record, input_index)
+            return
         operator = self.operator
         if isinstance(operator, TwoInputStreamOperator):
             if input_index == 0:
@@ -183,13 +202,26 @@ class _Instance:
             raise TypeError(f"the local runner cannot write to {self.sink!r}")
 
     def on_watermark(self, input_index: int, watermark: Watermark) -> None:
+        if self.sorted is not None:
+            return  # BATCH: the final watermark follows the sorted input (see end_of_input)
         operator = self.operator
         if isinstance(operator, TwoInputStreamOperator):
             (operator.process_watermark1 if input_index == 0 else operator.process_watermark2)(watermark)
         elif operator is not None:
             operator.process_watermark(watermark)
 
+    def end_of_input(self) -> None:
+        """All inputs ended: process a sorted input key by key and forward ``LONG_MAX``; then ``finish``."""
+        if self.operator is None:
+            return
+        if self.sorted is not None:
+            self.sorted.drain()
+            self.operator.process_watermark(MAX_WATERMARK)
+        self.operator.finish()
+
     def on_status(self, input_index: int, status: WatermarkStatus) -> None:
+        if self.sorted is not None:
+            return
         operator = self.operator
         if isinstance(operator, TwoInputStreamOperator):
             (operator.process_watermark_status1 if input_index == 0 else operator.process_watermark_status2)(status)
@@ -259,9 +291,11 @@ class LocalJob:
         parallelism: int = 1,
         max_parallelism: int = 128,
         snapshot: bytes | None = None,
+        batch: bool = False,
     ) -> None:
         self.plan = plan
         self.clock = clock
+        self.batch = batch
         self.max_parallelism = max_parallelism
         self.types = resolve_types(plan)
         self.files: dict[int, LocalFileSink] = {}
@@ -357,8 +391,7 @@ class LocalJob:
                     len(ended) == len(channels)
                     for ended, channels in zip(downstream.ended, downstream.channels, strict=True)
                 ):
-                    if downstream.operator is not None:
-                        downstream.operator.finish()
+                    downstream.end_of_input()
                     self._end_of_input(downstream)
 
     # -- stepping ------------------------------------------
@@ -392,14 +425,18 @@ class LocalJob:
         reader = instance.reader
         assert reader is not None
         has_element, element = reader.next()
+        if has_element and type(element) is ProcessingTimeAdvance:
+            self.advance_processing_time(max(element.time, self.clock.get_current_processing_time()))
+            return True
         if has_element:
             record = element if isinstance(element, StreamRecord) else StreamRecord(element)
             self.records_read += 1
             instance.output.collect(record)
-            tick = getattr(self.clock, "tick", None)
-            if tick is not None:
-                tick()
-            self.advance_processing_time(self.clock.get_current_processing_time())
+            if not self.batch:
+                tick = getattr(self.clock, "tick", None)
+                if tick is not None:
+                    tick()
+                self.advance_processing_time(self.clock.get_current_processing_time())
         else:
             if reader.source.is_bounded():
                 instance.output.emit_watermark(MAX_WATERMARK)
@@ -438,7 +475,10 @@ class LocalJob:
     # -- snapshots ------------------------------------------
 
     def snapshot(self) -> bytes:
-        """The whole job between two elements: sources' positions, operators, valves, partitioners, clock."""
+        """The whole job between two elements: sources' positions, operators, valves, partitioners, clock.
+        Not in BATCH execution (as Flink, which takes no checkpoints there): raises ``RuntimeError``."""
+        if self.batch:
+            raise RuntimeError("a job in BATCH execution cannot be snapshotted (run it in STREAMING mode)")
         state: dict[str, Any] = {
             "version": 1,
             "next_source": self._next_source,

@@ -7,7 +7,8 @@ from typing import Any
 
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult
 from panes.datastream.plan import Plan, SourceTransformation
-from panes.datastream.sources import Source
+from panes.datastream.runtime_mode import RuntimeExecutionMode, resolve_runtime_mode
+from panes.datastream.sources import MicroBatchSource, Source
 from panes.local.clock import SteppingClock
 from panes.local.job import LocalJob
 from panes.timers.clock import ManualProcessingTimeService, ProcessingTimeService, SystemProcessingTimeService
@@ -19,7 +20,9 @@ class LocalRunner:
     ``clock`` is the processing-time clock, which drives periodic watermarks and processing-time timers
     (``docs/local-runner.md`` says which watermarks each clock produces):
 
-    - ``"auto"`` (the default): ``"stepping"`` when every source is bounded, so a job over bounded input gives
+    - ``"auto"`` (the default): ``"manual"`` when a source gives its micro-batches' processing times
+      (``from_micro_batches(..., processing_times=...)``, which then set the clock); else ``"stepping"`` when
+      every source is bounded, so a job over bounded input gives
       the same output on every run (as Flink's bounded execution, it does not depend on the wall clock), and
       ``"system"`` otherwise;
     - ``"stepping"``: starts at 0 and advances ``step`` ms after each source element (``step`` defaults to the
@@ -29,6 +32,9 @@ class LocalRunner:
     - or a clock object (``get_current_processing_time()``, and ``tick()`` to move after each element).
 
     ``max_records`` bounds how many elements ``execute`` reads (required for unbounded sources).
+
+    The environment's runtime mode decides how the job runs (``panes.datastream.runtime_mode``); in BATCH
+    execution processing time does not move and keyed operators take sorted inputs (``panes.local.job``).
     """
 
     def __init__(
@@ -46,6 +52,8 @@ class LocalRunner:
         if not isinstance(spec, str):
             return spec
         if spec == "auto":
+            if _timed_sources(plan):
+                return ManualProcessingTimeService()
             spec = "system" if _unbounded_sources(plan) else "stepping"
         if spec == "system":
             return SystemProcessingTimeService()
@@ -61,12 +69,14 @@ class LocalRunner:
                 f"sources {foreign} cannot be read in this process (a Spark DataFrame needs the Spark runner: "
                 "StreamEnvironment('spark'))"
             )
+        mode = resolve_runtime_mode(config.runtime_mode, _unbounded_sources(plan))
         return LocalJob(
             plan,
             self.clock_for(plan, config),
-            parallelism=config.parallelism,
+            parallelism=config.parallelism or 1,
             max_parallelism=config.max_parallelism,
             snapshot=snapshot,
+            batch=mode is RuntimeExecutionMode.BATCH,
         )
 
     def execute(self, plan: Plan, config: ExecutionConfig, job_name: str) -> JobExecutionResult:
@@ -80,7 +90,7 @@ class LocalRunner:
         read = job.run(self.max_records)
         metrics = job.metrics()
         job.close()
-        details: dict[str, Any] = {"records_read": read}
+        details: dict[str, Any] = {"records_read": read, "mode": "batch" if job.batch else "streaming"}
         return JobExecutionResult(job_name, int((time.monotonic() - started) * 1000), details, metrics)
 
 
@@ -93,4 +103,15 @@ def _unbounded_sources(plan: Plan) -> list[str]:
         t.name
         for t in plan
         if isinstance(t, SourceTransformation) and isinstance(t.source, Source) and not t.source.is_bounded()
+    ]
+
+
+def _timed_sources(plan: Plan) -> list[str]:
+    """The names of the micro-batch sources of ``plan`` that give their batches' processing times."""
+    return [
+        t.name
+        for t in plan
+        if isinstance(t, SourceTransformation)
+        and isinstance(t.source, MicroBatchSource)
+        and t.source.processing_times is not None
     ]

@@ -218,6 +218,12 @@ class AbstractStreamOperator(ABC):
             self.error_tag, StreamRecord(ErrorRecord.of(failure, record.value, record.timestamp), record.timestamp)
         )
 
+    def late_output_tags(self) -> tuple[OutputTag[Any], ...]:
+        """The side outputs that take late records (counted as ``late_out``): the operator's ``late_data_tag``
+        when it has one."""
+        tag = getattr(self, "late_data_tag", None)
+        return () if tag is None else (tag,)
+
     def failure_window(self) -> Any:
         """The window the operator is working on, for reports of failing user functions (``None``: none)."""
         return None
@@ -249,8 +255,7 @@ class AbstractStreamOperator(ABC):
         ``error_out`` or ``side_out`` (see :class:`CountingOutput`)."""
         tag_id = tag if isinstance(tag, str) else tag.tag_id
         counters = self.counters
-        late = getattr(self, "late_data_tag", None)
-        if late is not None and late.tag_id == tag_id:
+        if any(late.tag_id == tag_id for late in self.late_output_tags()):
             counters.late_out += amount
         elif self.error_tag is not None and self.error_tag.tag_id == tag_id:
             counters.error_out += amount
@@ -299,6 +304,12 @@ class AbstractStreamOperator(ABC):
 
     def process_watermark_status(self, status: WatermarkStatus) -> None:
         self.output.emit_watermark_status(status)
+
+    def end_key(self) -> None:
+        """BATCH execution (``panes.operators.sorted_input``): the input of the current key ended; every timer
+        service fires all its timers (``InternalTimerService.end_key``). Nothing is forwarded downstream."""
+        for service in list(self._timer_services.values()):
+            service.end_key()
 
     def advance_processing_time(self, now: int) -> None:
         """Fire the processing-time timers at or before ``now`` (the runner has moved its clock to ``now``)."""

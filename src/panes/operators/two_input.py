@@ -128,8 +128,12 @@ class TwoInputStreamOperator(AbstractStreamOperator):
 
 
 class CoStreamMap(TwoInputStreamOperator):
-    def __init__(self, function: CoMapFunction[Any, Any, Any]) -> None:
-        super().__init__()
+    """Hosts a ``CoMapFunction``: one result per element of either input; keyed state when keyed."""
+
+    def __init__(
+        self, function: CoMapFunction[Any, Any, Any], key_selector1: Any = None, key_selector2: Any = None
+    ) -> None:
+        super().__init__(key_selector1, key_selector2)
         self.function = function
 
     def open(self) -> None:
@@ -146,6 +150,8 @@ class CoStreamMap(TwoInputStreamOperator):
 
 
 class CoStreamFlatMap(TwoInputStreamOperator):
+    """Hosts a ``CoFlatMapFunction``: any number of results per element; keyed state when keyed."""
+
     def __init__(
         self, function: CoFlatMapFunction[Any, Any, Any], key_selector1: Any = None, key_selector2: Any = None
     ) -> None:
@@ -171,7 +177,11 @@ class CoStreamFlatMap(TwoInputStreamOperator):
 class CoProcessOperator(TwoInputStreamOperator):
     """Hosts a ``CoProcessFunction`` on two non-keyed inputs (no timers)."""
 
-    def __init__(self, function: CoProcessFunction[Any, Any, Any]) -> None:
+    def __init__(
+        self, function: CoProcessFunction[Any, Any, Any], key_selector1: Any = None, key_selector2: Any = None
+    ) -> None:
+        if key_selector1 is not None or key_selector2 is not None:
+            raise ValueError("CoProcessOperator hosts non-keyed inputs; keyed inputs use KeyedCoProcessOperator")
         super().__init__()
         self.function = function
 
@@ -196,11 +206,12 @@ class CoProcessOperator(TwoInputStreamOperator):
 
 
 class KeyedCoProcessOperator(KeyedFunctionHost, TwoInputStreamOperator):
-    """Hosts a ``KeyedCoProcessFunction``: both inputs keyed alike, shared keyed state and timers."""
+    """Hosts a ``KeyedCoProcessFunction`` (or a ``CoProcessFunction``, as Java's legacy keyed co-process operator
+    does): both inputs keyed alike, shared keyed state and timers."""
 
     def __init__(
         self,
-        function: KeyedCoProcessFunction[Any, Any, Any, Any],
+        function: KeyedCoProcessFunction[Any, Any, Any, Any] | CoProcessFunction[Any, Any, Any],
         key_selector1: KeySelector,
         key_selector2: KeySelector,
     ) -> None:

@@ -31,16 +31,18 @@ from panes.functions.aggregators import FieldKey
 from panes.keygroups import key_groups
 from panes.operators.base import CountingOutput
 from panes.operators.metrics import OperatorCounters
-from panes.spark.codec import END_MS, to_spark_time
+from panes.spark.codec import END_MS, EVENT_TIMES, to_spark_watermark
 from panes.spark.failures import carrying_iterators
 from panes.spark.host import StepHost
 from panes.spark.layout import (
     CARRIER,
+    CLOCK,
     END,
     ChannelCodes,
     Layout,
     Record,
     channel_mask,
+    clock_of,
     pack,
     read_records,
     unpack,
@@ -171,11 +173,17 @@ def chain_function(
         stamps: dict[int, TimestampsAndWatermarksOperator] = {}
         shard_cache: dict[Any, int] = {}
         base, count = _partition_base(), 0
+        now: int | None = None
         for incoming in unpacked(batches, chain.packed):
             batch = incoming
             if chain.source is not None:
                 batch = _source_batch(incoming, chain.source, codes, base, count)
                 count += batch.num_rows
+            else:
+                batch, clock = clock_of(batch)
+                if clock is not None:
+                    now = clock if now is None else max(now, clock)
+                    yield clock_rows(clock, layout, schema, num_shards if chain.keyed is not None else None)
             top: int | None = None
             sentinels = _sentinels(batch, sources) if chain.rates else None
             if sentinels is not None:
@@ -193,7 +201,7 @@ def chain_function(
                     break
                 batch, best = columns
                 if best is not None:
-                    rated = to_spark_time(best)
+                    rated = to_spark_watermark(best)
                     top = rated if top is None else max(top, rated)
                 steps.pop(0)
             if (
@@ -233,7 +241,7 @@ def chain_function(
                     stamped, ratings = rate_watermarks(operator, own, step)
                     best = max((r for r in ratings if r != LONG_MIN), default=None)
                     if best is not None:
-                        rated = to_spark_time(best)
+                        rated = to_spark_watermark(best)
                         top = rated if top is None else max(top, rated)
                     rows += stamped
                 else:
@@ -242,7 +250,7 @@ def chain_function(
                         host = hosts[step.index] = StepHost(step)
                         _share(counters, step.index, host.operator)
                     for index, group in sorted(by_batch(own).items()):
-                        rows += host.process(group, LONG_MIN, 0, index)
+                        rows += host.process(group, LONG_MIN, 0 if now is None else now, index)
             if chain.keyed is None:
                 yield from _rows_out(rated_layout if chain.rates else layout, rows, rest, chain.rates, top)
             else:
@@ -281,7 +289,8 @@ def stamp_columns(
     """A timestamps step on columns, when it can run there: its input is typed records, its assigner reads an
     integer column and its generator is bounded out-of-orderness (or monotonous). Returns the batch with the
     step's rows stamped (and moved to its output) and the largest watermark it rated; ``None`` when the step
-    needs records (another strategy, or a batch with a missing timestamp: its bad records need the operator)."""
+    needs records (another strategy, or a batch with a missing timestamp or one outside the Spark runner's
+    event times: its bad records need the operator)."""
     generator, assigner = operator.watermark_generator, operator._assigner
     if not isinstance(generator, BoundedOutOfOrdernessWatermarks) or type(generator) not in (
         BoundedOutOfOrdernessWatermarks,
@@ -309,6 +318,8 @@ def stamp_columns(
         return None
     ts = timestamps.to_numpy(zero_copy_only=False).astype(np.int64)
     top = int(ts.max())
+    if top > EVENT_TIMES.highest or int(ts.min()) < EVENT_TIMES.lowest:
+        return None  # records outside Spark's times: the operator refuses them
     assert operator._emitter is not None
     generator.on_event(None, top, operator._emitter)
     best = generator.max_timestamp - generator.out_of_orderness - 1
@@ -397,6 +408,21 @@ def shards_of_columns(
             pa.concat_arrays([arrays[1], pa.array([b""], pa.binary())]),
             pa.array([None] * len(payloads) + [top], pa.int64()),
         ]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def clock_rows(clock: int, layout: Layout, schema: pa.Schema, num_shards: int | None) -> pa.RecordBatch:
+    """The clock row (``layout.CLOCK``) a fused call passes on, in its output ``schema``: one row, or before a
+    keyed step one payload per shard, so that every shard learns the micro-batch's processing time."""
+    row = layout.row(ch=CLOCK, ts=clock, seq=0, ph=1)
+    if num_shards is None:
+        return pa.RecordBatch.from_arrays(
+            [row.column(f.name) if f.name in row.schema.names else pa.nulls(1, f.type) for f in schema],
+            schema=schema,
+        )
+    payload = pack([row], layout.schema)
+    arrays = [pa.array(range(num_shards), pa.int32()), pa.array([payload] * num_shards, pa.binary())]
+    arrays += [pa.nulls(num_shards, f.type) for f in list(schema)[2:]]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
@@ -496,11 +522,14 @@ def keyed_shard_function(
     max_parallelism: int,
     watermarks: list[int],
     now: int,
+    batch: bool = False,
 ) -> Callable[[Any, Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """``applyInArrow`` function of a keyed step over bounded input: one shard, every batch in order, batch
     ``b`` processed at ``watermarks[b]`` (the bounded path's ``[LONG_MIN, last watermark, LONG_MAX]``); it
-    returns rows in ``layout`` and a metrics row with the step's counters and gauges (``metrics.metered``)."""
-    from panes.spark.shards import payload_batches, shard_host
+    returns rows in ``layout`` and a metrics row with the step's counters and gauges (``metrics.metered``). In
+    BATCH execution (``batch``) an operator fed element by element takes all the shard's rows at once, sorted by
+    key and timestamp (``RecordHost.run_sorted``)."""
+    from panes.spark.shards import RecordHost, payload_batches, shard_host
 
     schema = pa.schema(list(layout.schema) + metric_fields([step.index], FIELDS))
 
@@ -508,11 +537,14 @@ def keyed_shard_function(
     def run(key: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         shard = int(key[0].as_py())
         rows = payload_batches(payload for batch in batches for payload in batch.column("payload").to_pylist())
-        host = shard_host(step, codes, layout, shard, num_shards, max_parallelism)
+        host = shard_host(step, codes, layout, shard, num_shards, max_parallelism, batch)
 
         def work() -> Iterator[pa.RecordBatch]:
-            for index, watermark in enumerate(watermarks):
-                yield from host.run(_of_batch(rows, index), watermark, now, index)
+            if isinstance(host, RecordHost) and batch:
+                yield from host.run_sorted(rows, now)
+            else:
+                for index, watermark in enumerate(watermarks):
+                    yield from host.run(_of_batch(rows, index), watermark, now, index)
             host.close()
 
         def values() -> dict[int, dict[str, int]]:

@@ -4,7 +4,8 @@ Every DataFrame between panes steps has four head columns and one value column p
 belong to:
 
 - ``ch INT``: the channel code (:class:`ChannelCodes`); :data:`END` marks an end-of-input sentinel (its
-  ``seq`` is the id of the source that ended) and :data:`CARRIER` a watermark carrier;
+  ``seq`` is the id of the source that ended), :data:`CARRIER` a watermark carrier and :data:`CLOCK` the
+  micro-batch's processing time (in ``ts``) when the job's source gives it;
 - ``ts BIGINT``: the record's timestamp (null for none);
 - ``seq BIGINT``: the ordering number of the element the record came from;
 - ``ph INT``: the phase (see ``host``);
@@ -23,6 +24,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from panes.datastream.plan import Channel
 from panes.types import RecordType, to_ddl
@@ -31,6 +33,9 @@ END = -1
 """The channel code of end-of-input sentinels (their ``seq`` is the id of the source that ended)."""
 CARRIER = -2
 """The channel code of watermark carrier rows (dropped right after the watermark is defined)."""
+CLOCK = -3
+"""The channel code of clock rows: ``ts`` is the processing time of the micro-batch (a source that gives its
+batches' processing times sends one per batch; every step passes it on, a keying to every shard)."""
 
 HEAD = [
     pa.field("ch", pa.int32()),
@@ -208,3 +213,13 @@ def unpack(payload: bytes) -> Iterator[pa.RecordBatch]:
     """The record batches of a :func:`pack` payload."""
     reader = pa.ipc.open_stream(payload)
     yield from reader
+
+
+def clock_of(batch: pa.RecordBatch) -> tuple[pa.RecordBatch, int | None]:
+    """``batch`` without its clock rows, and the latest processing time they carry (``None`` without any)."""
+    channel = batch.column("ch").to_numpy(zero_copy_only=False)
+    clocks = channel == CLOCK
+    if not clocks.any():
+        return batch, None
+    now = int(pc.max(batch.column("ts").filter(pa.array(clocks))).as_py())
+    return batch.filter(pa.array(~clocks)), now

@@ -25,6 +25,7 @@ from panes.keygroups import assign_to_key_group
 from panes.operators.base import CountingOutput
 from panes.operators.keys import extract_key
 from panes.operators.metrics import OperatorCounters
+from panes.spark.codec import EVENT_TIMES
 from panes.spark.host import StepHost
 from panes.spark.layout import Record
 from panes.spark.linear import Step, linearize
@@ -73,7 +74,7 @@ def rate_watermarks(
         if column is not None and type(value) is dict:
             # the common case, a dict row with an int timestamp column, without the operator's generality
             extracted = value.get(column)
-            if type(extracted) is int and LONG_MIN <= extracted <= LONG_MAX:
+            if type(extracted) is int and EVENT_TIMES.lowest <= extracted <= EVENT_TIMES.highest:
                 generator.on_event(value, extracted, emitter)
                 ratings.append(generator.max_timestamp - generator.out_of_orderness - 1)  # type: ignore[attr-defined]
                 stamped.append(Record(main, value, extracted, seq, phase))
@@ -148,9 +149,11 @@ def shard_rows(
 
 
 def timestamps_operator(step: Step) -> TimestampsAndWatermarksOperator:
-    """A fresh, open timestamps operator of ``step`` (each Spark partition of each micro-batch gets one)."""
+    """A fresh, open timestamps operator of ``step`` (each Spark partition of each micro-batch gets one); it
+    refuses records outside the Spark runner's event times (``codec.EVENT_TIMES``)."""
     factory = step.transformation.operator_factory  # type: ignore[attr-defined]
     operator: TimestampsAndWatermarksOperator = factory()
+    operator.event_time_range = EVENT_TIMES
     operator.setup(_Capture([]))
     operator.open()
     return operator
@@ -175,7 +178,8 @@ class _Capture:
 
 
 class MicroBatchExecutor:
-    """Runs ``plan`` over explicit micro-batches, sharding keyed steps into ``num_shards`` shards."""
+    """Runs ``plan`` over explicit micro-batches, sharding each keyed step into its parallelism's shards (as
+    the Spark runner does), ``num_shards`` when it sets none."""
 
     def __init__(self, plan: Plan, num_shards: int = 4, max_parallelism: int = 128) -> None:
         self.steps = linearize(plan)
@@ -191,9 +195,12 @@ class MicroBatchExecutor:
     def _host(self, step: Step, shard: int) -> StepHost:
         host = self.hosts.get((step.index, shard))
         if host is None:
-            host = StepHost(step, shard, self.num_shards, self.max_parallelism)
+            host = StepHost(step, shard, self._shards(step), self.max_parallelism)
             self.hosts[(step.index, shard)] = host
         return host
+
+    def _shards(self, step: Step) -> int:
+        return step.transformation.parallelism or self.num_shards
 
     def run_batch(self, sources: dict[int, Sequence[Any]], now: int | None = None) -> None:
         """One micro-batch: ``sources`` maps a source transformation id to the values it delivers now."""
@@ -228,13 +235,13 @@ class MicroBatchExecutor:
             if kind == "stateless":
                 rows = rest + self._host(step, 0).process(mine, self.watermark, self.now)
                 continue
-            keyed, shards = shard_rows(step, mine, self.num_shards, self.max_parallelism, {})
+            keyed, shards = shard_rows(step, mine, self._shards(step), self.max_parallelism, {})
             by_shard: dict[int, list[Record]] = defaultdict(list)
             errors: list[Record] = []
             for row, shard in zip(keyed, shards, strict=True):
                 (by_shard[shard] if row.channel in step.consumed else errors).append(row)
             produced: list[Record] = []
-            for shard in range(self.num_shards):
+            for shard in range(self._shards(step)):
                 # as on Spark: a shard runs when it has rows, or when the watermark reached its next timer
                 host = self.hosts.get((step.index, shard))
                 timer = None if host is None else host.next_event_time_timer()

@@ -10,6 +10,11 @@ in event time at the operator's next event-time timer (shifted, see ``codec``); 
 watermarks (processing time) at its next processing-time timer. On every call it advances the
 operator to Spark's current watermark before handling the batch's rows (``host``), so timers fire and
 rows are processed in Flink's order at micro-batch granularity.
+
+Processing time is Spark's batch timestamp, or, when the job's source gives its micro-batches' processing
+times (``clocked``), the time of the clock rows every shard receives in each batch (``layout.CLOCK``; kept
+in a ValueState for calls without rows, and passed on in the output); a clocked processor registers no
+processing-time wake-ups, since every shard is called in every batch.
 """
 
 from __future__ import annotations
@@ -26,12 +31,13 @@ from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
 from panes.spark.codec import from_spark_watermark, to_spark_time
 from panes.spark.failures import carrying_iterators
-from panes.spark.layout import ChannelCodes, Layout, pack
+from panes.spark.layout import CLOCK, ChannelCodes, Layout, clock_of, pack
 from panes.spark.linear import Step
 from panes.spark.metrics import DDL, Gauges, counters, difference
 from panes.spark.shards import ShardHost, payload_batches, shard_host
 
 LOG = StructType([StructField("entry", BinaryType())])
+CLOCK_STATE = StructType([StructField("now", LongType())])
 META = StructType(
     [StructField(name, LongType()) for name in ("version", "open_panes", "stored_bytes", "snapshot_bytes", "timers")]
 )
@@ -59,8 +65,10 @@ class ShardProcessor(StatefulProcessor):
         num_shards: int,
         max_parallelism: int,
         event_time: bool = True,
+        clocked: bool = False,
     ) -> None:
         self.event_time = event_time
+        self.clocked = clocked
         self.uid = uuid.uuid4().hex
         self.step = step
         self.codes = codes
@@ -72,6 +80,7 @@ class ShardProcessor(StatefulProcessor):
         self.handle = handle
         self.log = handle.getListState("log", LOG)
         self.meta = handle.getValueState("meta", META)
+        self.clock = handle.getValueState("clock", CLOCK_STATE)
 
     @carrying_iterators
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[pd.DataFrame]:
@@ -87,6 +96,13 @@ class ShardProcessor(StatefulProcessor):
     ) -> pd.DataFrame:
         watermark = from_spark_watermark(timer_values.getCurrentWatermarkInMs())
         now = max(int(timer_values.getCurrentProcessingTimeInMs()), 0)
+        clock: int | None = None
+        if self.clocked:
+            batches, clock = _without_clock(batches)
+            if clock is not None:
+                self.clock.update((clock,))
+            kept = self.clock.get() if clock is None and self.clock.exists() else None
+            now = clock if clock is not None else (0 if kept is None else int(kept[0]))
         meta = self.meta.get() if self.meta.exists() else None
         host = self._host(shard, meta)
         before = Gauges() if meta is None else Gauges(meta[1], meta[4], meta[2])
@@ -111,7 +127,9 @@ class ShardProcessor(StatefulProcessor):
             wake_up = host.next_event_time_timer()
             self._set_wake_up(None if wake_up is None else to_spark_time(wake_up), fired)
         else:
-            self._set_wake_up(host.next_processing_time_timer(), fired)
+            self._set_wake_up(None if self.clocked else host.next_processing_time_timer(), fired)
+        if clock is not None:
+            out.append(self.layout.row(ch=CLOCK, ts=clock, seq=0, ph=1))
         frame: pd.DataFrame = pd.DataFrame(
             {"payload": [pack(out, self.layout.schema)], **{name: [value] for name, value in counts.items()}}
         )
@@ -140,3 +158,16 @@ class ShardProcessor(StatefulProcessor):
 
     def close(self) -> None:
         return None
+
+
+def _without_clock(batches: list[pa.RecordBatch]) -> tuple[list[pa.RecordBatch], int | None]:
+    """``batches`` without their clock rows, and the latest time those carry (``None`` without any)."""
+    kept: list[pa.RecordBatch] = []
+    latest: int | None = None
+    for batch in batches:
+        rest, clock = clock_of(batch)
+        if clock is not None:
+            latest = clock if latest is None else max(latest, clock)
+        if rest.num_rows:
+            kept.append(rest)
+    return kept, latest

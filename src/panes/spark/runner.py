@@ -11,6 +11,11 @@ bounded). The sinks are written from the final rows by Spark tasks (``sinks``), 
 A bounded run processes all input at watermark ``LONG_MIN``, then advances to the last watermark the input
 rated and finally to ``LONG_MAX`` (Flink's end of input), exactly as a streaming run whose input arrived
 in one micro-batch.
+
+The environment's runtime mode decides (``panes.datastream.runtime_mode``): STREAMING runs a plan with a
+streaming source as a streaming query and any other plan as the bounded run above; BATCH (or AUTOMATIC over
+bounded sources) runs a bounded batch job, explicit micro-batches read as one collection, whose keyed steps
+take their shard's rows sorted by key and timestamp, one key at a time (``host.StepHost.process_sorted``).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Any
 
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult
 from panes.datastream.plan import Plan, SinkTransformation, Transformation
+from panes.datastream.runtime_mode import RuntimeExecutionMode, resolve_runtime_mode
 from panes.operators.metrics import OperatorMetrics
 from panes.spark.direct import PanesFiles, options, writes_directly
 from panes.spark.failures import carrying, with_carried
@@ -125,8 +131,11 @@ class SparkRunner:
     - ``checkpoint_location``: where a streaming query keeps its state and progress (a fresh temporary
       folder, removed afterwards, when not given; give one to restart a query where it stopped).
     - ``num_shards``: how many shards keyed state is split into (default: twice
-      ``spark.sql.shuffle.partitions``); each shard is one Python call per micro-batch hosting the operator
-      for all its keys, so fewer shards cost less per batch and more shards spread state and work wider.
+      ``spark.sql.shuffle.partitions``) when neither the keyed operator nor the environment sets a
+      parallelism; each shard is one Python call per micro-batch hosting the operator (one instance of its
+      function) for all its keys, so fewer shards cost less per batch and more shards spread state and work
+      wider. A keyed operator whose parallelism is set (``set_parallelism`` on it or on the environment) has
+      that many shards, one per Flink subtask: shard ``i`` holds the key groups Flink's subtask ``i`` owns.
     - ``trigger``: ``"available_now"`` (process what is there, then stop; the default when every source is
       finite), ``"continuous"`` (run until stopped: Spark's default trigger) or a processing-time interval
       such as ``"5 seconds"``.
@@ -159,10 +168,25 @@ class SparkRunner:
             self._spark = create_session(self.master, config=self.config)
         return self._spark
 
-    def _translate(self, plan: Plan, config: ExecutionConfig, streaming: bool) -> Translation:
-        shards = self.num_shards or 2 * int(self.spark.conf.get("spark.sql.shuffle.partitions"))
+    def default_parallelism(self) -> int:
+        """The number of shards of a keyed step whose parallelism is not set (``num_shards``, or twice
+        ``spark.sql.shuffle.partitions``)."""
+        return self.num_shards or 2 * int(self.spark.conf.get("spark.sql.shuffle.partitions"))
+
+    def _translate(self, plan: Plan, config: ExecutionConfig, streaming: bool, batch: bool = False) -> Translation:
         finite = not streaming or self._trigger(plan) == "available_now"
-        return Translator(self.spark, plan, config, streaming, shards, finite).translate()
+        return Translator(self.spark, plan, config, streaming, self.default_parallelism(), finite, batch).translate()
+
+    def runtime_mode(self, plan: Plan, config: ExecutionConfig) -> RuntimeExecutionMode:
+        """``STREAMING`` or ``BATCH``: the environment's mode resolved over the plan's sources (a source is
+        unbounded when its ``is_bounded()`` says so: a streaming DataFrame or file source, micro-batches without
+        ``end_of_input``, an endless generator)."""
+        unbounded = [
+            t.name
+            for t in plan
+            if t.kind == "source" and not getattr(t.source, "is_bounded", lambda: True)()  # type: ignore[attr-defined]
+        ]
+        return resolve_runtime_mode(config.runtime_mode, unbounded)
 
     def _trigger(self, plan: Plan) -> str:
         return self.trigger or ("available_now" if self._finite(plan) else "continuous")
@@ -173,10 +197,11 @@ class SparkRunner:
         return any(reads_as_stream(t.source) for t in plan if t.kind == "source")  # type: ignore[attr-defined]
 
     @with_carried
-    def run_bounded(self, plan: Plan, config: ExecutionConfig) -> JobMetrics:
-        """Run a plan of bounded sources as one Spark batch job and write its sinks; returns the steps'
-        counters (Spark's ``Observation`` of each Python stage, read once the job ran)."""
-        translation = self._translate(plan, config, streaming=False)
+    def run_bounded(self, plan: Plan, config: ExecutionConfig, batch: bool = False) -> JobMetrics:
+        """Run a plan of bounded sources as one Spark batch job and write its sinks (in BATCH execution with
+        ``batch``); returns the steps' counters (Spark's ``Observation`` of each Python stage, read once the job
+        ran)."""
+        translation = self._translate(plan, config, streaming=False, batch=batch)
         writer = SinkWriter(translation.steps, translation.codes, None, session=self.spark)
         metrics = JobMetrics(translation.metrics_steps)
         if writer.write(translation.rows(), 0):
@@ -251,9 +276,10 @@ class SparkRunner:
 
     def execute(self, plan: Plan, config: ExecutionConfig, job_name: str) -> JobExecutionResult:
         started = time.monotonic()
-        if not self._is_streaming(plan):
-            counted = self.run_bounded(plan, config)
-            details: dict[str, Any] = {"mode": "bounded", "metrics": counted.as_dict()}
+        batch = self.runtime_mode(plan, config) is RuntimeExecutionMode.BATCH
+        if batch or not self._is_streaming(plan):
+            counted = self.run_bounded(plan, config, batch=batch)
+            details: dict[str, Any] = {"mode": "batch" if batch else "bounded", "metrics": counted.as_dict()}
             elapsed = int((time.monotonic() - started) * 1000)
             return JobExecutionResult(job_name, elapsed, details, counted.operators())
         job = self.start(plan, config, job_name)

@@ -84,13 +84,31 @@ class RecordHost:
     """A keyed step whose operator takes elements one by one (``StepHost``)."""
 
     def __init__(
-        self, step: Step, codes: ChannelCodes, layout: Layout, shard: int, num_shards: int, max_parallelism: int
+        self,
+        step: Step,
+        codes: ChannelCodes,
+        layout: Layout,
+        shard: int,
+        num_shards: int,
+        max_parallelism: int,
+        batch: bool = False,
     ) -> None:
         self.step = step
         self.codes = codes
         self.layout = layout
-        self.host = StepHost(step, shard, num_shards, max_parallelism, track_changes=True)
+        self.host = StepHost(step, shard, num_shards, max_parallelism, track_changes=not batch, batch=batch)
         self.counters = self.host.operator.counters
+
+    def run_sorted(self, batches: list[pa.RecordBatch], now: int) -> list[pa.RecordBatch]:
+        """BATCH execution: every row of the shard at once, one key at a time (``StepHost.process_sorted``)."""
+        mine, passing = split(batches, self.step, self.codes)
+        read = self.codes.codes(self.step.consumed)
+        records: list[Record] = []
+        for part in mine:
+            records.extend(read_records(part, self.codes, channel_mask(part, read)))
+        out = self.host.process_sorted(records, now)
+        result = [self.layout.encode(out)] if out else []
+        return result + [self.layout.adapt(b) for b in passing]
 
     def run(self, batches: list[pa.RecordBatch], watermark: int, now: int, batch: int = 0) -> list[pa.RecordBatch]:
         mine, passing = split(batches, self.step, self.codes)
@@ -311,10 +329,18 @@ def columnar_plan(step: Step) -> ColumnarWindow | None:
 
 
 def shard_host(
-    step: Step, codes: ChannelCodes, layout: Layout, shard: int, num_shards: int, max_parallelism: int
+    step: Step,
+    codes: ChannelCodes,
+    layout: Layout,
+    shard: int,
+    num_shards: int,
+    max_parallelism: int,
+    batch: bool = False,
 ) -> ShardHost:
-    """The host of ``step`` for ``shard`` (see the module docstring)."""
+    """The host of ``step`` for ``shard`` (see the module docstring). In BATCH execution a columnar window
+    gives the results of sorted input too: its built-in aggregates do not depend on the order of elements,
+    and with all input processed before the final watermark nothing is late."""
     plan = columnar_plan(step)
     if plan is not None:
         return ColumnarHost(step, plan, codes, layout, shard)
-    return RecordHost(step, codes, layout, shard, num_shards, max_parallelism)
+    return RecordHost(step, codes, layout, shard, num_shards, max_parallelism, batch)

@@ -6,7 +6,8 @@
 - ``FileSource``: Spark's file reader, read once or as a stream, then as a DataFrame source.
 - ``MicroBatchSource``: a Python streaming data source that delivers exactly one list per micro-batch, in
   order, then (``end_of_input``) an end-of-input sentinel in a batch of its own, which drives the
-  watermark to Flink's final ``LONG_MAX``. The batches travel inside the source's options (no file).
+  watermark to Flink's final ``LONG_MAX``. The batches travel inside the source's options (no file). With
+  processing times, each batch also carries a clock row (``layout.CLOCK``) with its time.
 - collections, splits and bounded generators: a bounded DataFrame made from Arrow on the driver.
 
 Values with a declared type (``type_info``) travel as typed columns; others are pickled.
@@ -36,7 +37,7 @@ from panes.datastream.sources import (
     SplitsSource,
 )
 from panes.elements import StreamRecord
-from panes.spark.layout import END, ChannelCodes, Layout, Record, pack, unpack
+from panes.spark.layout import CLOCK, END, ChannelCodes, Layout, Record, pack, unpack
 from panes.types import RecordType
 
 
@@ -134,14 +135,21 @@ def micro_batch_rows(spark: Any, source: MicroBatchSource, channel: Channel, cod
     """A streaming DataFrame delivering ``source``'s lists one per micro-batch (plus the sentinel batch)."""
     layout = Layout(codes, [channel])
     record_type = codes.types[codes.code[channel]]
+    times = source.processing_times
     payloads = []
     seq = 1
-    for batch in source.batches:
+    for index, batch in enumerate(source.batches):
         records = _records(batch, channel, record_type, seq)
         seq += len(records)
-        payloads.append(pack([layout.encode(records)], layout.schema))
+        parts = [layout.encode(records)]
+        if times is not None:
+            parts.append(layout.row(ch=CLOCK, ts=times[index], seq=0, ph=1))
+        payloads.append(pack(parts, layout.schema))
     if source.end_of_input:
-        payloads.append(pack([layout.row(ch=END, seq=channel[0], ph=1)], layout.schema))
+        parts = [layout.row(ch=END, seq=channel[0], ph=1)]
+        if times:
+            parts.append(layout.row(ch=CLOCK, ts=times[-1], seq=0, ph=1))
+        payloads.append(pack(parts, layout.schema))
     spark.dataSource.register(PanesMicroBatches)
     return (
         spark.readStream.format("panes_micro_batches")
@@ -189,11 +197,12 @@ def columnar_input(spark: Any, source: Any) -> ColumnarInput | None:
     return None
 
 
-def source_rows(spark: Any, source: Any, channel: Channel, codes: ChannelCodes) -> Any:
-    """The panes rows of a source that is not columnar (micro-batches, collections, ...) as a DataFrame."""
-    if isinstance(source, MicroBatchSource):
+def source_rows(spark: Any, source: Any, channel: Channel, codes: ChannelCodes, streaming: bool = True) -> Any:
+    """The panes rows of a source that is not columnar (micro-batches, collections, ...) as a DataFrame; a
+    bounded query (``streaming`` false: BATCH execution) reads micro-batches as one collection."""
+    if isinstance(source, MicroBatchSource) and streaming:
         return micro_batch_rows(spark, source, channel, codes)
-    if isinstance(source, (CollectionSource, SplitsSource, GeneratorSource, IterableSource)):
+    if isinstance(source, (CollectionSource, SplitsSource, GeneratorSource, IterableSource, MicroBatchSource)):
         if not source.is_bounded():
             raise ValueError(f"{source!r} is unbounded; on Spark use a streaming DataFrame or micro-batches")
         layout = Layout(codes, [channel])

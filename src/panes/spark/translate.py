@@ -8,6 +8,11 @@ that names that column (so Spark keeps it above the watermark operator) drops ca
 the column is dropped — before any keyed step, so Spark never drops late rows. Spark refuses a second
 watermark in one lineage, which is why each source keeps its own branch until a keyed step needs all rows:
 then every branch is flushed together with the keying and unioned, and the keyed step runs by shard.
+
+A keyed step has one shard per parallel instance, as a Flink operator has one subtask per unit of its
+parallelism: the step's own parallelism, else the environment's, else the runner's ``num_shards``. A key goes
+to shard ``key_group * shards // max_parallelism``, the index of the Flink subtask that owns it, and each
+shard hosts one operator, so one instance of the step's function (:meth:`Translator.shards_of`).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from pyspark.sql import functions as F
 
 from panes.datastream.execution import ExecutionConfig, metric_names
 from panes.datastream.plan import Channel, Plan, declared_source_type
+from panes.datastream.sources import MicroBatchSource
 from panes.spark.codec import END_MS, from_spark_watermark
 from panes.spark.functions import Chain, chain_function, keyed_shard_function
 from panes.spark.layout import ChannelCodes, Layout
@@ -112,12 +118,21 @@ class Translator:
     """Builds the DataFrame of ``plan`` (streaming or bounded) for ``SparkRunner``."""
 
     def __init__(
-        self, spark: Any, plan: Plan, config: ExecutionConfig, streaming: bool, num_shards: int, finite: bool = True
+        self,
+        spark: Any,
+        plan: Plan,
+        config: ExecutionConfig,
+        streaming: bool,
+        num_shards: int,
+        finite: bool = True,
+        batch: bool = False,
     ) -> None:
         self.spark = spark
         self.plan = plan
         self.streaming = streaming
+        self.batch = batch
         self.num_shards = num_shards
+        self.default_parallelism = config.parallelism
         self.max_parallelism = config.max_parallelism
         self.inputs: dict[int, ColumnarInput] = {}
         for t in plan.transformations():
@@ -146,6 +161,12 @@ class Translator:
         # a finite streaming plan without watermark strategy still ends with Flink's LONG_MAX watermark (its
         # sources' end-of-input sentinels rate it), and runs in event time, so Spark stops when input ends
         self.end_watermark = streaming and finite and not any(s.kind == "timestamps" for s in self.steps)
+        # a source that gives its micro-batches' processing times drives every step's clock (clock rows)
+        self.clocked = any(
+            isinstance(getattr(t, "source", None), MicroBatchSource) and t.source.processing_times is not None  # type: ignore[attr-defined]
+            for t in plan.transformations()
+            if t.kind == "source"
+        )
 
     def translate(self) -> Translation:
         for step in self.steps:
@@ -180,7 +201,8 @@ class Translator:
         if columnar is not None:
             branch = Branch(columnar.dataframe, {channel}, Chain(source=channel))
         else:
-            branch = Branch(source_rows(self.spark, t.source, channel, self.codes), {channel})  # type: ignore[attr-defined]
+            rows = source_rows(self.spark, t.source, channel, self.codes, self.streaming)  # type: ignore[attr-defined]
+            branch = Branch(rows, {channel})
         if self.end_watermark:
             branch.chain.end_only = True
             branch.chain.timestamp_sources = {t.id}
@@ -213,13 +235,20 @@ class Translator:
         branch.chain.steps.append(step)
         branch.channels = after(branch.channels, step)
 
+    def shards_of(self, step: Step) -> int:
+        """How many shards (parallel instances) the keyed ``step`` has (see the module docstring)."""
+        return step.transformation.parallelism or self.default_parallelism or self.num_shards
+
     def _keyed(self, step: Step) -> None:
+        shards = self.shards_of(step)
         watermarked = any(b.watermarked or b.chain.rates for b in self.branches)
         keyed = self._merge(self.branches, keyed=step)
         channels = after(set().union(*(b.channels for b in self.branches)), step)
         layout = Layout(self.codes, channels)
         if self.streaming:
-            processor = ShardProcessor(step, self.codes, layout, self.num_shards, self.max_parallelism, watermarked)
+            processor = ShardProcessor(
+                step, self.codes, layout, shards, self.max_parallelism, watermarked, self.clocked
+            )
             df = keyed.groupBy("shard").transformWithStateInPandas(
                 processor, PAYLOAD_DDL, "Append", "EventTime" if watermarked else "ProcessingTime"
             )
@@ -227,15 +256,16 @@ class Translator:
             df = observe_keyed(df, step.index)
             chain = Chain(packed=True)
         else:
-            last = min(self.watermarks) if self.watermarks else LONG_MIN
+            last = min(self.watermarks) if self.watermarks and not self.batch else LONG_MIN
             function = keyed_shard_function(
                 step,
                 self.codes,
                 layout,
-                self.num_shards,
+                shards,
                 self.max_parallelism,
                 [LONG_MIN, last, LONG_MAX],
                 int(time.time() * 1000),
+                self.batch,
             )
             columns = [column(step.index, name) for name in FIELDS]
             ddl = f"{layout.ddl()}, " + ", ".join(f"{c} BIGINT" for c in columns)
@@ -267,8 +297,9 @@ class Translator:
             return branch.df
         chain.keyed = keyed
         chain.metered = [s.index for s in [*chain.steps, keyed] if s is not None and s.index in self.names]
-        layout = Layout(self.codes, branch.channels)
-        function = chain_function(chain, self.codes, layout, self.num_shards, self.max_parallelism)
+        layout = Layout(self.codes, branch.channels | keying_outputs(keyed))
+        shards = self.num_shards if keyed is None else self.shards_of(keyed)
+        function = chain_function(chain, self.codes, layout, shards, self.max_parallelism)
         df = branch.df.mapInArrow(function, Layout.ddl_of(chain.output_schema(layout)))
         if chain.metered:
             df = self._observe(df, [f.name for f in metric_fields(chain.metered)], chain.mark)
@@ -291,3 +322,12 @@ class Translator:
         branch.df = df
         branch.chain = Chain()
         return df
+
+
+def keying_outputs(keyed: Step | None) -> set[Channel]:
+    """The channels the keying before ``keyed`` adds to the rows it shuffles: the step's error output, where
+    rows whose key cannot be read go (``microbatch.shard_rows``), when anything reads it."""
+    if keyed is None or keyed.transformation.error_tag is None:
+        return set()
+    channel = (keyed.transformation.id, keyed.transformation.error_tag.tag_id)
+    return {channel} if channel in keyed.needed_outputs else set()

@@ -63,6 +63,10 @@ class ListState(MergingState[T, Iterable[T]]):
     @abstractmethod
     def add_all(self, values: Iterable[T]) -> None: ...
 
+    def __iter__(self) -> Iterator[T]:
+        """The elements, as ``get()`` (PyFlink's ``for value in list_state``)."""
+        return iter(self.get())
+
 
 class ReducingState(MergingState[T, T]):
     """``get()`` returns the reduced value, or ``None`` when nothing was added."""
@@ -73,8 +77,28 @@ class AggregatingState(MergingState[IN, OUT]):
 
 
 class MapState(State, Generic[K, V]):
+    """A map per key (and window). Besides PyFlink's methods it reads like a ``dict`` as PyFlink's does:
+    ``state[k]`` is ``get(k)`` (``None`` for a missing key, as PyFlink and Java return), ``state[k] = v`` is
+    ``put``, ``del state[k]`` is ``remove`` (nothing for a missing key), ``k in state`` is ``contains`` and
+    iterating yields the keys."""
+
     @abstractmethod
     def get(self, key: K) -> V | None: ...
+
+    def __getitem__(self, key: K) -> V | None:
+        return self.get(key)
+
+    def __setitem__(self, key: K, value: V) -> None:
+        self.put(key, value)
+
+    def __delitem__(self, key: K) -> None:
+        self.remove(key)
+
+    def __contains__(self, key: object) -> bool:
+        return self.contains(key)  # type: ignore[arg-type]
+
+    def __iter__(self) -> Iterator[K]:
+        return self.keys()
 
     @abstractmethod
     def put(self, key: K, value: V) -> None: ...

@@ -16,6 +16,7 @@ from panes.functions.base import (
     as_aggregate_function,
     as_reduce_function,
 )
+from panes.types import RecordType
 
 
 def _check_name(name: str) -> None:
@@ -35,6 +36,9 @@ class StateDescriptor:
     def __post_init__(self) -> None:
         _check_name(self.name)
 
+    def get_name(self) -> str:
+        return self.name
+
 
 @dataclass(frozen=True)
 class ValueStateDescriptor(StateDescriptor):
@@ -50,11 +54,26 @@ class ListStateDescriptor(StateDescriptor):
     kind = "list"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class MapStateDescriptor(StateDescriptor):
-    """A map per key and namespace."""
+    """A map per key and namespace: ``MapStateDescriptor(name, key_type_info, value_type_info)`` as PyFlink
+    spells it. Both types are optional and must be type declarations (``Types``..., ``TypeError`` otherwise);
+    keys and values stay Python objects in state."""
+
+    key_type_info: Any = field(default=None, compare=False)
+    value_type_info: Any = field(default=None, compare=False)
 
     kind = "map"
+
+    def __init__(self, name: str, key_type_info: Any = None, value_type_info: Any = None) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "type_info", None)
+        object.__setattr__(self, "key_type_info", key_type_info)
+        object.__setattr__(self, "value_type_info", value_type_info)
+        _check_name(name)
+        for declared in (key_type_info, value_type_info):
+            if declared is not None:
+                RecordType.of(declared)  # TypeError for something that is not a type declaration
 
 
 @dataclass(frozen=True, init=False)

@@ -41,6 +41,7 @@ from panes.watermarks.operator import (
 )
 from panes.watermarks.output import WatermarkOutput
 from panes.watermarks.strategy import WatermarkStrategy, WatermarkStrategyKind
+from panes.watermarks.time_range import EventTimeRange
 from panes.watermarks.valve import InputChannelStatus, StatusWatermarkValve, ValveOutput
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "AscendingTimestampsWatermarks",
     "BoundedOutOfOrdernessWatermarks",
     "ColumnTimestampAssigner",
+    "EventTimeRange",
     "FunctionTimestampAssigner",
     "IdlenessTimer",
     "InputChannelStatus",

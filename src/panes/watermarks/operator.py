@@ -26,6 +26,7 @@ from panes.watermarks.clock import PausableClock
 from panes.watermarks.generators import NoWatermarksGenerator, WatermarkGenerator, WatermarkGeneratorContext
 from panes.watermarks.output import WatermarkOutput
 from panes.watermarks.strategy import WatermarkStrategy
+from panes.watermarks.time_range import EventTimeRange
 
 DEFAULT_AUTO_WATERMARK_INTERVAL: int = 200
 """Flink's ``pipeline.auto-watermark-interval`` default, in ms."""
@@ -106,6 +107,9 @@ class TimestampsAndWatermarksOperator(OneInputStreamOperator):
         self._emitter: WatermarkEmitter | None = None
         self._next_periodic_emit: int | None = None
         self.input_activity_clock: PausableClock | None = None
+        self.event_time_range = EventTimeRange()
+        """The event times the host represents; a record whose timestamp is outside is a bad record (the
+        default, Java's whole long range, refuses none; the Spark runner sets its own)."""
 
     # -- lifecycle ----------------------------------------------------------------------------------------
 
@@ -149,6 +153,8 @@ class TimestampsAndWatermarksOperator(OneInputStreamOperator):
             if isinstance(error, BadRecordError):
                 raise
             raise BadRecordError(f"cannot extract a timestamp from {value!r}: {error}") from error
+        if timestamp not in self.event_time_range:
+            self.event_time_range.check(timestamp, value)
         self.output.collect(StreamRecord(value, timestamp))
         generator.on_event(value, timestamp, emitter)
 

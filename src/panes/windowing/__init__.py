@@ -29,7 +29,12 @@ from panes.windowing.assigners import (
     WindowAssignerContext,
     WindowStagger,
 )
-from panes.windowing.count_windows import count_window_parts
+from panes.windowing.count_windows import (
+    CountSlidingWindowAssigner,
+    CountTumblingWindowAssigner,
+    CountWindow,
+    count_window_parts,
+)
 from panes.windowing.evictors import (
     CountEvictor,
     DeltaEvictor,
@@ -80,7 +85,10 @@ __all__ = [
     "ContinuousEventTimeTrigger",
     "ContinuousProcessingTimeTrigger",
     "CountEvictor",
+    "CountSlidingWindowAssigner",
+    "CountTumblingWindowAssigner",
     "CountTrigger",
+    "CountWindow",
     "DeltaEvictor",
     "DeltaFunction",
     "DeltaTrigger",

@@ -24,7 +24,7 @@ from panes.elements import StreamRecord, Watermark
 from panes.operators.keys import KeySelector
 from panes.state.changes import Changes, apply_delta
 from panes.tags import OutputTag
-from panes.time import LONG_MAX, Duration, java_add
+from panes.time import LONG_MAX, LONG_MIN, Duration, java_add
 from panes.windowing.assigners.base import MissingTimestampError, WindowAssigner
 from panes.windowing.assigners.sliding import SlidingEventTimeWindows, window_starts
 from panes.windowing.assigners.stagger import WindowStagger
@@ -189,7 +189,18 @@ class AlignedWindowOperator(WindowOperator):
     # -- time --------------------------------------------------------------------------------------------------
 
     def process_watermark(self, watermark: Watermark) -> None:
-        time = watermark.timestamp
+        self._advance(watermark.timestamp)
+        self.output.emit_watermark(watermark)
+
+    def end_key(self) -> None:
+        """BATCH execution: the current key's input ended; its panes fire and are cleaned as at ``LONG_MAX``
+        (only this key's timers are pending), then the watermark is ``LONG_MIN`` again for the next key."""
+        self._advance(LONG_MAX)
+        self._watermark = LONG_MIN
+        self.timer_service.current_watermark = LONG_MIN
+
+    def _advance(self, time: int) -> None:
+        """Fire and clean what is due at watermark ``time``."""
         self._watermark = time
         self.timer_service.current_watermark = time
         timers = self._timers
@@ -204,7 +215,6 @@ class AlignedWindowOperator(WindowOperator):
                 self._enter(key, start)
                 self.report_failure(StreamRecord(None, at), error)
             self.trigger_context.window = None
-        self.output.emit_watermark(watermark)
 
     def _on_timer_flags(self, key: Any, start: int, flags: int) -> None:
         """A timer of the pane ``(key, start)``: fire it and/or clean it up (even when firing raised)."""

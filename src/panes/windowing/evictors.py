@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeAlias, TypeVar
 
 from panes.time import LONG_MIN, Duration, duration_ms, java_sub
 from panes.windowing.triggers.delta import DeltaFunction, as_delta_function
@@ -55,6 +55,8 @@ class EvictorContext(Protocol):
 
 class Evictor(ABC, Generic[T, W]):
     """Removes elements from a pane; see the module docstring for the contract."""
+
+    EvictorContext: TypeAlias = EvictorContext
 
     @abstractmethod
     def evict_before(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
-from panes.windowing.assigners.base import MergingWindowAssigner
+from panes.windowing.assigners.base import MergeCallback, MergingWindowAssigner
 from panes.windowing.java_hash import JavaHashMap, JavaHashSet
 
 MergeFunction = Callable[[Any, Collection[Any], Any, list[Any]], None]
@@ -52,7 +52,7 @@ class MergingWindowSet:
         def collect(to_be_merged: Collection[Any], merge_result: Any) -> None:
             merge_results.put(merge_result, _as_java_collection(to_be_merged))
 
-        self._assigner.merge_windows(windows, collect)
+        self._assigner.merge_windows(windows, MergeCallback(collect))
 
         result_window = new_window
         merged_new_window = False

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeAlias, TypeVar
 
 from panes.errors import BadRecordError
 from panes.time import LONG_MIN
 from panes.windowing.triggers.base import Trigger
 from panes.windowing.windows import Window
+
+if TYPE_CHECKING:
+    from panes.windowing.evictors import Evictor
 
 T = TypeVar("T")
 W = TypeVar("W")
@@ -56,6 +59,11 @@ class WindowAssigner(ABC, Generic[T, W]):
     @abstractmethod
     def is_event_time(self) -> bool: ...
 
+    def get_default_evictor(self) -> Evictor[Any, Any] | None:
+        """The evictor a windowed stream starts with (``None``, the default: no evictor). Count windows come with
+        one, so that ``window(CountSlidingWindowAssigner.of(size, slide))`` is Java's ``countWindow``."""
+        return None
+
     def is_merging(self) -> bool:
         return isinstance(self, MergingWindowAssigner)
 
@@ -68,12 +76,30 @@ class WindowAssigner(ABC, Generic[T, W]):
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
+    WindowAssignerContext: TypeAlias = WindowAssignerContext
 
-MergeCallback = Callable[[Collection[Any], Any], None]
+
+class MergeCallback:
+    """What ``merge_windows`` reports merges to: call it, ``callback(merged, result)``, or, as PyFlink's
+    ``MergingWindowAssigner.MergeCallback``, ``callback.merge(merged, result)``."""
+
+    __slots__ = ("_report",)
+
+    def __init__(self, report: Callable[[Collection[Any], Any], None]) -> None:
+        self._report = report
+
+    def __call__(self, to_be_merged: Collection[Any], merge_result: Any) -> None:
+        self._report(to_be_merged, merge_result)
+
+    def merge(self, to_be_merged: Collection[Any], merge_result: Any) -> None:
+        self._report(to_be_merged, merge_result)
 
 
 class MergingWindowAssigner(WindowAssigner[T, W]):
-    """An assigner whose windows can merge (sessions). ``merge_windows`` calls ``callback(merged, result)``."""
+    """An assigner whose windows can merge (sessions). ``merge_windows`` calls ``callback(merged, result)``
+    (or ``callback.merge(merged, result)``) for each group of windows that merge."""
+
+    MergeCallback: TypeAlias = MergeCallback
 
     @abstractmethod
     def merge_windows(self, windows: Iterable[W], callback: MergeCallback) -> None: ...

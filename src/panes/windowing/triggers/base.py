@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from enum import Enum
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeAlias, TypeVar
 
 from panes.state.descriptors import StateDescriptor
 from panes.windowing.windows import Window
@@ -69,6 +69,9 @@ class OnMergeContext(TriggerContext):
 
 class Trigger(ABC, Generic[T, W]):
     """Decides when a pane fires. Subclass it for custom triggers; see the module docstring."""
+
+    TriggerContext: TypeAlias = TriggerContext
+    OnMergeContext: TypeAlias = OnMergeContext
 
     @abstractmethod
     def on_element(self, element: T, timestamp: int, window: W, ctx: TriggerContext) -> TriggerResult:
