@@ -31,6 +31,7 @@ from panes.functions.stream import (
     TimeDomain,
     TimerService,
 )
+from panes.operators.metrics import OperatorMetrics
 from panes.tags import OutputTag
 
 __all__ = [
@@ -71,6 +72,7 @@ __all__ = [
     "KeyedStream",
     "ListSink",
     "MapFunction",
+    "OperatorMetrics",
     "OutputTag",
     "Plan",
     "PrintSink",

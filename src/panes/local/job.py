@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from panes.datastream.execution import metric_names
 from panes.datastream.fingerprint import STATE_FORMAT, JobFingerprint, check_restart, fingerprint
 from panes.datastream.partitioning import StreamPartitioner
 from panes.datastream.plan import (
@@ -41,6 +42,7 @@ from panes.errors import RESTART_ADVICE, ErrorRecord, IncompatibleCheckpointErro
 from panes.local.files import LocalFileSink
 from panes.local.graph import Edge, Node, build_graph
 from panes.operators.base import AbstractStreamOperator, OneInputStreamOperator
+from panes.operators.metrics import OperatorMetrics, combine
 from panes.operators.sorted_input import BroadcastFirstInput, SortedKeyedInput, sorted_input_for
 from panes.operators.two_input import TwoInputStreamOperator
 from panes.tags import OutputTag
@@ -76,7 +78,7 @@ class _Router:
                 if self.operator is None:
                     record = StreamRecord(record_type.conform(record.value), record.timestamp)
                 else:
-                    conformed = self.operator.conform_result(record, record_type)
+                    conformed = self.operator.conform_result(record, record_type, tag)
                     if conformed is None:
                         return
                     record = conformed
@@ -372,6 +374,7 @@ class LocalJob:
         if target.operator is None:
             failure = located(error, target.name)
             raise failure from failure.__cause__
+        target.operator.counters.records_in += 1
         target.operator.report_failure(record, error)
 
     def deliver_watermark(self, edge: Edge, sender: int, target: int, watermark: Watermark) -> None:
@@ -403,6 +406,19 @@ class LocalJob:
                     self._end_of_input(downstream)
 
     # -- stepping ------------------------------------------
+
+    def metrics(self, state_bytes: bool = True) -> dict[str, OperatorMetrics]:
+        """One :class:`OperatorMetrics` per step with an operator, by step name (``metric_names``), summed over
+        its parallel instances: what the job counted so far and holds now. ``state_bytes=False`` skips
+        measuring the state (a snapshot of every operator): cheaper for frequent polling."""
+        names = metric_names(self.plan)
+        found: list[OperatorMetrics] = []
+        for instance in self._all_instances():
+            operator = instance.operator
+            name = names.get(instance.node.transformation.id)
+            if operator is not None and name is not None:
+                found.append(operator.metrics(name, state_bytes))
+        return combine(found)
 
     def is_finished(self) -> bool:
         return all(source.finished for source in self._sources)

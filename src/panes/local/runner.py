@@ -103,9 +103,10 @@ class LocalRunner:
         started = time.monotonic()
         job = self.start(plan, config)
         read = job.run(self.max_records)
+        metrics = job.metrics()
         job.close()
         details: dict[str, Any] = {"records_read": read, "mode": "batch" if job.batch else "streaming"}
-        return JobExecutionResult(job_name, int((time.monotonic() - started) * 1000), details)
+        return JobExecutionResult(job_name, int((time.monotonic() - started) * 1000), details, metrics)
 
 
 CLOCKS = ("auto", "stepping", "system", "manual")

@@ -124,6 +124,9 @@ class IntervalJoinOperator(TwoInputStreamOperator):
     def process_element2(self, record: StreamRecord[Any]) -> None:
         self._process(record, False, java_sub(0, self.upper_bound), java_sub(0, self.lower_bound))
 
+    def late_output_tags(self) -> tuple[OutputTag[Any], ...]:
+        return tuple(tag for tag in (self.left_late_tag, self.right_late_tag) if tag is not None)
+
     def _process(self, record: StreamRecord[Any], is_left: bool, relative_lower: int, relative_upper: int) -> None:
         value = record.value
         timestamp = record.timestamp
@@ -136,6 +139,8 @@ class IntervalJoinOperator(TwoInputStreamOperator):
             tag = self.left_late_tag if is_left else self.right_late_tag
             if tag is not None:
                 self.output.collect_side(tag, StreamRecord(value, timestamp))
+            else:
+                self.counters.late_dropped += 1
             return
         ours, other = (self.left_buffer, self.right_buffer) if is_left else (self.right_buffer, self.left_buffer)
         bucket = ours.get(timestamp)

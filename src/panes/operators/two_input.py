@@ -73,6 +73,7 @@ class TwoInputStreamOperator(AbstractStreamOperator):
 
     def process_record1(self, record: StreamRecord[Any]) -> None:
         """Key and process a record of the first input (failures as in ``process_record``)."""
+        self.counters.records_in += 1
         try:
             self.set_key_context_element1(record)
             if self.backend.record_cleanups:
@@ -83,6 +84,7 @@ class TwoInputStreamOperator(AbstractStreamOperator):
 
     def process_record2(self, record: StreamRecord[Any]) -> None:
         """Key and process a record of the second input (failures as in ``process_record``)."""
+        self.counters.records_in += 1
         try:
             self.set_key_context_element2(record)
             if self.backend.record_cleanups:

@@ -130,7 +130,7 @@ class StepHost:
             return
         record_type = self._checked.get(channel)
         if record_type is not None:
-            conformed = self.operator.conform_result(record, record_type)
+            conformed = self.operator.conform_result(record, record_type, tag)
             if conformed is None:
                 return
             record = conformed

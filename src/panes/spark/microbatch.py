@@ -22,7 +22,9 @@ from panes.datastream.plan import Plan, SinkTransformation
 from panes.elements import StreamRecord
 from panes.errors import ErrorRecord, located
 from panes.keygroups import assign_to_key_group
+from panes.operators.base import CountingOutput
 from panes.operators.keys import extract_key
+from panes.operators.metrics import OperatorCounters
 from panes.spark.codec import EVENT_TIMES
 from panes.spark.host import StepHost
 from panes.spark.layout import Record
@@ -59,12 +61,13 @@ def rate_watermarks(
     assert generator is not None and emitter is not None
     captured: list[StreamRecord[Any]] = []
     capture = _Capture(captured)
-    operator.output = capture
+    operator.output = CountingOutput(capture, operator)
     emitter._output = capture
     # the built-in periodic generators emit their running maximum minus the bound: read it directly
     bounded = type(generator) in (BoundedOutOfOrdernessWatermarks, AscendingTimestampsWatermarks)
     assigner = operator._assigner
     column = assigner.column if bounded and type(assigner) is ColumnTimestampAssigner else None
+    fast = 0
     for channel, value, timestamp, seq, phase in rows:
         if channel not in consumed:
             continue
@@ -75,6 +78,7 @@ def rate_watermarks(
                 generator.on_event(value, extracted, emitter)
                 ratings.append(generator.max_timestamp - generator.out_of_orderness - 1)  # type: ignore[attr-defined]
                 stamped.append(Record(main, value, extracted, seq, phase))
+                fast += 1
                 continue
         operator.process_record(StreamRecord(value, timestamp))
         if bounded:
@@ -89,17 +93,26 @@ def rate_watermarks(
             for tag, out in capture.side:
                 stamped.append(Record((own, tag), out.value, out.timestamp, seq, phase))
             capture.side.clear()
+    # the rows the direct path stamped, counted as the operator counts the others
+    operator.counters.records_in += fast
+    operator.counters.records_out += fast
     return stamped, ratings
 
 
 def shard_rows(
-    step: Step, rows: list[Record], num_shards: int, max_parallelism: int, cache: dict[Any, int]
+    step: Step,
+    rows: list[Record],
+    num_shards: int,
+    max_parallelism: int,
+    cache: dict[Any, int],
+    counters: OperatorCounters | None = None,
 ) -> tuple[list[Record], list[int]]:
     """Each row's shard before the keyed ``step``: its key's shard for rows the step reads (``cache`` remembers
     keys), every shard for rows of a broadcast input (listed once per shard), any shard for rows passing by and
     rows of a non-keyed input. A row without a key (``panes.operators.keys``) is the step's failure,
     as an operator reports it (``panes.errors``): an ``ErrorRecord`` on the step's error output when there is
-    one (dropped when nobody reads it), the located error raised otherwise."""
+    one (dropped when nobody reads it), the located error raised otherwise. Refused rows count as records in
+    and error records out of the step in ``counters``, when given."""
     error_tag = step.transformation.error_tag
     error_channel = None if error_tag is None else (step.transformation.id, error_tag.tag_id)
     inputs = step.input_of
@@ -128,6 +141,9 @@ def shard_rows(
             failure = located(error, step.transformation.name)
             if error_tag is None:
                 raise failure from failure.__cause__
+            if counters is not None:
+                counters.records_in += 1
+                counters.error_out += 1
             if error_channel in step.needed_outputs:
                 kept.append(Record(error_channel, ErrorRecord.of(failure, value, ts), ts, seq, ph))
                 shards.append(0)

@@ -31,6 +31,7 @@ from typing import Any
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult
 from panes.datastream.plan import Plan, SinkTransformation, Transformation
 from panes.datastream.runtime_mode import RuntimeExecutionMode, resolve_runtime_mode
+from panes.operators.metrics import OperatorMetrics
 from panes.spark.direct import PanesFiles, options, writes_directly
 from panes.spark.failures import carrying, with_carried
 from panes.spark.metrics import BatchProgress, JobMetrics
@@ -73,23 +74,31 @@ class SparkJob:
         self._spark = spark
         self._staged = staged
         self._delivered = -1
-        self.metrics = JobMetrics({})
-        """Counters of the keyed steps (see ``panes.spark.metrics``), from the progress read so far."""
+        self.observed = JobMetrics({})
+        """Counters of the steps (see ``panes.spark.metrics``), from the progress read so far."""
         self._counted: set[int] = set()
         self.on_progress = on_progress
         """Called with each micro-batch's :class:`BatchProgress` once, when :meth:`progress` first sees it."""
 
     def progress(self) -> list[Any]:
         """The query's progress so far (Spark's, one entry per micro-batch; its event-time watermark is shifted,
-        see ``panes.spark.codec``), with panes' counters added to :attr:`metrics`."""
+        see ``panes.spark.codec``), with panes' counters added to :attr:`observed`."""
         progress = sorted(self.query.recentProgress, key=lambda p: p["batchId"])
         for entry in progress:
             if entry["batchId"] not in self._counted:
                 self._counted.add(entry["batchId"])
-                batch = self.metrics.add(entry)
+                batch = self.observed.add(entry)
                 if self.on_progress is not None:
                     self.on_progress(batch)
         return progress
+
+    def metrics(self) -> dict[str, OperatorMetrics]:
+        """One ``OperatorMetrics`` per step with an operator, by step name: the counters summed over the
+        micro-batches that completed so far, and the gauges after the last of them (read from the query's
+        progress, which Spark keeps for its last ``spark.sql.streaming.numRecentProgressUpdates`` batches,
+        100 by default: poll at least that often to miss none)."""
+        self.progress()
+        return self.observed.operators()
 
     def deliver(self) -> None:
         """Hand the driver sinks what batches committed since the last call staged (Spark Connect only)."""
@@ -207,12 +216,16 @@ class SparkRunner:
         return any(reads_as_stream(t.source) for t in plan if t.kind == "source")  # type: ignore[attr-defined]
 
     @with_carried
-    def run_bounded(self, plan: Plan, config: ExecutionConfig, batch: bool = False) -> None:
+    def run_bounded(self, plan: Plan, config: ExecutionConfig, batch: bool = False) -> JobMetrics:
         """Run a plan of bounded sources as one Spark batch job and write its sinks (in BATCH execution with
-        ``batch``)."""
+        ``batch``); returns the steps' counters (Spark's ``Observation`` of each Python stage, read once the job
+        ran)."""
         translation = self._translate(plan, config, streaming=False, batch=batch)
         writer = SinkWriter(translation.steps, translation.codes, None, session=self.spark)
-        writer.write(translation.rows(), 0)
+        metrics = JobMetrics(translation.metrics_steps)
+        if writer.write(translation.rows(), 0):
+            metrics.add_observed({observation._name: observation.get for observation in translation.observations})
+        return metrics
 
     def start(self, plan: Plan, config: ExecutionConfig, job_name: str = "panes job") -> SparkJob:
         """Start ``plan`` as a streaming query (see the class docstring for triggers and checkpoints).
@@ -264,7 +277,7 @@ class SparkRunner:
             # built and checked; stored before Spark can commit a batch of it (see ``restarts``)
             store_fingerprint(self.spark, checkpoint, own_fingerprint)
         job = SparkJob(stream.start(), checkpoint, owns, self.spark, writer if staged else None, self.on_progress)
-        job.metrics = JobMetrics(translation.metrics_steps)
+        job.observed = JobMetrics(translation.metrics_steps)
         return job
 
     def to_dataframe(self, transformation: Transformation, config: ExecutionConfig, schema: RecordType | None) -> Any:
@@ -295,12 +308,12 @@ class SparkRunner:
 
     def execute(self, plan: Plan, config: ExecutionConfig, job_name: str) -> JobExecutionResult:
         started = time.monotonic()
-        if self.runtime_mode(plan, config) is RuntimeExecutionMode.BATCH:
-            self.run_bounded(plan, config, batch=True)
-            return JobExecutionResult(job_name, int((time.monotonic() - started) * 1000), {"mode": "batch"})
-        if not self._is_streaming(plan):
-            self.run_bounded(plan, config)
-            return JobExecutionResult(job_name, int((time.monotonic() - started) * 1000), {"mode": "bounded"})
+        batch = self.runtime_mode(plan, config) is RuntimeExecutionMode.BATCH
+        if batch or not self._is_streaming(plan):
+            counted = self.run_bounded(plan, config, batch=batch)
+            details: dict[str, Any] = {"mode": "batch" if batch else "bounded", "metrics": counted.as_dict()}
+            elapsed = int((time.monotonic() - started) * 1000)
+            return JobExecutionResult(job_name, elapsed, details, counted.operators())
         job = self.start(plan, config, job_name)
         try:
             if self.on_progress is None:
@@ -315,6 +328,7 @@ class SparkRunner:
             "mode": "streaming",
             "batches": len(progress),
             "progress": [json.loads(p.json) if hasattr(p, "json") else p for p in progress],
-            "metrics": job.metrics.as_dict(),
+            "metrics": job.observed.as_dict(),
         }
-        return JobExecutionResult(job_name, int((time.monotonic() - started) * 1000), details)
+        elapsed = int((time.monotonic() - started) * 1000)
+        return JobExecutionResult(job_name, elapsed, details, job.observed.operators())

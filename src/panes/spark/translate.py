@@ -23,14 +23,14 @@ from typing import Any
 
 from pyspark.sql import functions as F
 
-from panes.datastream.execution import ExecutionConfig
+from panes.datastream.execution import ExecutionConfig, metric_names
 from panes.datastream.plan import Channel, Plan, declared_source_type
 from panes.datastream.sources import MicroBatchSource
 from panes.spark.codec import END_MS, from_spark_watermark
 from panes.spark.functions import Chain, chain_function, keyed_shard_function
 from panes.spark.layout import ChannelCodes, Layout
 from panes.spark.linear import Step, after, linearize, sink_channels
-from panes.spark.metrics import observe
+from panes.spark.metrics import FIELDS, column, metric_fields, observe, observe_keyed
 from panes.spark.processor import PAYLOAD_DDL, ShardProcessor
 from panes.spark.sources import ColumnarInput, columnar_input, source_rows
 from panes.time import LONG_MAX, LONG_MIN
@@ -94,7 +94,9 @@ class Translation:
     layout: Layout
     watermarks: list[int]
     metrics_steps: dict[int, str] = field(default_factory=dict)
-    """The keyed steps whose counters the query observes (index -> name); empty when bounded."""
+    """The steps whose counters the query observes (index -> name, see ``metrics``)."""
+    observations: list[Any] = field(default_factory=list)
+    """Bounded: the ``Observation`` objects holding the counters once the job ran."""
     packed: Layout | None = None
     """When ``df`` holds the last keyed step's payloads (``processor.PAYLOAD_DDL``) rather than rows: the
     layout of their rows (:meth:`rows` unpacks them)."""
@@ -145,7 +147,12 @@ class Translator:
         for step in self.steps:
             types.update(step.types)
         self.codes = ChannelCodes(types)
-        self.metrics_steps: dict[int, str] = {}
+        names = metric_names(plan)
+        self.names = {s.index: names[s.transformation.id] for s in self.steps if s.transformation.id in names}
+        """The steps that report metrics: index -> name (an operator's step, not a copy the translation added)."""
+        self.metrics_steps: dict[int, str] = dict(self.names)
+        self.observations: list[Any] = []
+        self._observed = 0
         self.shards: dict[int, int] = {}
         self.branches: list[Branch] = []
         self.watermarks: list[int] = []
@@ -176,10 +183,27 @@ class Translator:
             # the last keyed step's payloads: a sink that reads them unpacks them itself
             packed = Layout(self.codes, last.channels)
             return Translation(
-                last.df, self.steps, self.codes, layout, self.watermarks, self.metrics_steps, packed, self.shards
+                last.df,
+                self.steps,
+                self.codes,
+                layout,
+                self.watermarks,
+                self.metrics_steps,
+                self.observations,
+                packed,
+                self.shards,
             )
         df = self._merge(self.branches)
-        return Translation(df, self.steps, self.codes, layout, self.watermarks, self.metrics_steps, None, self.shards)
+        return Translation(
+            df,
+            self.steps,
+            self.codes,
+            layout,
+            self.watermarks,
+            self.metrics_steps,
+            self.observations,
+            shards=self.shards,
+        )
 
     # -- steps -------------------------------------------------------------------------------------------------
 
@@ -244,8 +268,7 @@ class Translator:
                 processor, PAYLOAD_DDL, "Append", "EventTime" if watermarked else "ProcessingTime"
             )
             # each keyed step's counters, in the micro-batch's progress (see ``metrics``)
-            df = observe(df, step.index)
-            self.metrics_steps[step.index] = step.transformation.name
+            df = observe_keyed(df, step.index)
             chain = Chain(packed=True)
         else:
             last = min(self.watermarks) if self.watermarks and not self.batch else LONG_MIN
@@ -259,9 +282,19 @@ class Translator:
                 int(time.time() * 1000),
                 self.batch,
             )
-            df = keyed.groupBy("shard").applyInArrow(function, layout.ddl())
+            columns = [column(step.index, name) for name in FIELDS]
+            ddl = f"{layout.ddl()}, " + ", ".join(f"{c} BIGINT" for c in columns)
+            df = self._observe(keyed.groupBy("shard").applyInArrow(function, ddl), columns, "ch")
             chain = Chain()
         self.branches = [Branch(df, channels, chain, watermarked=watermarked)]
+
+    def _observe(self, df: Any, columns: list[str], mark: str) -> Any:
+        """``df`` with its metrics rows observed (see ``metrics``), then dropped."""
+        self._observed += 1
+        df, observation = observe(df, f"panes-c{self._observed}", columns, self.streaming, mark)
+        if observation is not None:
+            self.observations.append(observation)
+        return df
 
     # -- branches -----------------------------------------------------------------------------------------------
 
@@ -278,10 +311,13 @@ class Translator:
         if chain.is_empty() and keyed is None:
             return branch.df
         chain.keyed = keyed
+        chain.metered = [s.index for s in [*chain.steps, keyed] if s is not None and s.index in self.names]
         layout = Layout(self.codes, branch.channels | keying_outputs(keyed))
         shards = self.num_shards if keyed is None else self.shards_of(keyed)
         function = chain_function(chain, self.codes, layout, shards, self.max_parallelism)
         df = branch.df.mapInArrow(function, Layout.ddl_of(chain.output_schema(layout)))
+        if chain.metered:
+            df = self._observe(df, [f.name for f in metric_fields(chain.metered)], chain.mark)
         if chain.rates:
             column, marker = chain.carrier()
             if self.streaming:

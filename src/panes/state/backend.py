@@ -257,8 +257,10 @@ class HeapKeyedStateBackend:
     def is_empty(self) -> bool:
         return not any(self._tables.values())
 
-    def entry_count(self) -> int:
-        """How many (key, namespace) entries all states hold."""
+    def entry_count(self, name: str | None = None) -> int:
+        """How many (key, namespace) entries all states hold (``name``: state ``name`` holds)."""
+        if name is not None:
+            return len(self._tables.get(name, ()))
         return sum(len(table) for table in self._tables.values())
 
     def snapshot(self) -> dict[str, Any]:

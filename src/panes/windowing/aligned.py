@@ -150,12 +150,15 @@ class AlignedWindowOperator(WindowOperator):
             panes[slot] = acc
             # as EventTimeTrigger and the window operator do for every element (timers are de-duplicated;
             # a watermark that went back makes an already fired window fire again)
-            if max_timestamp <= watermark:
-                self._fire(key, start, acc)
-            else:
-                self._schedule(max_timestamp, key, start, FIRE)
-            if cleanup != LONG_MAX:
-                self._schedule(cleanup, key, start, CLEANUP)
+            try:
+                if max_timestamp <= watermark:
+                    self._fire(key, start, acc)
+                else:
+                    self._schedule(max_timestamp, key, start, FIRE)
+            finally:
+                # a firing that raised (the element goes to the error output) still leaves the pane cleaned up
+                if cleanup != LONG_MAX:
+                    self._schedule(cleanup, key, start, CLEANUP)
         if skipped and java_add(timestamp, lateness) <= watermark:
             if self.late_data_tag is not None:
                 self.output.collect_side(self.late_data_tag, record)
@@ -244,6 +247,12 @@ class AlignedWindowOperator(WindowOperator):
 
     def state_entries(self) -> int:
         return len(self._panes) + super().state_entries()
+
+    def open_panes(self) -> int:
+        return len(self._panes)
+
+    def timer_count(self) -> int:
+        return len(self._timers)
 
     def snapshot_extra(self) -> Any:
         extra = super().snapshot_extra()

@@ -212,7 +212,20 @@ class WindowOperator(OneInputStreamOperator):
         self.late_data_tag = late_data_tag
         self.is_event_time = assigner.is_event_time()
         self.is_merging = isinstance(assigner, MergingWindowAssigner)
-        self.num_late_records_dropped = 0
+
+    @property
+    def num_late_records_dropped(self) -> int:
+        """Late elements dropped because there is no late-data side output (Flink's ``numLateRecordsDropped``;
+        the ``late_dropped`` counter)."""
+        return self.counters.late_dropped
+
+    @num_late_records_dropped.setter
+    def num_late_records_dropped(self, value: int) -> None:
+        self.counters.late_dropped = value
+
+    def open_panes(self) -> int:
+        """Panes (key and window) holding contents."""
+        return self.backend.entry_count(self._contents_descriptor().name)
 
     # -- observation ----------------------------------------------------------------------------------------
 
@@ -345,26 +358,30 @@ class WindowOperator(OneInputStreamOperator):
             timers = self.timer_service
             observer.element(key, value, record.timestamp, timers.current_watermark, timers.current_processing_time())
 
+        # an element whose adding raises (it goes to the error output) leaves the windows as they were, merged
+        # ones included: the merge is persisted and the window keeps a cleanup timer, so no pane is left behind
         if self.is_merging:
             merging = self._merging_window_set()
-            for window in windows:
-                actual = merging.add_window(window, self._merge_function(key))
-                if self._is_window_late(actual):
-                    merging.retire_window(actual)
-                    continue
-                skipped = False
-                state_window = merging.get_state_window(actual)
-                if state_window is None:
-                    raise RuntimeError(f"Window {window!r} is not in in-flight window set.")
-                ctx.key = key
-                ctx.window = actual
-                state.set_current_namespace(state_window)
-                state.add(self._state_value(record))
-                if observer is not None:
-                    observer.assigned(key, actual)
-                self._on_trigger_result(self.trigger.on_element(value, timestamp, actual, ctx), actual)
-                self._register_cleanup_timer(actual)
-            self._persist(merging)
+            try:
+                for window in windows:
+                    actual = merging.add_window(window, self._merge_function(key))
+                    if self._is_window_late(actual):
+                        merging.retire_window(actual)
+                        continue
+                    skipped = False
+                    state_window = merging.get_state_window(actual)
+                    if state_window is None:
+                        raise RuntimeError(f"Window {window!r} is not in in-flight window set.")
+                    ctx.key = key
+                    ctx.window = actual
+                    state.set_current_namespace(state_window)
+                    self._add(record, actual)
+                    if observer is not None:
+                        observer.assigned(key, actual)
+                    self._on_trigger_result(self.trigger.on_element(value, timestamp, actual, ctx), actual)
+                    self._register_cleanup_timer(actual)
+            finally:
+                self._persist(merging)
         else:
             for window in windows:
                 if self._is_window_late(window):
@@ -372,7 +389,7 @@ class WindowOperator(OneInputStreamOperator):
                 skipped = False
                 ctx.window = window
                 state.set_current_namespace(window)
-                state.add(self._state_value(record))
+                self._add(record, window)
                 if observer is not None:
                     observer.assigned(key, window)
                 self._on_trigger_result(self.trigger.on_element(value, timestamp, window, ctx), window)
@@ -386,6 +403,15 @@ class WindowOperator(OneInputStreamOperator):
                 self.output.collect_side(self.late_data_tag, record)
             else:
                 self.num_late_records_dropped += 1
+
+    def _add(self, record: StreamRecord[Any], window: Any) -> None:
+        """Add ``record`` to the window state's current namespace (``window``'s pane); when that raises, the
+        window still gets its cleanup timer (a merge may have moved panes into it) before the error goes on."""
+        try:
+            self.window_state.add(self._state_value(record))
+        except Exception:
+            self._register_cleanup_timer(window)
+            raise
 
     def _on_trigger_result(self, result: TriggerResult, window: Any) -> None:
         """Fire and/or purge the pane in the current namespace of the window state."""
