@@ -87,15 +87,20 @@ def test_stages_union_branches_and_bounded_keyed_steps() -> None:
     assert stages[3].keying and not stages[5].streaming  # a bounded plan: a batch job (applyInArrow)
 
 
-def test_progress_lines_show_real_watermarks() -> None:
-    from panes.cli.run import progress_line
+def test_progress_lines_show_real_watermarks_and_the_job_so_far() -> None:
+    from panes.cli.live import ProgressTotals, progress_line
     from panes.spark.metrics import BatchProgress
 
-    steps = {"Window": {"records_out": 3, "late_dropped": 1}}
-    line = progress_line(BatchProgress(4, 120, 1500, 1_767_225_611_999, steps))
-    assert line == "batch 4: 120 rows in, 3 results, watermark 2026-01-01T00:00:11.999Z (1.5 s), 1 late dropped"
-    assert "watermark -inf (none yet)" in progress_line(BatchProgress(0, 1, 10, LONG_MIN, {}))
-    assert "watermark +inf (end of input)" in progress_line(BatchProgress(9, 0, 10, LONG_MAX, {}))
+    totals = ProgressTotals()
+    first = BatchProgress(4, 120, 1500, 1_767_225_611_999, {"Window": {"records_out": 3, "late_dropped": 1}})
+    totals.add(first)
+    line = progress_line(first, totals)
+    assert line == "batch 4: 120 rows in, 3 results, watermark 2026-01-01T00:00:11.999Z (1.5 s); so far 1 late rows"
+    second = BatchProgress(5, 10, 500, LONG_MAX, {"Window": {"open_panes": 2, "late_out": 2, "error_out": 1}})
+    totals.add(second)
+    expected = "(end of input) (0.5 s); so far 2 open panes, 3 late rows, 1 error rows"
+    assert progress_line(second, totals).endswith(expected)
+    assert "watermark -inf (none yet)" in progress_line(BatchProgress(0, 1, 10, LONG_MIN, {}), ProgressTotals())
 
 
 def test_stages_follow_the_runtime_mode_and_the_steps_parallelism() -> None:

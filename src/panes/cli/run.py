@@ -6,13 +6,15 @@ type and full message on standard error, with its causes; ``--traceback`` adds P
 and :data:`INTERRUPTED` (130) when stopped with Ctrl-C.
 
 Console: the job's own output (``print()`` sinks) on standard output; panes' lines (where Spark's logs go,
-one line per micro-batch with the watermark in ISO-8601 UTC, a summary) on standard error, none with
-``--quiet``. Spark's and its Python workers' output goes to the log file (``panes.spark.session``).
+the progress of a Spark job — a live table on a terminal, else one line per micro-batch, watermarks in
+ISO-8601 UTC, see ``panes.cli.live`` — and a summary) on standard error, none with ``--quiet``. Spark's
+and its Python workers' output goes to the log file (``panes.spark.session``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 import traceback
@@ -20,8 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from panes.cli.live import LineView, LiveView
 from panes.jobs import JobFile, JobFileError, load_job
-from panes.time import LONG_MAX, LONG_MIN, format_instant
+from panes.time import format_instant
 
 DONE = 0
 FAILED = 1
@@ -105,24 +108,11 @@ def report_failure(error: BaseException, stream: TextIO, with_traceback: bool = 
     stream.write("  (--traceback shows where)\n")
 
 
-def progress_line(batch: Any) -> str:
-    """One micro-batch (a ``panes.spark.metrics.BatchProgress``) as a line, its watermark in real time."""
-    emitted = sum(step.get("records_out", 0) for step in batch.steps.values())
-    watermark = format_instant(batch.watermark)
-    if batch.watermark == LONG_MIN:
-        watermark += " (none yet)"
-    elif batch.watermark == LONG_MAX:
-        watermark += " (end of input)"
-    late = sum(step.get("late_dropped", 0) for step in batch.steps.values())
-    text = (
-        f"batch {batch.batch}: {batch.input_rows} rows in, {emitted} results, "
-        f"watermark {watermark} ({batch.duration_ms / 1000:.1f} s)"
-    )
-    return text + (f", {late} late dropped" if late else "")
-
-
-def make_environment(options: RunOptions, name: str, say: Callable[[str], None]) -> tuple[Any, Any]:
-    """The environment ``options`` ask for, and the SparkSession it runs on (``None`` for the local runner)."""
+def make_environment(
+    options: RunOptions, name: str, say: Callable[[str], None], view: Callable[[Any], None] | None = None
+) -> tuple[Any, Any]:
+    """The environment ``options`` ask for, and the SparkSession it runs on (``None`` for the local runner);
+    on Spark, ``view`` receives each micro-batch's progress (``panes.cli.live``)."""
     from panes.datastream import StreamEnvironment
 
     if options.runner == "local":
@@ -136,7 +126,7 @@ def make_environment(options: RunOptions, name: str, say: Callable[[str], None])
     runner = SparkRunner(
         spark,
         checkpoint_location=options.checkpoint,
-        on_progress=None if options.quiet else lambda batch: say(progress_line(batch)),
+        on_progress=view,
     )
     return StreamEnvironment(runner), spark
 
@@ -160,15 +150,17 @@ def run_job(options: RunOptions, out: TextIO | None = None) -> int:
     where = "the local runner" if options.runner == "local" else f"Spark ({options.master})"
     say(f"panes: running {job.name} ({job.path}) on {where}")
     spark = None
+    view = progress_view(options, err)
     try:
-        env, spark = make_environment(options, job.name, say)
+        env, spark = make_environment(options, job.name, say, view)
         if spark is not None:
             from panes.spark.session import ship_by_value
 
             ship_by_value(job.module)
         job.build(env)
         started = time.monotonic()
-        result = env.execute(job.name)
+        with view or contextlib.nullcontext():
+            result = env.execute(job.name)
         sys.stdout.flush()
         say(summary(result, time.monotonic() - started))
     except Exception as error:
@@ -183,6 +175,14 @@ def run_job(options: RunOptions, out: TextIO | None = None) -> int:
         if spark is not None:
             spark.stop()
     return DONE
+
+
+def progress_view(options: RunOptions, stream: TextIO) -> LiveView | LineView | None:
+    """How a streaming job's progress is shown: nothing with ``--quiet``, the live table on a terminal, else
+    a line per micro-batch (``panes.cli.live``)."""
+    if options.quiet or options.runner == "local":
+        return None
+    return LiveView(stream) if stream.isatty() else LineView(stream)
 
 
 def summary(result: Any, seconds: float) -> str:

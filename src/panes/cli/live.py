@@ -1,0 +1,175 @@
+"""What ``panes run`` shows while a streaming job runs on Spark, one micro-batch at a time.
+
+Each micro-batch arrives as a ``panes.spark.metrics.BatchProgress`` (rows in, duration, the counters of every
+step in that batch, the watermark after it). :class:`ProgressTotals` adds them up: counters are summed; the
+gauges (open panes, timers, state bytes) arrive as changes since the step's previous report, so their sums
+are the current values. Two views read the totals:
+
+- :class:`LiveView`, on a terminal: a table redrawn in place after every batch (``rich``'s ``Live``): rows in,
+  rate, the watermark in real time (ISO-8601 UTC), batch duration, and per step the records in and out, open
+  panes, late rows (sent to the late output or dropped), error rows, timers and state bytes;
+- :func:`progress_line`, when the output is not a terminal (a log, a pipe, CI): one plain line per batch.
+
+``--quiet`` shows neither. In code, the same figures come from the job handle (``SparkJob.metrics()``) or
+from ``SparkRunner(on_progress=...)``, which receives every ``BatchProgress``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from panes.time import LONG_MAX, LONG_MIN, format_instant
+
+SUMMED = ("records_in", "records_out", "late_out", "late_dropped", "error_out")
+"""Counters: what a step did in a batch (summed over batches)."""
+CURRENT = ("open_panes", "timers", "state_bytes")
+"""Gauges: reported as changes since the step's previous report (their sums are the current values)."""
+
+
+def watermark_text(watermark: int) -> str:
+    """The watermark for people: ISO-8601 UTC, or what Flink's markers mean."""
+    if watermark == LONG_MIN:
+        return "none yet"
+    if watermark == LONG_MAX:
+        return "end of input"
+    return format_instant(watermark)
+
+
+@dataclass
+class ProgressTotals:
+    """The job so far, from the ``BatchProgress`` of each micro-batch (see the module docstring)."""
+
+    batches: int = 0
+    rows_in: int = 0
+    last_rows: int = 0
+    last_duration_ms: int = 0
+    watermark: int = LONG_MIN
+    steps: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def add(self, batch: Any) -> None:
+        """Count one micro-batch."""
+        self.batches += 1
+        self.rows_in += batch.input_rows
+        self.last_rows = batch.input_rows
+        self.last_duration_ms = batch.duration_ms
+        self.watermark = batch.watermark
+        for name, values in batch.steps.items():
+            step = self.steps.setdefault(name, dict.fromkeys(SUMMED + CURRENT, 0))
+            for key in SUMMED + CURRENT:
+                step[key] += int(values.get(key, 0) or 0)
+
+    @property
+    def rate(self) -> float:
+        """Rows per second in the last batch (0 when it took no time)."""
+        return self.last_rows * 1000 / self.last_duration_ms if self.last_duration_ms else 0.0
+
+    def total(self, key: str) -> int:
+        """``key`` summed over the steps."""
+        return sum(step[key] for step in self.steps.values())
+
+
+def progress_line(batch: Any, totals: ProgressTotals) -> str:
+    """One micro-batch as a plain line (after ``totals.add(batch)``): rows in, results, the watermark in real
+    time, the batch's duration, and the job's open panes, late and error rows so far when there are any."""
+    emitted = sum(int(step.get("records_out", 0) or 0) for step in batch.steps.values())
+    watermark = format_instant(batch.watermark)
+    if batch.watermark == LONG_MIN:
+        watermark += " (none yet)"
+    elif batch.watermark == LONG_MAX:
+        watermark += " (end of input)"
+    text = (
+        f"batch {batch.batch}: {batch.input_rows} rows in, {emitted} results, "
+        f"watermark {watermark} ({batch.duration_ms / 1000:.1f} s)"
+    )
+    extras = []
+    if totals.total("open_panes"):
+        extras.append(f"{totals.total('open_panes')} open panes")
+    late = totals.total("late_out") + totals.total("late_dropped")
+    if late:
+        extras.append(f"{late} late rows")
+    if totals.total("error_out"):
+        extras.append(f"{totals.total('error_out')} error rows")
+    return text + (f"; so far {', '.join(extras)}" if extras else "")
+
+
+def render(totals: ProgressTotals) -> Group:
+    """The live view of ``totals``: a headline and a table of the steps."""
+    headline = Text.assemble(
+        ("panes ", "bold"),
+        f"batch {max(totals.batches - 1, 0)}  ",
+        f"{totals.rows_in:,} rows in  ",
+        f"{totals.rate:,.0f} rows/s  ",
+        "watermark ",
+        (watermark_text(totals.watermark), "cyan"),
+        f"  last batch {totals.last_duration_ms / 1000:.1f} s",
+    )
+    table = Table(expand=False, show_edge=False, pad_edge=False)
+    for column in ("step", "in", "out", "open panes", "late", "errors", "timers", "state"):
+        table.add_column(column, justify="left" if column == "step" else "right")
+    for name, step in totals.steps.items():
+        table.add_row(
+            name,
+            f"{step['records_in']:,}",
+            f"{step['records_out']:,}",
+            f"{step['open_panes']:,}",
+            f"{step['late_out'] + step['late_dropped']:,}",
+            f"{step['error_out']:,}",
+            f"{step['timers']:,}",
+            _bytes(step["state_bytes"]),
+        )
+    return Group(headline, table)
+
+
+def _bytes(count: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(count) < 1024 or unit == "GiB":
+            return f"{count:,.0f} {unit}" if unit == "B" else f"{count:,.1f} {unit}"
+        count /= 1024  # type: ignore[assignment]
+    return str(count)
+
+
+class LiveView:
+    """The live table on a terminal (``stream``), redrawn after every batch; a context manager (the table
+    stays on the screen when it closes)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.totals = ProgressTotals()
+        self.console = Console(file=stream, force_terminal=True)
+        self.live = Live(render(self.totals), console=self.console, auto_refresh=False, transient=False)
+
+    def __enter__(self) -> LiveView:
+        self.live.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.live.stop()
+
+    def __call__(self, batch: Any) -> None:
+        """``on_progress``: count ``batch`` and redraw."""
+        self.totals.add(batch)
+        self.live.update(render(self.totals), refresh=True)
+
+
+class LineView:
+    """One plain line per batch on ``stream`` (output that is not a terminal)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.totals = ProgressTotals()
+        self.stream = stream
+
+    def __enter__(self) -> LineView:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def __call__(self, batch: Any) -> None:
+        self.totals.add(batch)
+        self.stream.write(progress_line(batch, self.totals) + "\n")
+        self.stream.flush()
