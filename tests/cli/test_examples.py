@@ -168,3 +168,28 @@ def test_timeline_clicks() -> None:
         last[(page, start)] = count
     assert late.values, "the example has clicks beyond the allowed lateness"
     assert sum(last.values()) + len(late.values) == len(module.clicks())
+
+
+def test_joins() -> None:
+    # window join (Flink's JoinedStreams: an inner join per key and tumbling window, one result per pair) and
+    # interval join (Flink's IntervalJoinOperator: right.ts in [left.ts + lower, left.ts + upper], bounds
+    # inclusive, the result's timestamp the larger of the two); no element here is late
+    module = example("joins")
+    orders = [o for batch in module.ORDERS for o in batch]
+    payments = [p for batch in module.PAYMENTS for p in batch]
+    minute = module.MINUTE
+    same = [
+        (o["id"], p["amount"], format_instant(o["ts"]))
+        for o in orders
+        for p in payments
+        if o["id"] == p["order"] and o["ts"] // minute == p["ts"] // minute
+    ]
+    within = [
+        (o["id"], p["amount"], format_instant(max(o["ts"], p["ts"])))
+        for o in orders
+        for p in payments
+        if o["id"] == p["order"] and o["ts"] <= p["ts"] <= o["ts"] + 5 * minute
+    ]
+    found = run_example("joins")
+    assert sorted(found["same minute"]) == sorted(same) and same
+    assert sorted(found["within 5 min"]) == sorted(within) and len(within) > len(same)
