@@ -34,3 +34,17 @@ def test_the_demo_data_gives_early_on_time_late_and_too_late_results(tmp_path: P
     lines = demo.summarise(tmp_path)
     assert any(line.strip().startswith("too-late clicks") and str(len(too_late)) in line for line in lines)
     assert any("2026-01-01T00:0" in line for line in lines)  # real times, not shifted ones
+
+
+def test_the_demo_draws_a_few_users_sessions(tmp_path: Path) -> None:
+    from PIL import Image
+
+    batches = demo.click_batches(2_000, demo.DEFAULT_BATCHES)
+    line = demo.draw_timeline(batches, tmp_path, users=2)
+    users = sorted({click["user"] for batch in batches for click in batch})[:2]
+    assert line.startswith(f"timeline of {users[0]}, {users[1]} ")
+    page = (tmp_path / "timeline.html").read_text()
+    assert demo.SESSIONS_STEP in page and all(user in page for user in users)
+    with Image.open(tmp_path / "timeline.png") as image:
+        colours = image.convert("RGB").getcolors(maxcolors=1 << 20) or []
+        assert image.size[0] > 600 and len(colours) > 10

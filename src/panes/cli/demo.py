@@ -20,6 +20,7 @@ from __future__ import annotations
 import random
 import shutil
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterable
@@ -44,6 +45,7 @@ WINDOW_MS = 60_000
 EARLY_EVERY_MS = 20_000
 LATENESS_MS = 30_000
 SESSION_GAP_MS = 30_000
+SESSIONS_STEP = "visits per user"
 DEFAULT_EVENTS = 9_000
 DEFAULT_BATCHES = 12
 
@@ -141,7 +143,12 @@ def build(env: StreamEnvironment, batches: list[list[dict[str, Any]]], output: P
     clicks = env.from_micro_batches(batches).assign_timestamps_and_watermarks(
         WatermarkStrategy.for_bounded_out_of_orderness(OUT_OF_ORDERNESS_MS).with_timestamp_assigner("ts")
     )
-    visits = clicks.key_by("user").window(EventTimeSessionWindows.with_gap(SESSION_GAP_MS)).process(Visit())
+    visits = (
+        clicks.key_by("user")
+        .window(EventTimeSessionWindows.with_gap(SESSION_GAP_MS))
+        .process(Visit())
+        .name(SESSIONS_STEP)
+    )
     per_page = (
         clicks.key_by("page")
         .window(TumblingEventTimeWindows.of(WINDOW_MS))
@@ -228,9 +235,11 @@ def run_demo(
     master: str = "local[2]",
     remote: str | None = None,
     checkpoint: str | None = None,
+    timeline: bool = False,
 ) -> int:
     """Run the demo on ``master`` (or the Spark Connect server ``remote``), keeping its state in
-    ``checkpoint`` when given (a rerun then continues where a killed run stopped)."""
+    ``checkpoint`` when given (a rerun then continues where a killed run stopped); with ``timeline``, also
+    draw the sessions of a few users (:func:`draw_timeline`)."""
     from panes.cli.live import ProgressTotals, progress_line
     from panes.spark import SparkRunner, create_session
 
@@ -257,5 +266,23 @@ def run_demo(
     spark.stop()
     for line in summarise(target):
         print(line)
+    if timeline:
+        data = click_batches(events, batches)
+        print(draw_timeline(data, target), flush=True)
     sys.stdout.flush()
     return 0
+
+
+def draw_timeline(batches: list[list[dict[str, Any]]], target: Path, users: int = 3) -> str:
+    """The sessions of the first ``users`` users (by name) drawn as ``target/timeline.png`` and ``.html``
+    (``panes.timeline``): the demo's job rerun on the local runner, which moves the watermark element by
+    element (Flink's timing) where Spark moves it between micro-batches. Returns the line saying where."""
+    from panes.timeline import record_timeline, write_html, write_png
+
+    sample = sorted({click["user"] for batch in batches for click in batch})[:users]
+    with tempfile.TemporaryDirectory(prefix="panes-demo-timeline-") as scratch:
+        recorded = record_timeline(
+            lambda env: build(env, batches, Path(scratch)), keys=sample, steps=[SESSIONS_STEP], job_name="panes demo"
+        )
+    png, page = write_png(recorded, target / "timeline.png"), write_html(recorded, target / "timeline.html")
+    return f"timeline of {', '.join(sample)} (their sessions, drawn from a local-runner run): {png}, {page}"

@@ -58,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--master", default="local[2]", help="Spark master URL (default local[2])")
     where.add_argument("--remote", default=None, help="Spark Connect URL (sc://host:port) instead of a master")
     demo.add_argument("--checkpoint", default=None, help="checkpoint folder (default: a temporary one)")
+    demo.add_argument(
+        "--timeline", action="store_true", help="also draw a few users' sessions (OUTPUT/timeline.png and .html)"
+    )
     add_timeline_command(commands)
     return parser
 
@@ -82,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
                 master=args.master,
                 remote=args.remote,
                 checkpoint=args.checkpoint,
+                timeline=args.timeline,
             )
     except JobFileError as error:
         print(f"panes {args.command}: {error}", file=sys.stderr)
