@@ -163,9 +163,14 @@ class Flusher(KeyedProcessFunction):
 TIMER_SCHEMA = "kind STRING, key STRING, at BIGINT, elements BIGINT, total BIGINT"
 
 
+PROCESSING_TIMES = [b * 400 for b in range(BATCHES)]
+"""The processing time of each micro-batch (a replayed batch and an uninterrupted run's see the same times)."""
+
+
 def build_timers(env: StreamEnvironment, output: str) -> None:
-    times = [b * 400 for b in range(BATCHES)]
-    flushed = stamped(env, processing_times=times).key_by("user").process(Flusher(), output_type=TIMER_SCHEMA)
+    flushed = (
+        stamped(env, processing_times=PROCESSING_TIMES).key_by("user").process(Flusher(), output_type=TIMER_SCHEMA)
+    )
     flushed.sink_to_files(f"{output}/timers", schema=TIMER_SCHEMA)
 
 
@@ -194,7 +199,7 @@ class AppendLines:
 def build_branching(env: StreamEnvironment, output: str) -> None:
     from panes.spark import ForeachBatchSink
 
-    clicks = stamped(env)
+    clicks = stamped(env, processing_times=PROCESSING_TIMES)
     sampled = clicks.filter(lambda row: row["n"] % 5 == 0).map(
         lambda row: (row["n"], row["ts"]), output_type="n BIGINT, ts BIGINT"
     )
