@@ -3,7 +3,8 @@ It prints, per micro-batch, the open panes and stored state bytes the keyed step
 the resident memory of the PySpark worker processes; it checks that
 
 - every session's count adds up to the input (nothing lost on the way);
-- the open panes return to zero after the final watermark (all sessions fired and cleaned up);
+- the open panes return to zero after the final watermark (all sessions fired and cleaned up), and the bytes the
+  shards keep in the state store to their empty snapshots (under :data:`EMPTY_SHARD_BYTES` each);
 - the workers' memory stays flat: the largest worker's RSS over the last third of the run stays within
   :data:`RSS_TOLERANCE` of its peak over the middle third. The operators live in the workers between micro-batches
   and hold only open sessions, whose number stays in a steady band here, so a worker that kept something per batch
@@ -32,6 +33,9 @@ from tests.spark import soak
 pytestmark = [pytest.mark.spark, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")]
 
 SOAK_BATCHES = int(os.environ.get("PANES_SOAK_BATCHES", "200"))
+SHARDS = 4
+EMPTY_SHARD_BYTES = 1024
+"""What a shard holding nothing may keep in the state store: its snapshot of empty state (~250 bytes measured)."""
 RSS_TOLERANCE = (0.10, 24 * 2**20)
 """The largest worker may grow by 10 % plus 24 MiB between the middle and the last third of the run."""
 
@@ -39,7 +43,7 @@ RSS_TOLERANCE = (0.10, 24 * 2**20)
 def run_soak(spark: Any, folder: Path, batches: int) -> soak.Measurements:
     from panes.spark import SparkRunner
 
-    runner = SparkRunner(spark, checkpoint_location=str(folder / "checkpoint"), num_shards=4)
+    runner = SparkRunner(spark, checkpoint_location=str(folder / "checkpoint"), num_shards=SHARDS)
     env = StreamEnvironment(runner)
     soak.build(env, batches, str(folder / "sessions"))
     measurements = soak.Measurements(every=max(1, batches // 20))
@@ -63,6 +67,9 @@ def check(measurements: soak.Measurements) -> None:
     assert len(measurements.open_panes) >= 10, "progress of every micro-batch was read"
     assert max(measurements.open_panes) > 0
     assert measurements.open_panes[-1] == 0, "the final watermark fires and cleans up every session"
+    assert measurements.state_bytes[-1] <= SHARDS * EMPTY_SHARD_BYTES, (
+        "the shards' logs were replaced by empty snapshots"
+    )
     peak = max(measurements.open_panes)
     print(
         f"[soak] open panes peak {peak}, at the end {measurements.open_panes[-1]}; stored state bytes peak "
