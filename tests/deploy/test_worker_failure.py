@@ -27,30 +27,31 @@ def _committed(checkpoint: Path) -> int:
 @pytest.mark.deploy
 def test_a_worker_killed_mid_stream_is_replaced_and_the_output_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     checkpoint, output = tmp_path / "checkpoint", tmp_path / "out"
-    with cluster(2, tmp_path / "cluster") as running:
+    log = tmp_path / "job.log"
+    with cluster(2, tmp_path / "cluster") as running, open(log, "w") as job_output:
         job = subprocess.Popen(
             [sys.executable, "-m", "tests.spark.fault_jobs", JOB, str(checkpoint), str(output), running.url],
             cwd=ROOT,
             env=spark_env(),
-            stdout=subprocess.PIPE,
+            stdout=job_output,
             stderr=subprocess.STDOUT,
-            text=True,
+            start_new_session=True,
         )
         try:
             wait_for(lambda: _committed(checkpoint) >= 3 or job.poll() is not None, "three committed batches", 600)
-            assert job.poll() is None, f"the job ended before the kill:\n{job.communicate()[0][-5000:]}"
+            assert job.poll() is None, f"the job ended before the kill:\n{log.read_text()[-5000:]}"
             victim = running.workers[1]
             # the worker, the executor it launched and that executor's Python workers: the machine goes away
             os.killpg(victim.pid, signal.SIGKILL)
             killed_at = _committed(checkpoint)
             started = time.monotonic()
             wait_for(lambda: running.alive_workers() == 1, "the master to notice the lost worker", 300)
-            log, _ = job.communicate(timeout=900)
+            job.wait(timeout=900)
         finally:
             if job.poll() is None:
-                job.kill()
+                os.killpg(job.pid, signal.SIGKILL)
                 job.wait()
-        assert job.returncode == 0, log[-5000:]
+        assert job.returncode == 0, log.read_text()[-5000:]
         recovered_s = time.monotonic() - started
     last = _committed(checkpoint)
     print(
