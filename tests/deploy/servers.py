@@ -13,6 +13,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyspark
@@ -65,6 +66,26 @@ def _alive_workers(ui_port: int) -> int:
 @contextlib.contextmanager
 def standalone_cluster(workers: int, folder: Path) -> Iterator[str]:
     """A master and ``workers`` workers (one core, 1 GiB each) on loopback; yields the master URL."""
+    with cluster(workers, folder) as started:
+        yield started.url
+
+
+@dataclass
+class Cluster:
+    """A running standalone cluster: its master URL, its web UI port, and each worker's process (the leader of its
+    own process group, which also holds the executor it launches and that executor's Python workers)."""
+
+    url: str
+    ui_port: int
+    workers: list[subprocess.Popen[bytes]]
+
+    def alive_workers(self) -> int:
+        return _alive_workers(self.ui_port)
+
+
+@contextlib.contextmanager
+def cluster(workers: int, folder: Path) -> Iterator[Cluster]:
+    """A master and ``workers`` workers (one core, 1 GiB each) on loopback, stopped on exit."""
     port, ui = free_port(), free_port()
     env = spark_env(SPARK_WORKER_DIR=str(folder / "work"))
     spark_class = str(SPARK_HOME / "bin" / "spark-class")
@@ -115,7 +136,7 @@ def standalone_cluster(workers: int, folder: Path) -> Iterator[str]:
                 )
             )
         wait_for(lambda: _alive_workers(ui) == workers, f"{workers} workers")
-        yield url
+        yield Cluster(url, ui, processes[1:])
     finally:
         for process in reversed(processes):
             with contextlib.suppress(ProcessLookupError):

@@ -12,7 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.deploy.servers import run_job, spark_env, standalone_cluster
-from tests.spark.restart_job import kill_after_commits
+from tests.spark import fault_jobs
+from tests.spark.crash_points import kill_at
 
 OUTPUTS = ("sessions", "page_counts", "late")
 
@@ -67,11 +68,11 @@ def test_the_demo_on_a_two_worker_cluster_equals_local(tmp_path: Path) -> None:
 def test_a_job_killed_on_the_cluster_and_restarted_from_its_checkpoint_equals_local(tmp_path: Path) -> None:
     checkpoint, output = tmp_path / "checkpoint", tmp_path / "out"
     with standalone_cluster(2, tmp_path / "cluster") as master:
-        committed = kill_after_commits([str(checkpoint), str(output), master], checkpoint, spark_env())
-        assert 3 <= committed < 16, "the kill should land while batches are still to come"
-        run_job(["-m", "tests.spark.restart_job", str(checkpoint), str(output), master])
-    run_job(["-m", "tests.spark.restart_job", str(tmp_path / "reference-checkpoint"), str(tmp_path / "reference")])
-    for name in ("counts", "late"):
-        restarted = sorted(tuple(r.values()) for r in pq.read_table(output / name).to_pylist())
-        reference = sorted(tuple(r.values()) for r in pq.read_table(tmp_path / "reference" / name).to_pylist())
-        assert restarted == reference and restarted, name
+        landing = kill_at("tumbling", "batch", 3, checkpoint, output, spark_env(), master=master)
+        assert not landing.finished and landing.batch >= 3, landing.describe()
+        run_job(["-m", "tests.spark.fault_jobs", "tumbling", str(checkpoint), str(output), master])
+    reference = tmp_path / "reference"
+    run_job(["-m", "tests.spark.fault_jobs", "tumbling", str(tmp_path / "reference-checkpoint"), str(reference)])
+    restarted = fault_jobs.read_outputs("tumbling", str(output))
+    assert restarted == fault_jobs.read_outputs("tumbling", str(reference))
+    assert restarted["windows"] and restarted["late"]

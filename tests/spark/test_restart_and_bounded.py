@@ -1,4 +1,4 @@
-"""Exactly-once after a kill, bounded versus streaming, and the bounded path's semantics."""
+"""Bounded versus streaming, and the bounded path's semantics (restarts after a kill: ``test_crash_points``)."""
 
 from __future__ import annotations
 
@@ -16,38 +16,8 @@ from panes.watermarks import WatermarkStrategy
 from panes.windowing import EventTimeSessionWindows
 from tests.conftest import CONFORMANCE
 from tests.scenario_api import input_elements, scenario_pipeline
-from tests.spark import restart_job
 
 pytestmark = pytest.mark.spark
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def read_rows(spark: Any, path: str) -> list[tuple[Any, ...]]:
-    if not os.path.isdir(path):
-        return []
-    frame = spark.read.parquet(path)
-    columns = [c for c in frame.columns if c != "batch"]
-    return sorted(tuple(row) for row in frame.select(*columns).collect())
-
-
-def test_a_killed_query_restarted_from_its_checkpoint_loses_and_duplicates_nothing(spark: Any, tmp_path: Path) -> None:
-    checkpoint, output = str(tmp_path / "checkpoint"), str(tmp_path / "out")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    committed_at_kill = restart_job.kill_after_commits([checkpoint, output], Path(checkpoint), env)
-    assert 3 <= committed_at_kill < 16, "the kill should land while batches are still to come"
-
-    restart_job.run(spark, checkpoint, output)
-    reference = str(tmp_path / "reference")
-    restart_job.run(spark, str(tmp_path / "reference-checkpoint"), reference)
-
-    counts = read_rows(spark, f"{output}/counts")
-    assert counts and counts == read_rows(spark, f"{reference}/counts")
-    assert read_rows(spark, f"{output}/late") == read_rows(spark, f"{reference}/late")
-    assert read_rows(spark, f"{output}/late"), "the job has late events"
-    # every view is counted once or reported late once
-    total = sum(len(b) for b in restart_job.batches())
-    assert sum(views for _, _, views in counts) + len(read_rows(spark, f"{output}/late")) == total
 
 
 def test_bounded_and_streaming_runs_over_the_same_files_agree(spark: Any, tmp_path: Path) -> None:

@@ -4,7 +4,9 @@ Per shard it keeps the operator's state as a log in a ListState: a full snapshot
 each later call (``ShardHost.changes``), appended, so a micro-batch writes what it changed, not what the
 shard holds. When the changes logged since the snapshot outgrow twice the snapshot (plus
 :data:`COMPACT_SLACK`), the call writes a new snapshot in place of the log, so the stored bytes stay within
-three times the state and the write cost per call stays proportional to its work (amortised). A ValueState
+three times the state and the write cost per call stays proportional to its work (amortised); a shard left
+holding nothing (no state entries, no timers) writes its (tiny) snapshot in place of the log at once, so the
+stored bytes return to almost nothing when the final watermark has fired everything. A ValueState
 holds the shard's version and gauges, and one Spark timer is its wake-up:
 in event time at the operator's next event-time timer (shifted, see ``codec``); in a query without
 watermarks (processing time) at its next processing-time timer. On every call it advances the
@@ -110,7 +112,11 @@ class ShardProcessor(StatefulProcessor):
         out = host.run(batches, watermark, now)
         done = difference(host.counters.values(), counted)
         stored, snapshot = (0, 0) if meta is None else (meta[2], meta[3])
-        if meta is None or stored - snapshot > 2 * snapshot + COMPACT_SLACK:
+        if (
+            meta is None
+            or stored - snapshot > 2 * snapshot + COMPACT_SLACK
+            or (stored > snapshot and _holds_nothing(host))
+        ):
             entry = host.snapshot()
             self.log.put([(entry,)])
             stored = snapshot = len(entry)
@@ -171,3 +177,8 @@ def _without_clock(batches: list[pa.RecordBatch]) -> tuple[list[pa.RecordBatch],
         if rest.num_rows:
             kept.append(rest)
     return kept, latest
+
+
+def _holds_nothing(host: ShardHost) -> bool:
+    """Whether ``host`` keeps no state entry and no timer (its snapshot is as small as it gets)."""
+    return host.open_panes() == 0 and host.next_event_time_timer() is None and host.next_processing_time_timer() is None

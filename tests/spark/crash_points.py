@@ -1,0 +1,167 @@
+"""Kill a Spark streaming job at a named point of its micro-batch protocol, and say where the kill landed.
+
+Spark's checkpoint records a micro-batch ``N`` in this order (``MicroBatchExecution``): ``offsets/N`` (what the
+batch reads) is written before the batch runs; while it runs, each stateful task commits its state store, which
+writes the store's files of version ``N + 1`` under ``state/<operator>/<partition>/`` (RocksDB without changelog
+checkpointing, as panes runs it: the new SST files under ``SSTs/``, then ``N+1.zip``, each first as a hidden
+``.tmp`` file renamed in place); the sinks write; then ``commits/N`` marks the batch done, and only then is
+``offsets/N+1`` written. The three crash points are:
+
+- ``batch``: ``offsets/N`` written, no state file of batch ``N`` yet, ``commits/N`` not written;
+- ``state``: state files of batch ``N`` written (some or all partitions), ``commits/N`` not written;
+- ``between``: ``commits/N`` written, ``offsets/N+1`` not yet.
+
+:func:`kill_at` starts ``python -m tests.spark.fault_jobs ...`` in its own process group, polls the checkpoint
+folder every :data:`POLL_S` seconds until the point is reached, kills the whole group (driver JVM, Python
+workers) with SIGKILL, and reads the checkpoint to report where the kill actually landed (:class:`Landing`):
+the job may have moved on between the last poll and the kill.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+POINTS = ("batch", "state", "between")
+POLL_S = 0.001
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _last(folder: Path) -> int:
+    """The largest numbered file of ``folder`` (``offsets``/``commits``), -1 when none."""
+    if not folder.is_dir():
+        return -1
+    ids = [int(name) for name in os.listdir(folder) if name.isdigit()]
+    return max(ids, default=-1)
+
+
+def _state_files_since(checkpoint: Path, since_ns: int) -> list[str]:
+    """Files under ``checkpoint/state`` modified at or after ``since_ns`` (relative paths)."""
+    found = []
+    for root, _dirs, files in os.walk(checkpoint / "state"):
+        for name in files:
+            path = os.path.join(root, name)
+            with contextlib.suppress(FileNotFoundError):  # a temporary file renamed meanwhile
+                if os.stat(path).st_mtime_ns >= since_ns:
+                    found.append(os.path.relpath(path, checkpoint))
+    return sorted(found)
+
+
+@dataclass(frozen=True)
+class Landing:
+    """Where a kill landed: the last ``offsets`` and ``commits`` entries, and the state files written since the
+    last ``offsets`` entry."""
+
+    wanted: str
+    wanted_batch: int
+    offsets: int
+    commits: int
+    state_files: tuple[str, ...]
+    seconds: float
+    """From the job's start to the kill."""
+    finished: bool = False
+    """The job ended by itself before the point was reached (nothing was killed)."""
+
+    @property
+    def point(self) -> str:
+        if self.commits >= self.offsets:
+            return "between"
+        return "state" if self.state_files else "batch"
+
+    @property
+    def batch(self) -> int:
+        """The batch of the point: the one in flight (``batch``, ``state``) or the last committed (``between``)."""
+        return self.offsets if self.point != "between" else self.commits
+
+    def describe(self) -> str:
+        if self.finished:
+            return f"{self.wanted}@{self.wanted_batch}: the job finished first (offsets {self.offsets})"
+        where = {
+            "batch": f"offsets/{self.offsets} written, no state file of it, commits/{self.offsets} not",
+            "state": f"offsets/{self.offsets} and {len(self.state_files)} state file(s) of it written "
+            f"({', '.join(self._short_state())}), commits/{self.offsets} not",
+            "between": f"commits/{self.commits} written, offsets/{self.commits + 1} not",
+        }[self.point]
+        wanted = f"wanted {self.wanted}@{self.wanted_batch}"
+        return f"{wanted}, landed {self.point}@{self.batch}: {where} (killed after {self.seconds:.1f} s)"
+
+    def _short_state(self) -> list[str]:
+        names = [f for f in self.state_files if not os.path.basename(f).startswith(".")]
+        zips = [f for f in names if f.endswith((".zip", ".changelog"))]
+        return zips or names[:2] or list(self.state_files[:2])
+
+
+def reached(checkpoint: Path, point: str, batch: int, offsets_ns: int | None) -> bool:
+    """Whether ``checkpoint`` is at ``point`` of ``batch`` (``offsets_ns``: when ``offsets/batch`` appeared)."""
+    commits = (checkpoint / "commits" / str(batch)).exists()
+    if point == "between":
+        return commits and not (checkpoint / "offsets" / str(batch + 1)).exists()
+    if offsets_ns is None or commits:
+        return False
+    if point == "batch":
+        return True
+    return bool(_state_files_since(checkpoint, offsets_ns))
+
+
+def kill_at(
+    job: str,
+    point: str,
+    batch: int,
+    checkpoint: Path,
+    output: Path,
+    env: dict[str, str],
+    master: str | None = None,
+    log: Path | None = None,
+    timeout: float = 600.0,
+) -> Landing:
+    """Run fault job ``job`` in a subprocess and SIGKILL its process group at ``point`` of micro-batch ``batch``
+    (:data:`POINTS`); returns where the kill landed. ``ValueError`` for an unknown point; ``TimeoutError`` when the
+    point is not reached within ``timeout`` seconds while the job runs."""
+    if point not in POINTS:
+        raise ValueError(f"point must be one of {POINTS} (got {point!r})")
+    arguments = [sys.executable, "-m", "tests.spark.fault_jobs", job, str(checkpoint), str(output)]
+    if master:
+        arguments.append(master)
+    started = time.monotonic()
+    with contextlib.ExitStack() as stack:
+        stream = stack.enter_context(open(log, "w")) if log else subprocess.DEVNULL
+        process = subprocess.Popen(
+            arguments, cwd=ROOT, env=env, start_new_session=True, stdout=stream, stderr=subprocess.STDOUT
+        )
+        offsets_file = checkpoint / "offsets" / str(batch)
+        offsets_ns: int | None = None
+        try:
+            while process.poll() is None:
+                if offsets_ns is None and point != "between":
+                    with contextlib.suppress(FileNotFoundError):
+                        offsets_ns = os.stat(offsets_file).st_mtime_ns
+                if reached(checkpoint, point, batch, offsets_ns):
+                    break
+                if time.monotonic() - started > timeout:
+                    raise TimeoutError(f"{job}: {point}@{batch} not reached in {timeout:.0f} s")
+                time.sleep(POLL_S)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                finished = False
+            else:
+                finished = True
+            process.wait()
+    seconds = time.monotonic() - started
+    offsets = _last(checkpoint / "offsets")
+    since = os.stat(checkpoint / "offsets" / str(offsets)).st_mtime_ns if offsets >= 0 else 0
+    return Landing(
+        wanted=point,
+        wanted_batch=batch,
+        offsets=offsets,
+        commits=_last(checkpoint / "commits"),
+        state_files=tuple(_state_files_since(checkpoint, since)) if offsets >= 0 else (),
+        seconds=seconds,
+        finished=finished,
+    )

@@ -1,0 +1,128 @@
+"""A streaming job killed (SIGKILL of the driver's whole process group) at a crash point of its micro-batch
+protocol and restarted from its checkpoint writes exactly the output of an uninterrupted run.
+
+The crash points (``tests.spark.crash_points``): during a micro-batch (``offsets/N`` written, nothing else),
+during the state commit (the state store's files of batch ``N`` written, ``commits/N`` not), and between
+batches (``commits/N`` written, ``offsets/N+1`` not); the jobs (``tests.spark.fault_jobs``): tumbling, session
+and count windows with allowed lateness and a late side output, a keyed process function with event-time and
+processing-time timers, and a plan that branches into two keyed steps and five sinks. Every restarted run's
+outputs are compared exactly with an uninterrupted run's (rows and the micro-batch that wrote them) and meet
+the job's accounting identity; the driver-side sink of ``branching`` receives every value at least once.
+
+The default run kills at three points (one of each kind, on two jobs); ``-m faults`` runs the full set
+(:data:`FULL`, 21 points)::
+
+    PYTHONPATH=$PWD/src:$PWD python -m pytest -m faults tests/spark/test_crash_points.py -s
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.spark import fault_jobs
+from tests.spark.crash_points import Landing, kill_at
+
+pytestmark = pytest.mark.spark
+
+ROOT = Path(__file__).resolve().parents[2]
+
+DEFAULT = [("tumbling", "batch", 3), ("branching", "state", 4), ("branching", "between", 2)]
+"""One crash point of each kind, run by default: on the job whose files the query's tasks write directly and on
+the one written through ``foreachBatch`` (two uninterrupted runs to compare with)."""
+
+FULL = [
+    ("tumbling", "batch", 2),
+    ("tumbling", "state", 5),
+    ("tumbling", "between", 8),
+    ("tumbling", "state", 10),
+    ("sessions", "batch", 3),
+    ("sessions", "state", 6),
+    ("sessions", "between", 9),
+    ("sessions", "batch", 10),
+    ("count", "between", 2),
+    ("count", "batch", 4),
+    ("count", "state", 7),
+    ("count", "between", 10),
+    ("timers", "batch", 2),
+    ("timers", "state", 4),
+    ("timers", "between", 6),
+    ("timers", "state", 9),
+    ("branching", "batch", 3),
+    ("branching", "state", 5),
+    ("branching", "between", 7),
+    ("branching", "batch", 9),
+    ("branching", "between", 10),
+]
+"""21 crash points: every kind on every job, at early, middle and late micro-batches."""
+
+
+@dataclass(frozen=True)
+class Reference:
+    outputs: fault_jobs.Rows
+    driver_lines: list[tuple[Any, ...]]
+    last_batch: int
+
+
+_references: dict[str, Reference] = {}
+
+
+def reference(spark: Any, job: str, folder: Path) -> Reference:
+    """The uninterrupted run of ``job`` (once per test session)."""
+    if job not in _references:
+        checkpoint, output = folder / f"reference-{job}-checkpoint", folder / f"reference-{job}"
+        fault_jobs.run(spark, job, str(checkpoint), str(output))
+        commits = [int(n) for n in os.listdir(checkpoint / "commits") if n.isdigit()]
+        _references[job] = Reference(
+            fault_jobs.read_outputs(job, str(output)), fault_jobs.read_driver_lines(str(output)), max(commits)
+        )
+    return _references[job]
+
+
+def kill_and_restart(spark: Any, folder: Path, job: str, point: str, batch: int) -> Landing:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    checkpoint, output = folder / "checkpoint", folder / "out"
+    landing = kill_at(job, point, batch, checkpoint, output, env, log=folder / "killed.log")
+    started = time.monotonic()
+    fault_jobs.run(spark, job, str(checkpoint), str(output))
+    restart_s = time.monotonic() - started
+    print(f"\n[crash point] {job}: {landing.describe()}; restart {restart_s:.1f} s")
+    assert not landing.finished, landing.describe()
+
+    expected = reference(spark, job, folder.parent)
+    assert landing.batch < expected.last_batch, "the kill should land before the last batch (work left to redo)"
+    outputs = fault_jobs.read_outputs(job, str(output))
+    assert outputs == expected.outputs
+    assert any(outputs.values()), "the job wrote something"
+    fault_jobs.JOBS[job].accounting(outputs)
+    if fault_jobs.JOBS[job].driver_lines:
+        # a driver sink gets each value at least once: the killed process's and the restarted one's together
+        lines = fault_jobs.read_driver_lines(str(output))
+        assert set(lines) == set(expected.driver_lines)
+        assert not Counter(expected.driver_lines) - Counter(lines)
+    return landing
+
+
+@pytest.mark.parametrize(("job", "point", "batch"), DEFAULT, ids=[f"{j}-{p}@{b}" for j, p, b in DEFAULT])
+def test_a_job_killed_at_a_crash_point_restarts_to_the_uninterrupted_output(
+    spark: Any, tmp_path_factory: pytest.TempPathFactory, job: str, point: str, batch: int
+) -> None:
+    folder = tmp_path_factory.mktemp(f"{job}-{point}-{batch}")
+    landing = kill_and_restart(spark, folder, job, point, batch)
+    assert landing.point == point, landing.describe()
+
+
+@pytest.mark.faults
+@pytest.mark.parametrize(("job", "point", "batch"), FULL, ids=[f"{j}-{p}@{b}" for j, p, b in FULL])
+def test_every_crash_point_of_every_job_restarts_to_the_uninterrupted_output(
+    spark: Any, tmp_path_factory: pytest.TempPathFactory, job: str, point: str, batch: int
+) -> None:
+    folder = tmp_path_factory.mktemp(f"{job}-{point}-{batch}")
+    landing = kill_and_restart(spark, folder, job, point, batch)
+    assert landing.point == point, landing.describe()
