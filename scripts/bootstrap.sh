@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create (or reuse) the project's virtual environment in .venv and install panes with everything it needs:
-# pyspark 4.3 from PyPI (runs on the machine's Java 17), numpy/pyarrow/pandas, and the test tools.
+# pyspark 4.3 from PyPI (runs on the machine's Java 17), numpy/pyarrow/pandas, matplotlib (panes timeline) and the
+# test tools.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -10,6 +11,6 @@ fi
 stamp=.venv/.panes-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet -e ".[spark,dev]"
+    .venv/bin/python -m pip install --quiet -e ".[spark,dev,timeline]"
     touch "$stamp"
 fi

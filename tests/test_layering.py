@@ -49,7 +49,7 @@ def test_only_the_spark_package_imports_pyspark() -> None:
 
 
 def test_the_core_imports_neither_the_api_nor_the_runners() -> None:
-    forbidden = ("panes.datastream", "panes.local", "panes.spark", "panes.cli")
+    forbidden = ("panes.datastream", "panes.local", "panes.spark", "panes.cli", "panes.timeline")
     offenders = {
         str(path.relative_to(PACKAGE)): sorted(n for n in imported_modules(path) if n.startswith(forbidden))
         for entry in CORE
@@ -79,6 +79,27 @@ def test_the_api_does_not_import_the_runners() -> None:
         for path in python_files("datastream")
     }
     assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def test_only_the_timeline_package_imports_matplotlib() -> None:
+    """Plotting is an optional extra (``panes[timeline]``): nothing else may need it."""
+    offenders = [
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if path.relative_to(PACKAGE).parts[0] != "timeline"
+        and any(name.split(".")[0] == "matplotlib" for name in imported_modules(path))
+    ]
+    assert offenders == []
+
+
+def test_the_api_and_the_runners_do_not_import_the_timeline() -> None:
+    offenders = [
+        str(path.relative_to(PACKAGE))
+        for entry in ("datastream", "local", "spark")
+        for path in python_files(entry)
+        if any(name.startswith("panes.timeline") for name in imported_modules(path))
+    ]
+    assert offenders == []
 
 
 def test_the_runners_do_not_import_the_environment() -> None:

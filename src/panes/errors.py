@@ -20,6 +20,10 @@ its pane). An exception leaving a step is *located* (its ``operator`` is set); e
 its way out (the local runner pushes each element through the whole graph) lets it through unchanged, so a
 failure is reported once, by the step where it happened. ``UnsupportedOperationError`` (what Flink refuses at
 runtime, such as timers on a non-keyed stream) always fails the job.
+
+An :class:`IncompatibleCheckpointError` refuses a restart: the job was changed in a way the state kept in its
+checkpoint (or local snapshot) does not fit, or the checkpoint was written by a panes whose state format
+differs (see ``panes.datastream.fingerprint``).
 """
 
 from __future__ import annotations
@@ -30,6 +34,29 @@ from typing import Any
 
 class UnsupportedOperationError(RuntimeError):
     """An operation Flink refuses at runtime (Flink's ``UnsupportedOperationException``)."""
+
+
+RESTART_ADVICE = (
+    "To run the changed job, start it from a new checkpoint directory (its state starts empty); to continue "
+    "from this checkpoint, restore the previous version of the job (and of panes)."
+)
+"""What an :class:`IncompatibleCheckpointError` tells the user to do."""
+
+
+class IncompatibleCheckpointError(UnsupportedOperationError):
+    """A restart refused because the checkpoint's state does not fit the job (Flink refuses such a restore).
+
+    ``operator`` is the uid of the first operator that changed (``None`` when the whole checkpoint is
+    refused, e.g. another state format); ``changes`` lists ``(operator uid or None, what, old, new)``. The
+    message names each operator, what changed (old and new) and what to do.
+    """
+
+    def __init__(
+        self, message: str, operator: str | None = None, changes: tuple[tuple[str | None, str, str, str], ...] = ()
+    ) -> None:
+        super().__init__(message)
+        self.operator = operator
+        self.changes = changes
 
 
 class BadRecordError(ValueError):

@@ -173,3 +173,21 @@ def java_rem(a: int, b: int) -> int:
     """Java's ``a % b`` for longs: the remainder takes the sign of the dividend (Python's takes the divisor's)."""
     r = abs(a) % abs(b)
     return -r if a < 0 else r
+
+
+def format_instant(ms: int) -> str:
+    """An epoch-millisecond instant as ISO-8601 UTC text for people (``2026-01-01T00:01:00Z``, with ``.mmm``
+    when the milliseconds are not zero). Flink's markers read as words: ``LONG_MIN`` (no watermark or timestamp
+    yet) is ``"-inf"``, ``LONG_MAX`` (the end of input) is ``"+inf"``; an instant outside the years 1..9999 is
+    shown as its epoch milliseconds."""
+    if ms == LONG_MIN:
+        return "-inf"
+    if ms == LONG_MAX:
+        return "+inf"
+    try:
+        moment = _EPOCH + timedelta(milliseconds=ms)
+    except OverflowError:
+        return f"{ms} ms since 1970-01-01T00:00:00Z"
+    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    millis = ms % 1000
+    return f"{text}.{millis:03d}Z" if millis else f"{text}Z"

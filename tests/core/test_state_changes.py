@@ -189,9 +189,7 @@ streams = st.lists(st.lists(elements, max_size=6), min_size=1, max_size=8)
 
 def window_spec(assigner: str, function: str, lateness: int) -> WindowSpec:
     spec = process_spec(Contents()) if function == "process" else aggregate_spec(Total())
-    return WindowSpec(
-        ASSIGNERS[assigner](), EventTimeTrigger(), None, lateness, LATE, spec, FieldKey("key"), True
-    )
+    return WindowSpec(ASSIGNERS[assigner](), EventTimeTrigger(), None, lateness, LATE, spec, FieldKey("key"), True)
 
 
 def run(spec: WindowSpec, aligned: bool, data: list[list[Any]], compact: list[bool] | None) -> list[Counter[str]]:

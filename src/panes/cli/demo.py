@@ -1,21 +1,27 @@
-"""The demonstration job, on local Spark streaming.
+"""The demonstration job, on local Spark streaming: what panes adds to Spark's own windows.
 
-A generated click stream (users browsing pages, events out of order by up to a few seconds, a few
-stragglers minutes late) arrives as micro-batches. Two windowed results come out of one query:
+A generated click stream arrives in micro-batches, each holding about 10 s of event time: users' visits
+(a few clicks seconds apart), slightly out of order, with some stragglers (a phone that was offline) and a
+few clicks far too late. One query computes:
 
-- sessions per user (event-time session windows, 30 s gap): clicks, pages and duration of each visit;
-- clicks per page per minute (tumbling event-time windows, 10 s allowed lateness): late events inside the
-  lateness re-fire their window, later ones go to a late-data side output instead of being dropped.
+- clicks per page and minute (tumbling event-time windows) with an early-firing trigger
+  (``ContinuousEventTimeTrigger``, every 20 s of event time) and 30 s of allowed lateness: each window gives
+  *early* results (counts so far), an *on-time* result when the watermark passes its end, and *late updates*
+  when stragglers within the lateness arrive; clicks beyond the lateness go to their own output (a late-data
+  side output) instead of being dropped;
+- sessions per user (event-time session windows, 30 s gap): clicks, pages and duration of each visit.
 
-Watermarks are Flink's bounded out-of-orderness (5 s). Results are written as Parquet (one directory per
-micro-batch, exactly-once) and summarised on the terminal.
+Watermarks are Flink's bounded out-of-orderness (5 s). Results are Parquet files (one folder per micro-batch,
+exactly-once), summarised on the terminal with real (ISO-8601 UTC) times.
 """
 
 from __future__ import annotations
 
 import random
 import shutil
+import sys
 import time
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -23,26 +29,56 @@ from typing import Any
 from panes.datastream import OutputTag, StreamEnvironment
 from panes.functions import AggregateFunction
 from panes.state import ValueStateDescriptor
+from panes.time import format_instant
 from panes.watermarks import WatermarkStrategy
-from panes.windowing import EventTimeSessionWindows, TumblingEventTimeWindows
+from panes.windowing import ContinuousEventTimeTrigger, EventTimeSessionWindows, TumblingEventTimeWindows
 from panes.windowing.functions import ProcessWindowFunction, WindowContext
 
 PAGES = ["/home", "/search", "/product", "/cart", "/checkout", "/help"]
-LATE: OutputTag[Any] = OutputTag("late-clicks")
+LATE: OutputTag[Any] = OutputTag("too-late-clicks")
 START = 1_767_225_600_000  # 2026-01-01T00:00:00Z
+BATCH_SPAN_MS = 10_000
+"""Event time each micro-batch covers."""
+OUT_OF_ORDERNESS_MS = 5_000
+WINDOW_MS = 60_000
+EARLY_EVERY_MS = 20_000
+LATENESS_MS = 30_000
+SESSION_GAP_MS = 30_000
+DEFAULT_EVENTS = 9_000
+DEFAULT_BATCHES = 12
 
 
 def click_batches(events: int, batches: int, seed: int = 7) -> list[list[dict[str, Any]]]:
-    """``events`` clicks over ``batches`` micro-batches, 100 ms apart in event time on average."""
+    """``events`` clicks arriving in ``batches`` micro-batches of :data:`BATCH_SPAN_MS` each.
+
+    Clicks come in visits (3 to 10 clicks, 1 to 8 s apart) of users picked among ``events // 8``. A click
+    arrives 0 to 3 s after it happened; 3 % arrive 12 to 35 s late (stragglers, mostly within the allowed
+    lateness) and 1 % 70 to 150 s late (too late). A click arrives in the micro-batch of its arrival time (the
+    last one for those arriving after the end)."""
     rng = random.Random(seed)
-    clicks = []
-    for i in range(events):
-        ts = START + i * 100 + rng.randint(-3_000, 500)
-        if rng.random() < 0.01:
-            ts -= rng.randint(20_000, 120_000)  # a straggler from a phone that was offline
-        clicks.append({"user": f"user-{rng.randint(1, 150):03d}", "page": rng.choice(PAGES), "ts": ts})
-    size = -(-events // batches)
-    return [clicks[i : i + size] for i in range(0, events, size)]
+    span = batches * BATCH_SPAN_MS
+    users = max(1, events // 8)
+    arrivals: list[tuple[int, dict[str, Any]]] = []
+    while len(arrivals) < events:
+        user = f"user-{rng.randint(1, users):04d}"
+        ts = START + rng.randrange(span)
+        for _ in range(rng.randint(3, 10)):
+            if len(arrivals) == events or ts >= START + span:
+                break
+            draw = rng.random()
+            if draw < 0.01:
+                delay = rng.randint(70_000, 150_000)
+            elif draw < 0.04:
+                delay = rng.randint(12_000, 35_000)
+            else:
+                delay = rng.randint(0, 3_000)
+            arrivals.append((ts + delay, {"user": user, "page": rng.choice(PAGES), "ts": ts}))
+            ts += rng.randint(1_000, 8_000)
+    arrivals.sort(key=lambda pair: pair[0])
+    out: list[list[dict[str, Any]]] = [[] for _ in range(batches)]
+    for arrival, click in arrivals:
+        out[min((arrival - START) // BATCH_SPAN_MS, batches - 1)].append(click)
+    return out
 
 
 class CountClicks(AggregateFunction[dict[str, Any], int, int]):
@@ -60,19 +96,30 @@ class CountClicks(AggregateFunction[dict[str, Any], int, int]):
 
 
 class PageMinute(ProcessWindowFunction[int, dict[str, Any], str, Any]):
-    """Emits a window's count; firings after the first are late updates (counted in per-window state)."""
+    """A window's count, labelled by when it fired: ``early`` (the watermark has not reached the window's end),
+    ``on-time`` (the first firing once it has), ``late`` (later firings: stragglers within the lateness).
+    ``firing`` numbers the window's results; both are kept in per-window state, cleared with the window."""
 
+    ON_TIME = ValueStateDescriptor("on-time-fired")
     FIRINGS = ValueStateDescriptor("firings")
 
     def process(self, key: str, context: WindowContext[Any], elements: Iterable[int]) -> Iterable[dict[str, Any]]:
+        window = context.window()
         firings = context.window_state().get_state(self.FIRINGS)
-        count = firings.value() or 0
-        firings.update(count + 1)
+        firing = (firings.value() or 0) + 1
+        firings.update(firing)
+        if context.current_watermark() < window.max_timestamp():
+            kind = "early"
+        else:
+            on_time = context.window_state().get_state(self.ON_TIME)
+            kind = "late" if on_time.value() else "on-time"
+            on_time.update(True)
         for clicks in elements:
-            yield {"page": key, "minute": context.window().start, "clicks": clicks, "update": count > 0}
+            yield {"page": key, "minute": window.start, "clicks": clicks, "kind": kind, "firing": firing}
 
     def clear(self, context: WindowContext[Any]) -> None:
         context.window_state().get_state(self.FIRINGS).clear()
+        context.window_state().get_state(self.ON_TIME).clear()
 
 
 class Visit(ProcessWindowFunction[dict[str, Any], dict[str, Any], str, Any]):
@@ -84,7 +131,7 @@ class Visit(ProcessWindowFunction[dict[str, Any], dict[str, Any], str, Any]):
         yield {
             "user": key,
             "start": window.start,
-            "seconds": (window.end - window.start) / 1000,
+            "seconds": (window.end - window.start - SESSION_GAP_MS) / 1000,
             "clicks": len(clicks),
             "pages": len({c["page"] for c in clicks}),
         }
@@ -92,13 +139,14 @@ class Visit(ProcessWindowFunction[dict[str, Any], dict[str, Any], str, Any]):
 
 def build(env: StreamEnvironment, batches: list[list[dict[str, Any]]], output: Path) -> None:
     clicks = env.from_micro_batches(batches).assign_timestamps_and_watermarks(
-        WatermarkStrategy.for_bounded_out_of_orderness(5_000).with_timestamp_assigner("ts")
+        WatermarkStrategy.for_bounded_out_of_orderness(OUT_OF_ORDERNESS_MS).with_timestamp_assigner("ts")
     )
-    visits = clicks.key_by("user").window(EventTimeSessionWindows.with_gap(30_000)).process(Visit())
+    visits = clicks.key_by("user").window(EventTimeSessionWindows.with_gap(SESSION_GAP_MS)).process(Visit())
     per_page = (
         clicks.key_by("page")
-        .window(TumblingEventTimeWindows.of(60_000))
-        .allowed_lateness(10_000)
+        .window(TumblingEventTimeWindows.of(WINDOW_MS))
+        .trigger(ContinuousEventTimeTrigger.of(EARLY_EVERY_MS))
+        .allowed_lateness(LATENESS_MS)
         .side_output_late_data(LATE)
         .aggregate(CountClicks(), PageMinute())
     )
@@ -106,14 +154,75 @@ def build(env: StreamEnvironment, batches: list[list[dict[str, Any]]], output: P
         str(output / "sessions"), schema="user STRING, start BIGINT, seconds DOUBLE, clicks BIGINT, pages BIGINT"
     )
     per_page.sink_to_files(
-        str(output / "page_counts"), schema="page STRING, minute BIGINT, clicks BIGINT, `update` BOOLEAN"
+        str(output / "page_counts"),
+        schema="page STRING, minute BIGINT, clicks BIGINT, kind STRING, firing BIGINT",
     )
     per_page.get_side_output(LATE).sink_to_files(str(output / "late"), schema="user STRING, page STRING, ts BIGINT")
 
 
+def read_rows(folder: Path) -> list[dict[str, Any]]:
+    """The rows of a Parquet output folder (one sub-folder per micro-batch, ``batch`` added), [] when absent."""
+    if not folder.exists():
+        return []
+    import pyarrow.dataset as ds
+
+    rows: list[dict[str, Any]] = ds.dataset(str(folder), format="parquet", partitioning="hive").to_table().to_pylist()
+    return rows
+
+
+def window_story(results: list[dict[str, Any]]) -> str:
+    """The results of the window with the most late updates, in firing order, as one line."""
+    late = Counter((r["page"], r["minute"]) for r in results if r["kind"] == "late")
+    if not late:
+        return ""
+    page, minute = late.most_common(1)[0][0]
+    mine = sorted((r for r in results if (r["page"], r["minute"]) == (page, minute)), key=lambda r: r["firing"])
+    parts: list[str] = []
+    for kind in ("early", "on-time", "late"):
+        counts = [str(r["clicks"]) for r in mine if r["kind"] == kind]
+        if len(counts) > 5:
+            counts = [*counts[:3], "...", f"{counts[-1]} ({len(counts)} updates)"]
+        if counts:
+            parts.append(f"{kind} {', '.join(counts)}")
+    return f"  e.g. {page} in the minute from {format_instant(minute)}: " + "; ".join(parts)
+
+
+def summarise(target: Path) -> list[str]:
+    """The demo's summary lines, read from its Parquet output."""
+    results = read_rows(target / "page_counts")
+    kinds = Counter(r["kind"] for r in results)
+    late = read_rows(target / "late")
+    sessions = read_rows(target / "sessions")
+    users = len({s["user"] for s in sessions})
+    clicks = sum(s["clicks"] for s in sessions)
+    seconds = sum(s["seconds"] for s in sessions)
+    windows = len({(r["page"], r["minute"]) for r in results})
+    lines = [
+        f"clicks per page and minute: {windows} windows, early results every {EARLY_EVERY_MS // 1000} s, "
+        f"{LATENESS_MS // 1000} s allowed lateness",
+        f"  early results   {kinds['early']:6d}  counts so far, before the watermark reached the window's end",
+        f"  on-time results {kinds['on-time']:6d}  when the watermark passed the window's end",
+        f"  late updates    {kinds['late']:6d}  stragglers within the lateness: the window fired again, corrected",
+        f"  too-late clicks {len(late):6d}  beyond the lateness: kept in their own output, not dropped",
+    ]
+    story = window_story(results)
+    if story:
+        lines.append(story)
+    if sessions:
+        lines.append(
+            f"sessions ({SESSION_GAP_MS // 1000} s gap): {len(sessions)} visits by {users} users, "
+            f"{clicks / len(sessions):.1f} clicks and {seconds / len(sessions):.0f} s per visit"
+        )
+    lines.append(
+        f"Parquet: {target / 'page_counts'}/ (page, minute, clicks, kind), {target / 'late'}/, "
+        f"{target / 'sessions'}/"
+    )
+    return lines
+
+
 def run_demo(
-    events: int = 20_000,
-    batches: int = 10,
+    events: int | None = None,
+    batches: int | None = None,
     output: str = "out/demo",
     shards: int = 4,
     master: str = "local[2]",
@@ -122,31 +231,28 @@ def run_demo(
 ) -> int:
     """Run the demo on ``master`` (or the Spark Connect server ``remote``), keeping its state in
     ``checkpoint`` when given (a rerun then continues where a killed run stopped)."""
+    from panes.cli.run import progress_line
     from panes.spark import SparkRunner, create_session
 
+    events = DEFAULT_EVENTS if events is None else events
+    batches = DEFAULT_BATCHES if batches is None else batches
     target = Path(output)
     if checkpoint is None:
         shutil.rmtree(target, ignore_errors=True)
     where = f"Spark Connect at {remote}" if remote else ("local Spark" if master.startswith("local") else master)
-    print(f"panes demo: {events} clicks in {batches} micro-batches on {where} -> {target}/")
+    print(f"panes demo: {events} clicks in {batches} micro-batches on {where} -> {target}/", flush=True)
     spark = create_session(master, app_name="panes-demo", remote=remote)
-    env = StreamEnvironment(SparkRunner(spark, num_shards=shards, checkpoint_location=checkpoint))
+
+    def show(batch: Any) -> None:
+        print("  " + progress_line(batch), flush=True)
+
+    env = StreamEnvironment(SparkRunner(spark, num_shards=shards, checkpoint_location=checkpoint, on_progress=show))
     build(env, click_batches(events, batches), target)
     started = time.monotonic()
     result = env.execute("panes demo")
-    elapsed = time.monotonic() - started
-    sessions = spark.read.parquet(str(target / "sessions"))
-    pages = spark.read.parquet(str(target / "page_counts"))
-    late = spark.read.parquet(str(target / "late")) if (target / "late").exists() else None
-    print(f"done in {elapsed:.1f} s over {result.details.get('batches', '?')} micro-batches")
-    print(f"sessions: {sessions.count()}  (avg {sessions.agg({'clicks': 'avg'}).first()[0]:.1f} clicks per visit)")
-    print(
-        f"page-minute results: {pages.filter('NOT `update`').count()} on time, "
-        f"{pages.filter('`update`').count()} late updates"
-    )
-    latest = pages.groupBy("page", "minute").max("clicks").withColumnRenamed("max(clicks)", "clicks")
-    for row in latest.groupBy("page").sum("clicks").orderBy("page").collect():
-        print(f"  {row['page']:10s} {row['sum(clicks)']:6d} clicks")
-    print(f"late clicks kept aside (beyond 10 s of allowed lateness): {0 if late is None else late.count()}")
+    print(f"done in {time.monotonic() - started:.1f} s over {result.details.get('batches', '?')} micro-batches")
     spark.stop()
+    for line in summarise(target):
+        print(line)
+    sys.stdout.flush()
     return 0

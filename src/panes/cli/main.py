@@ -1,35 +1,110 @@
-"""The ``panes`` command."""
+"""The ``panes`` command: ``run`` a job file, ``explain`` its plan, or run the ``demo``.
+
+Exit codes, for scripts: 0 done, 1 the job failed (its exception in full on standard error), 2 usage (bad
+options, a missing job file, a file without ``build(env)``). ``panes COMMAND --help`` describes each command.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+from panes.cli import run as run_command
+from panes.cli.timeline import add_timeline_command
+from panes.jobs import JobFileError, load_job
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="panes", description="Flink's DataStream windows on Spark.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    demo = commands.add_parser("demo", help="run the demonstration pipeline")
-    demo.add_argument("--events", type=int, default=20_000, help="generated clicks (default 20000)")
-    demo.add_argument("--batches", type=int, default=10, help="micro-batches they arrive in (default 10)")
+JOB_FILES = """\
+A job file is a Python module with a function build(env): it builds its pipelines (sources, steps,
+sinks) on the StreamEnvironment panes gives it and returns; panes then executes them. The same file runs on
+the local runner, local Spark or a cluster. Examples: examples/*.py.
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="panes",
+        description="Flink's DataStream windows on Spark. Exit codes: 0 done, 1 job failed, 2 usage.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser(
+        "run",
+        help="run a job file on the local runner, local Spark or a cluster",
+        description="Run a job file. " + JOB_FILES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run_command.add_arguments(run)
+
+    explain = commands.add_parser(
+        "explain",
+        help="show a job file's plan as a tree and how it runs on Spark",
+        description="Show a job's plan (sources, steps, keys, windows, triggers, evictors, lateness, watermarks, "
+        "side outputs, sinks) and the stages it runs as on Spark (fused steps, shuffles, keyed state steps), "
+        "without running it. " + JOB_FILES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    explain.add_argument("job", metavar="JOB.py", help="a Python file defining build(env)")
+
+    demo = commands.add_parser(
+        "demo",
+        help="run the demonstration job on Spark",
+        description="A generated click stream on local Spark: early, on-time and late results of the same "
+        "windows, too-late clicks kept aside, a session per user visit; Parquet results under --output.",
+    )
+    demo.add_argument("--events", type=int, default=None, help="generated clicks (default 9000)")
+    demo.add_argument("--batches", type=int, default=None, help="micro-batches they arrive in (default 12)")
     demo.add_argument("--output", default="out/demo", help="where the Parquet results go (default out/demo)")
     where = demo.add_mutually_exclusive_group()
     where.add_argument("--master", default="local[2]", help="Spark master URL (default local[2])")
     where.add_argument("--remote", default=None, help="Spark Connect URL (sc://host:port) instead of a master")
     demo.add_argument("--checkpoint", default=None, help="checkpoint folder (default: a temporary one)")
-    args = parser.parse_args(argv)
-    if args.command == "demo":
-        from panes.cli.demo import run_demo
+    add_timeline_command(commands)
+    return parser
 
-        return run_demo(
-            events=args.events,
-            batches=args.batches,
-            output=args.output,
-            master=args.master,
-            remote=args.remote,
-            checkpoint=args.checkpoint,
-        )
-    return 2
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        if getattr(args, "handler", None) is not None:
+            return int(args.handler(args))
+        if args.command == "run":
+            return run_command.run_job(run_command.options_from(args, parser))
+        if args.command == "explain":
+            return explain_job(args.job)
+        if args.command == "demo":
+            from panes.cli.demo import run_demo
+
+            return run_demo(
+                events=args.events,
+                batches=args.batches,
+                output=args.output,
+                master=args.master,
+                remote=args.remote,
+                checkpoint=args.checkpoint,
+            )
+    except JobFileError as error:
+        print(f"panes {args.command}: {error}", file=sys.stderr)
+        return run_command.USAGE
+    return run_command.USAGE
+
+
+def explain_job(path: str) -> int:
+    """Print the plan of the job file at ``path`` (see ``panes.cli.explain``)."""
+    from panes.cli.explain import explain
+    from panes.datastream import StreamEnvironment
+
+    try:
+        job = load_job(path)
+        env = StreamEnvironment("local")
+        job.build(env)
+    except JobFileError:
+        raise
+    except Exception as error:
+        run_command.report_failure(error, sys.stderr)
+        return run_command.FAILED
+    print(explain(env.plan(), job.name, env.config()))
+    return run_command.DONE
 
 
 if __name__ == "__main__":

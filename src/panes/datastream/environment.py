@@ -1,5 +1,5 @@
 """``StreamEnvironment``: where pipelines start (sources), what they run on (the runner) and how (parallelism,
-max parallelism = number of key groups, watermark interval).
+max parallelism = number of key groups, watermark interval, runtime execution mode).
 
 ``runner`` is a name looked up among the installed runners (``"local"``, the in-process reference runner and
 the default; ``"spark"``, ``panes.spark``) or a runner object with ``execute(plan, config, job_name)`` (see
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult, Runner, lookup_runner
 from panes.datastream.plan import Plan, SinkTransformation, SourceTransformation
+from panes.datastream.runtime_mode import RuntimeExecutionMode
 from panes.datastream.sources import (
     CollectionSource,
     DataFrameSource,
@@ -36,27 +37,33 @@ DEFAULT_WATERMARK_INTERVAL_MS = 200
 class StreamEnvironment:
     """The execution environment (Flink's ``StreamExecutionEnvironment``).
 
-    ``parallelism`` (default 1) applies to transformations that do not set their own; ``max_parallelism``
-    (default 128) is the number of key groups; ``auto_watermark_interval`` (default 200 ms, 0 disables
-    periodic watermarks) is how often periodic watermark generators are asked for a watermark.
+    ``parallelism`` applies to transformations that do not set their own (default: the runner's, 1 on the local
+    runner, the number of shards on Spark); ``max_parallelism`` (default 128) is the number of key groups;
+    ``auto_watermark_interval`` (default 200 ms, 0 disables periodic watermarks) is how often periodic watermark
+    generators are asked for a watermark; ``runtime_mode`` (default ``STREAMING``) is how jobs run, see
+    :meth:`set_runtime_mode`.
     """
 
     def __init__(
         self,
         runner: str | Runner = "local",
         *,
-        parallelism: int = 1,
+        parallelism: int | None = None,
         max_parallelism: int = DEFAULT_MAX_PARALLELISM,
         auto_watermark_interval: Duration = DEFAULT_WATERMARK_INTERVAL_MS,
+        runtime_mode: RuntimeExecutionMode = RuntimeExecutionMode.STREAMING,
         **runner_options: Any,
     ) -> None:
         self._runner_spec = runner
         self._runner_options = runner_options
         self._runner: Runner | None = None
         self._sinks: list[SinkTransformation] = []
-        self.set_parallelism(parallelism)
+        self.parallelism: int | None = None
+        if parallelism is not None:
+            self.set_parallelism(parallelism)
         self.set_max_parallelism(max_parallelism)
         self.set_auto_watermark_interval(auto_watermark_interval)
+        self.set_runtime_mode(runtime_mode)
 
     @staticmethod
     def get_execution_environment(runner: str | Runner = "local", **options: Any) -> StreamEnvironment:
@@ -71,7 +78,26 @@ class StreamEnvironment:
         return self
 
     def get_parallelism(self) -> int:
-        return self.parallelism
+        """The parallelism set, else the runner's default (``default_parallelism()`` of the runner, or 1)."""
+        if self.parallelism is not None:
+            return self.parallelism
+        default = getattr(self.runner, "default_parallelism", None)
+        return int(default()) if default is not None else 1
+
+    def set_runtime_mode(self, mode: RuntimeExecutionMode) -> StreamEnvironment:
+        """How jobs run: ``RuntimeExecutionMode.STREAMING`` (the default), ``BATCH`` (bounded sources only: sorted
+        keyed inputs, one key at a time, only the final watermark, final results of keyed aggregations) or
+        ``AUTOMATIC`` (``BATCH`` when every source is bounded). See ``panes.datastream.runtime_mode``; a job in
+        ``BATCH`` mode with an unbounded source fails at ``execute`` with ``ValueError``."""
+        if not isinstance(mode, RuntimeExecutionMode):
+            raise TypeError(
+                f"runtime mode must be a RuntimeExecutionMode (STREAMING, BATCH or AUTOMATIC), got {mode!r}"
+            )
+        self.runtime_mode = mode
+        return self
+
+    def get_runtime_mode(self) -> RuntimeExecutionMode:
+        return self.runtime_mode
 
     def set_max_parallelism(self, max_parallelism: int) -> StreamEnvironment:
         if isinstance(max_parallelism, bool) or not isinstance(max_parallelism, int):
@@ -107,7 +133,7 @@ class StreamEnvironment:
 
     def config(self) -> ExecutionConfig:
         """The settings runners receive with the plan."""
-        return ExecutionConfig(self.parallelism, self.max_parallelism, self.auto_watermark_interval)
+        return ExecutionConfig(self.parallelism, self.max_parallelism, self.auto_watermark_interval, self.runtime_mode)
 
     # -- sources ------------------------------------------
 

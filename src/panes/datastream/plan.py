@@ -97,12 +97,22 @@ class SourceTransformation(Transformation):
 
 @dataclass(frozen=True, eq=False)
 class OneInputTransformation(Transformation):
-    """An operator with one input. ``key_selector`` is set when the input is keyed."""
+    """An operator with one input. ``key_selector`` is set when the input is keyed. ``batch_operator_factory``,
+    when set, builds the operator runners use in BATCH execution instead (a keyed reduce's final-result
+    operator)."""
 
     op_kind: str = "process"
     spec: Any = None
     operator_factory: Callable[[], Any] | None = None
     key_selector: Callable[[Any], Any] | None = None
+    batch_operator_factory: Callable[[], Any] | None = None
+
+    def factory_for(self, batch: bool) -> Callable[[], Any]:
+        """The operator factory of STREAMING (``batch`` false) or BATCH execution."""
+        factory = self.batch_operator_factory if batch and self.batch_operator_factory is not None else None
+        chosen = factory or self.operator_factory
+        assert chosen is not None
+        return chosen
 
     kind = "one_input"
 

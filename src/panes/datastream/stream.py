@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from panes.datastream.aggregations import FieldAggregations
 from panes.datastream.partitioning import (
@@ -43,16 +43,19 @@ from panes.functions.stream import (
     as_key_selector,
     as_map_function,
 )
-from panes.operators.keyed import KeyedProcessOperator, StreamGroupedReduceOperator
+from panes.operators.keyed import BatchGroupedReduceOperator, KeyedProcessOperator, StreamGroupedReduceOperator
 from panes.operators.stateless import ProcessOperator, StreamFilter, StreamFlatMap, StreamMap
 from panes.tags import OutputTag
 from panes.types import RecordType, Types
 from panes.types.typeinfo import TypeInformation
 
 if TYPE_CHECKING:
+    from panes.datastream.broadcast import BroadcastConnectedStream, BroadcastStream
     from panes.datastream.collect import CloseableIterator
     from panes.datastream.connected import ConnectedStreams
     from panes.datastream.environment import StreamEnvironment
+    from panes.datastream.interval_join import IntervalJoin
+    from panes.datastream.joins import CoGroupedStreams, JoinedStreams
     from panes.datastream.windowed import AllWindowedStream, WindowedStream
     from panes.windowing.assigners.base import WindowAssigner
 
@@ -103,12 +106,14 @@ class DataStream:
         return self._with(uid=uid)
 
     def set_parallelism(self, parallelism: int) -> DataStream:
+        """How many parallel instances this step has (``> 0``), each with its own copy of the user function;
+        on Spark a keyed step gets that many shards, one per Flink subtask (``docs/runtime-modes.md``)."""
         if isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism <= 0:
             raise ValueError(f"parallelism must be an int > 0 (got {parallelism!r})")
         return self._with(parallelism=parallelism)
 
     def get_parallelism(self) -> int:
-        return self.transformation.parallelism or self.env.parallelism
+        return self.transformation.parallelism or self.env.get_parallelism()
 
     # -- one-input transformations ------------------------------------------
 
@@ -221,11 +226,35 @@ class DataStream:
         inputs = (self.transformation, *(s.transformation for s in streams))
         return DataStream(self.env, UnionTransformation(name="Union", inputs=inputs))
 
-    def connect(self, other: DataStream) -> ConnectedStreams:
-        """Two streams processed together by a co-function (``map``, ``flat_map``, ``process``)."""
+    @overload
+    def connect(self, other: BroadcastStream) -> BroadcastConnectedStream: ...
+
+    @overload
+    def connect(self, other: DataStream) -> ConnectedStreams: ...
+
+    def connect(self, other: Any) -> Any:
+        """Two streams processed together by a co-function (``map``, ``flat_map``, ``process``): a
+        ``ConnectedStreams``, or a ``BroadcastConnectedStream`` when ``other`` is a ``BroadcastStream``."""
+        from panes.datastream.broadcast import BroadcastConnectedStream, BroadcastStream
         from panes.datastream.connected import ConnectedStreams
 
+        if isinstance(other, BroadcastStream):
+            return BroadcastConnectedStream(self, other)
         return ConnectedStreams(self, other)
+
+    def join(self, other_stream: DataStream) -> JoinedStreams:
+        """A window join with ``other_stream``: ``.where(key).equal_to(key).window(assigner).apply(function)``
+        (see ``panes.datastream.joins``)."""
+        from panes.datastream.joins import JoinedStreams
+
+        return JoinedStreams(self, other_stream)
+
+    def co_group(self, other_stream: DataStream) -> CoGroupedStreams:
+        """A window co-group with ``other_stream``: ``.where(key).equal_to(key).window(assigner).apply(function)``
+        (see ``panes.datastream.joins``)."""
+        from panes.datastream.joins import CoGroupedStreams
+
+        return CoGroupedStreams(self, other_stream)
 
     def window_all(self, window_assigner: WindowAssigner[Any, Any]) -> AllWindowedStream:
         """Windows over the whole (non-keyed) stream, evaluated with parallelism 1."""
@@ -275,7 +304,13 @@ class DataStream:
     def rescale(self) -> DataStream:
         return self._partition(RescalePartitioner())
 
-    def broadcast(self) -> DataStream:
+    def broadcast(self, *broadcast_state_descriptors: Any) -> Any:
+        """Every element to every downstream instance. With ``MapStateDescriptor``s, a ``BroadcastStream`` with
+        that broadcast state, to ``connect`` a stream with (see ``panes.datastream.broadcast``)."""
+        if broadcast_state_descriptors:
+            from panes.datastream.broadcast import BroadcastStream
+
+            return BroadcastStream(self, broadcast_state_descriptors)
         return self._partition(BroadcastPartitioner())
 
     def forward(self) -> DataStream:
@@ -489,11 +524,19 @@ class KeyedStream(FieldAggregations, DataStream):
             output_type=declared_type(output_type),
         )
 
+    def interval_join(self, other_stream: KeyedStream) -> IntervalJoin:
+        """Join with the keyed ``other_stream`` over a time interval: ``.between(lower, upper).process(function)``
+        (see ``panes.datastream.interval_join``)."""
+        from panes.datastream.interval_join import IntervalJoin
+
+        return IntervalJoin(self, other_stream)
+
     def reduce(self, func: ReduceFunction[Any] | Callable[[Any, Any], Any]) -> DataStream:
-        """A rolling reduce per key, emitting every intermediate result."""
+        """A rolling reduce per key, emitting every intermediate result (in BATCH execution only each key's final
+        result, with timestamp ``LONG_MAX``, as Flink does)."""
         function = as_reduce_function(func)
         key = self.key_selector
-        return self._one_input(
+        stream = self._one_input(
             "Keyed Reduce",
             "reduce",
             function,
@@ -501,6 +544,8 @@ class KeyedStream(FieldAggregations, DataStream):
             key,
             output_type=INHERIT,
         )
+        # BATCH execution emits only each key's final result (Flink's BatchGroupedReduceOperator)
+        return stream._with(batch_operator_factory=lambda: BatchGroupedReduceOperator(instance_copy(function), key))
 
     def window(self, window_assigner: WindowAssigner[Any, Any]) -> WindowedStream:
         """Windows per key, assigned by ``window_assigner``."""

@@ -13,6 +13,7 @@ import dataclasses
 from typing import Any
 
 from panes.functions.base import ReduceFunction
+from panes.types.row import Row, _make_row
 
 
 def get_field(value: Any, field: int | str) -> Any:
@@ -20,7 +21,7 @@ def get_field(value: Any, field: int | str) -> Any:
     if isinstance(field, bool):
         raise TypeError("a field is an int position or a str name, not a bool")
     if isinstance(field, int):
-        if isinstance(value, (tuple, list)):
+        if isinstance(value, (tuple, list, Row)):
             return value[field]
         if field == 0:
             return value
@@ -36,6 +37,11 @@ def set_field(value: Any, field: int | str, new: Any) -> Any:
     """A copy of ``value`` whose ``field`` is ``new`` (the element itself for position 0 of a plain value)."""
     if isinstance(field, bool):
         raise TypeError("a field is an int position or a str name, not a bool")
+    if isinstance(value, Row):
+        values = list(value._values)
+        index = field if isinstance(field, int) else _row_index(value, field)
+        values[index] = new
+        return _make_row(value._fields, tuple(values))
     if isinstance(field, int):
         if isinstance(value, list):
             copy = list(value)
@@ -67,6 +73,12 @@ def set_field(value: Any, field: int | str, new: Any) -> Any:
         setattr(clone, field, new)
         return clone
     raise KeyError(f"element {value!r} has no field {field!r}")
+
+
+def _row_index(row: Row, field: str) -> int:
+    if row._fields is None or field not in row._fields:
+        raise KeyError(f"element {row!r} has no field {field!r}")
+    return row._fields.index(field)
 
 
 class SumAggregator(ReduceFunction[Any]):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from panes.datastream.fingerprint import operator_uids
 from panes.datastream.partitioning import ForwardPartitioner, RebalancePartitioner, StreamPartitioner
 from panes.datastream.plan import (
     PartitionTransformation,
@@ -44,18 +45,19 @@ class Edge:
 
 @dataclass(eq=False)
 class Node:
-    """A physical transformation with its resolved parallelism and position in the plan."""
+    """A physical transformation with its resolved parallelism, position in the plan and uid (the key of its
+    state in snapshots: ``panes.datastream.fingerprint.operator_uids``)."""
 
     transformation: Transformation
     position: int
     parallelism: int
+    uid: str = ""
     inputs: list[list[Edge]] = field(default_factory=list)
     outputs: list[Edge] = field(default_factory=list)
 
     @property
     def key(self) -> str:
-        uid = self.transformation.uid
-        return uid if uid is not None else f"{self.position}:{self.transformation.kind}:{self.transformation.name}"
+        return self.uid
 
 
 def _parallelism(transformation: Transformation, default: int) -> int:
@@ -68,11 +70,14 @@ def _parallelism(transformation: Transformation, default: int) -> int:
 def build_graph(plan: Plan, default_parallelism: int) -> list[Node]:
     """The nodes of ``plan`` in topological order, connected by their edges."""
     ordered = plan.transformations()
+    uids = operator_uids(plan)
     nodes: dict[int, Node] = {}
     for position, transformation in enumerate(ordered):
         if transformation.is_virtual:
             continue
-        node = Node(transformation, position, _parallelism(transformation, default_parallelism))
+        node = Node(
+            transformation, position, _parallelism(transformation, default_parallelism), uids[transformation.id]
+        )
         node.inputs = [[] for _ in transformation.inputs]
         nodes[transformation.id] = node
 

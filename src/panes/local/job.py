@@ -7,21 +7,30 @@ Per input, each operator instance combines its input channels' watermarks and st
 the final ``LONG_MAX`` watermark when it ends; an operator finishes when all its input channels ended.
 After every source element the job's clock may move (a stepping clock does), and every operator instance
 is told the processing time, which fires its processing-time timers and periodic watermarks.
+
+In BATCH execution (``batch=True``, see ``panes.datastream.runtime_mode``) every keyed operator instance takes
+its input through a ``SortedKeyedInput``: it keeps the records, ignores watermarks, and when all its inputs
+ended processes them one key at a time (``panes.operators.sorted_input``), then forwards ``LONG_MAX``. Timestamp
+assigners emit no watermarks but that final one, keyed reduces use their batch operator, and processing
+time does not move.
 """
 
 from __future__ import annotations
 
 import pickle
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from panes.datastream.execution import metric_names
+from panes.datastream.fingerprint import STATE_FORMAT, JobFingerprint, check_restart, fingerprint
 from panes.datastream.partitioning import StreamPartitioner
 from panes.datastream.plan import (
     OneInputTransformation,
     Plan,
     SinkTransformation,
     SourceTransformation,
+    Transformation,
     checked_outputs,
     resolve_types,
     stream_channels,
@@ -29,15 +38,22 @@ from panes.datastream.plan import (
 from panes.datastream.sinks import FileSink, deliver, sink_name
 from panes.datastream.sources import ProcessingTimeAdvance, Source
 from panes.elements import MAX_WATERMARK, StreamRecord, Watermark, WatermarkStatus
-from panes.errors import ErrorRecord, located
+from panes.errors import RESTART_ADVICE, ErrorRecord, IncompatibleCheckpointError, located
 from panes.local.files import LocalFileSink
 from panes.local.graph import Edge, Node, build_graph
 from panes.operators.base import AbstractStreamOperator, OneInputStreamOperator
+from panes.operators.metrics import OperatorMetrics, combine
+from panes.operators.sorted_input import BroadcastFirstInput, SortedKeyedInput, sorted_input_for
 from panes.operators.two_input import TwoInputStreamOperator
 from panes.tags import OutputTag
 from panes.timers.clock import ProcessingTimeService
 from panes.types import RecordType
+from panes.watermarks.operator import TimestampsAndWatermarksOperator
 from panes.watermarks.valve import StatusWatermarkValve
+
+OperatorHook = Callable[[Transformation, int, AbstractStreamOperator], None]
+"""Called with each operator instance a job creates: ``(transformation, subtask_index, operator)``, after
+``setup`` and before ``open`` (see ``LocalRunner``)."""
 
 
 class _Router:
@@ -62,7 +78,7 @@ class _Router:
                 if self.operator is None:
                     record = StreamRecord(record_type.conform(record.value), record.timestamp)
                 else:
-                    conformed = self.operator.conform_result(record, record_type)
+                    conformed = self.operator.conform_result(record, record_type, tag)
                     if conformed is None:
                         return
                     record = conformed
@@ -130,9 +146,15 @@ class _Instance:
         self.operator: AbstractStreamOperator | None = None
         transformation = node.transformation
         self.name = f"{transformation.name} ({index + 1}/{node.parallelism})"
+        self.sorted: SortedKeyedInput | BroadcastFirstInput | None = None
         if isinstance(transformation, (OneInputTransformation,)) or transformation.kind == "two_input":
-            factory = transformation.operator_factory  # type: ignore[attr-defined]
+            if isinstance(transformation, OneInputTransformation):
+                factory = transformation.factory_for(job.batch)
+            else:
+                factory = transformation.operator_factory  # type: ignore[attr-defined]
             self.operator = factory()
+            if job.batch and isinstance(self.operator, TimestampsAndWatermarksOperator):
+                self.operator.emit_progressive_watermarks = False
             self.operator.error_tag = transformation.error_tag
             self.operator.setup(
                 self.output,
@@ -143,6 +165,10 @@ class _Instance:
                 max_parallelism=job.max_parallelism,
             )
             self.output.operator = self.operator
+            if job.batch:
+                self.sorted = sorted_input_for(self.operator)
+            if job.operator_hook is not None:
+                job.operator_hook(transformation, index, self.operator)
         self.sink = transformation.sink if isinstance(transformation, SinkTransformation) else None
         self.file: LocalFileSink | None = None
         if isinstance(self.sink, FileSink):
@@ -154,6 +180,9 @@ class _Instance:
     # -- inputs ------------------------------------------
 
     def on_record(self, input_index: int, record: StreamRecord[Any]) -> None:
+        if self.sorted is not None:
+            self.sorted.add(record, input_index)
+            return
         operator = self.operator
         if isinstance(operator, TwoInputStreamOperator):
             if input_index == 0:
@@ -181,13 +210,26 @@ class _Instance:
             raise TypeError(f"the local runner cannot write to {self.sink!r}")
 
     def on_watermark(self, input_index: int, watermark: Watermark) -> None:
+        if self.sorted is not None:
+            return  # BATCH: the final watermark follows the sorted input (see end_of_input)
         operator = self.operator
         if isinstance(operator, TwoInputStreamOperator):
             (operator.process_watermark1 if input_index == 0 else operator.process_watermark2)(watermark)
         elif operator is not None:
             operator.process_watermark(watermark)
 
+    def end_of_input(self) -> None:
+        """All inputs ended: process a sorted input key by key and forward ``LONG_MAX``; then ``finish``."""
+        if self.operator is None:
+            return
+        if self.sorted is not None:
+            self.sorted.drain()
+            self.operator.process_watermark(MAX_WATERMARK)
+        self.operator.finish()
+
     def on_status(self, input_index: int, status: WatermarkStatus) -> None:
+        if self.sorted is not None:
+            return
         operator = self.operator
         if isinstance(operator, TwoInputStreamOperator):
             (operator.process_watermark_status1 if input_index == 0 else operator.process_watermark_status2)(status)
@@ -247,7 +289,8 @@ class _SourceReader:
 class LocalJob:
     """A plan being executed in process. ``step()`` reads and processes one source element; ``run()`` runs
     to the end (bounded sources) or for ``max_records`` elements; ``snapshot()`` between steps captures the
-    whole job, which :meth:`restore` resumes with identical output."""
+    whole job, which :meth:`restore` resumes with identical output. ``operator_hook`` (optional) is called
+    with each operator instance before it opens (see :data:`OperatorHook`)."""
 
     def __init__(
         self,
@@ -257,9 +300,13 @@ class LocalJob:
         parallelism: int = 1,
         max_parallelism: int = 128,
         snapshot: bytes | None = None,
+        batch: bool = False,
+        operator_hook: OperatorHook | None = None,
     ) -> None:
         self.plan = plan
         self.clock = clock
+        self.batch = batch
+        self.operator_hook = operator_hook
         self.max_parallelism = max_parallelism
         self.types = resolve_types(plan)
         self.files: dict[int, LocalFileSink] = {}
@@ -327,6 +374,7 @@ class LocalJob:
         if target.operator is None:
             failure = located(error, target.name)
             raise failure from failure.__cause__
+        target.operator.counters.records_in += 1
         target.operator.report_failure(record, error)
 
     def deliver_watermark(self, edge: Edge, sender: int, target: int, watermark: Watermark) -> None:
@@ -354,11 +402,23 @@ class LocalJob:
                     len(ended) == len(channels)
                     for ended, channels in zip(downstream.ended, downstream.channels, strict=True)
                 ):
-                    if downstream.operator is not None:
-                        downstream.operator.finish()
+                    downstream.end_of_input()
                     self._end_of_input(downstream)
 
     # -- stepping ------------------------------------------
+
+    def metrics(self, state_bytes: bool = True) -> dict[str, OperatorMetrics]:
+        """One :class:`OperatorMetrics` per step with an operator, by step name (``metric_names``), summed over
+        its parallel instances: what the job counted so far and holds now. ``state_bytes=False`` skips
+        measuring the state (a snapshot of every operator): cheaper for frequent polling."""
+        names = metric_names(self.plan)
+        found: list[OperatorMetrics] = []
+        for instance in self._all_instances():
+            operator = instance.operator
+            name = names.get(instance.node.transformation.id)
+            if operator is not None and name is not None:
+                found.append(operator.metrics(name, state_bytes))
+        return combine(found)
 
     def is_finished(self) -> bool:
         return all(source.finished for source in self._sources)
@@ -383,10 +443,11 @@ class LocalJob:
             record = element if isinstance(element, StreamRecord) else StreamRecord(element)
             self.records_read += 1
             instance.output.collect(record)
-            tick = getattr(self.clock, "tick", None)
-            if tick is not None:
-                tick()
-            self.advance_processing_time(self.clock.get_current_processing_time())
+            if not self.batch:
+                tick = getattr(self.clock, "tick", None)
+                if tick is not None:
+                    tick()
+                self.advance_processing_time(self.clock.get_current_processing_time())
         else:
             if reader.source.is_bounded():
                 instance.output.emit_watermark(MAX_WATERMARK)
@@ -424,10 +485,26 @@ class LocalJob:
 
     # -- snapshots ------------------------------------------
 
+    def fingerprint(self) -> JobFingerprint:
+        """The fingerprint of this job's state (``panes.datastream.fingerprint``): the keyed operators, each with
+        its parallelism (the local runner restores parallel instances one to one), and the key groups."""
+        parallelism = {node.transformation.id: node.parallelism for node in self.nodes}
+
+        def local_properties(transformation: Transformation) -> dict[str, str | None]:
+            return {"parallelism": str(parallelism[transformation.id])}
+
+        return fingerprint(self.plan, self.types, {"max_parallelism": self.max_parallelism}, local_properties)
+
     def snapshot(self) -> bytes:
-        """The whole job between two elements: sources' positions, operators, valves, partitioners, clock."""
+        """The whole job between two elements: sources' positions, operators, valves, partitioners, clock, and
+        the job's fingerprint (checked by :meth:`restore`). Not in BATCH execution (as Flink, which takes no
+        checkpoints there): raises ``RuntimeError``."""
+        if self.batch:
+            raise RuntimeError("a job in BATCH execution cannot be snapshotted (run it in STREAMING mode)")
         state: dict[str, Any] = {
-            "version": 1,
+            "state_format": STATE_FORMAT,
+            "fingerprint": self.fingerprint().to_json(),
+            "parallelism": {node.key: node.parallelism for node in self.nodes},
             "next_source": self._next_source,
             "records_read": self.records_read,
             "clock": self.clock.get_current_processing_time(),
@@ -440,27 +517,79 @@ class LocalJob:
                 "valves": instance.valves,
                 "ended": instance.ended,
                 "finished": instance.finished,
-                "partitioners": [p.snapshot_state() for _, p in instance.output.routes],
+                "partitioners": {_route_key(edge): p.snapshot_state() for edge, p in instance.output.routes},
             }
         return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
 
+    def _check_restore(self, state: dict[str, Any]) -> None:
+        """Refuse a snapshot of another state format, of a job whose state does not fit this one (see
+        ``panes.datastream.fingerprint``), or whose steps ran with another parallelism."""
+        where = "the snapshot"
+        if not isinstance(state, dict) or state.get("state_format") != STATE_FORMAT:
+            found = state.get("state_format", 1) if isinstance(state, dict) else "unknown"
+            raise IncompatibleCheckpointError(
+                f"cannot restore {where}: it is in state format {found}, and this panes reads state format "
+                f"{STATE_FORMAT}.\n{RESTART_ADVICE}",
+                changes=((None, "state format", str(found), str(STATE_FORMAT)),),
+            )
+        check_restart(JobFingerprint.from_json(state["fingerprint"]), self.fingerprint(), where)
+        changed = [
+            (node.key, state["parallelism"][node.key], node.parallelism)
+            for node in self.nodes
+            if node.key in state["parallelism"] and state["parallelism"][node.key] != node.parallelism
+        ]
+        if changed:
+            lines = "\n".join(
+                f"- step {uid!r}: parallelism {old} in the snapshot, {new} now" for uid, old, new in changed
+            )
+            raise IncompatibleCheckpointError(
+                f"cannot restore {where}: the local runner restores each parallel instance one to one, and the "
+                f"parallelism of these steps changed (keep their former parallelism):\n{lines}\n{RESTART_ADVICE}",
+                operator=changed[0][0],
+                changes=tuple((uid, "parallelism", str(old), str(new)) for uid, old, new in changed),
+            )
+
     def _restore(self, snapshot: bytes) -> None:
+        """Resume from :meth:`snapshot`. Steps the snapshot does not know (added since, stateless or with new
+        state) start fresh, as in Flink; what the snapshot holds of steps no longer there is checked by
+        :meth:`_check_restore` (refused when it is keyed state)."""
         state = pickle.loads(snapshot)
+        self._check_restore(state)
         self._next_source = state["next_source"]
         self.records_read = state["records_read"]
         setter = getattr(self.clock, "set_current_time", None)
         if setter is not None:
             setter(state["clock"])
+        fresh: list[_Instance] = []
         for instance in self._all_instances():
             saved = state["instances"].get((instance.node.key, instance.index))
             if saved is None:
-                raise ValueError(f"the snapshot has no state for {instance.node.key} instance {instance.index}")
+                fresh.append(instance)
+                continue
             if instance.operator is not None and saved["operator"] is not None:
                 instance.operator.restore_state(saved["operator"])
             if instance.reader is not None and saved["reader"] is not None:
                 instance.reader.restore(saved["reader"])
-            instance.valves = saved["valves"]
-            instance.ended = saved["ended"]
+            if [max(1, len(mapping)) for mapping in instance.channels] == [v.num_inputs for v in saved["valves"]]:
+                # the same inputs: the channels' watermarks and ends carry over
+                instance.valves = saved["valves"]
+                instance.ended = saved["ended"]
+            else:
+                fresh.append(instance)
             instance.finished = saved["finished"]
-            for (_, partitioner), partitioner_state in zip(instance.output.routes, saved["partitioners"], strict=True):
-                partitioner.restore_state(partitioner_state)
+            partitioners = saved["partitioners"]
+            for edge, partitioner in instance.output.routes:
+                if _route_key(edge) in partitioners:
+                    partitioner.restore_state(partitioners[_route_key(edge)])
+        for instance in fresh:
+            # a new step (or new inputs): the inputs that ended before the snapshot have ended for it too
+            for index, edges in enumerate(instance.node.inputs):
+                for edge in edges:
+                    for upstream in self.instances[id(edge.upstream)]:
+                        if upstream.finished:
+                            instance.ended[index].add(instance.channels[index][(id(edge), upstream.index)])
+
+
+def _route_key(edge: Edge) -> tuple[str, int, str | None]:
+    """An output edge as snapshots name it: the downstream step's uid, its input, the side output's tag."""
+    return (edge.downstream.key, edge.input_index, None if edge.tag is None else edge.tag.tag_id)

@@ -7,9 +7,10 @@ from typing import Any
 
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult
 from panes.datastream.plan import Plan, SourceTransformation
+from panes.datastream.runtime_mode import RuntimeExecutionMode, resolve_runtime_mode
 from panes.datastream.sources import MicroBatchSource, Source
 from panes.local.clock import SteppingClock
-from panes.local.job import LocalJob
+from panes.local.job import LocalJob, OperatorHook
 from panes.timers.clock import ManualProcessingTimeService, ProcessingTimeService, SystemProcessingTimeService
 
 
@@ -31,16 +32,33 @@ class LocalRunner:
     - or a clock object (``get_current_processing_time()``, and ``tick()`` to move after each element).
 
     ``max_records`` bounds how many elements ``execute`` reads (required for unbounded sources).
+
+    The environment's runtime mode decides how the job runs (``panes.datastream.runtime_mode``); in BATCH
+    execution processing time does not move and keyed operators take sorted inputs (``panes.local.job``).
+
+    ``operator_hook`` is called with every operator instance the runner creates, ``(transformation,
+    subtask_index, operator)``, after ``setup`` and before ``open``: the place to attach an observer (a
+    ``WindowObserver`` on window operators: ``panes.timeline`` records its pictures so). ``None`` (the default)
+    costs nothing.
     """
 
     def __init__(
-        self, clock: str | ProcessingTimeService = "auto", step: int | None = None, max_records: int | None = None
+        self,
+        clock: str | ProcessingTimeService = "auto",
+        step: int | None = None,
+        max_records: int | None = None,
+        operator_hook: OperatorHook | None = None,
     ) -> None:
         if isinstance(clock, str) and clock not in CLOCKS:
             raise ValueError(f"unknown clock {clock!r}: use one of {', '.join(map(repr, CLOCKS))} or a clock object")
+        if operator_hook is not None and not callable(operator_hook):
+            raise TypeError(
+                f"operator_hook must be callable (transformation, subtask_index, operator), not {operator_hook!r}"
+            )
         self.clock_spec = clock
         self.step = step
         self.max_records = max_records
+        self.operator_hook = operator_hook
 
     def clock_for(self, plan: Plan, config: ExecutionConfig) -> ProcessingTimeService:
         """The clock a job of ``plan`` runs on (see the class docstring)."""
@@ -65,12 +83,15 @@ class LocalRunner:
                 f"sources {foreign} cannot be read in this process (a Spark DataFrame needs the Spark runner: "
                 "StreamEnvironment('spark'))"
             )
+        mode = resolve_runtime_mode(config.runtime_mode, _unbounded_sources(plan))
         return LocalJob(
             plan,
             self.clock_for(plan, config),
-            parallelism=config.parallelism,
+            parallelism=config.parallelism or 1,
             max_parallelism=config.max_parallelism,
             snapshot=snapshot,
+            batch=mode is RuntimeExecutionMode.BATCH,
+            operator_hook=self.operator_hook,
         )
 
     def execute(self, plan: Plan, config: ExecutionConfig, job_name: str) -> JobExecutionResult:
@@ -82,9 +103,10 @@ class LocalRunner:
         started = time.monotonic()
         job = self.start(plan, config)
         read = job.run(self.max_records)
+        metrics = job.metrics()
         job.close()
-        details: dict[str, Any] = {"records_read": read}
-        return JobExecutionResult(job_name, int((time.monotonic() - started) * 1000), details)
+        details: dict[str, Any] = {"records_read": read, "mode": "batch" if job.batch else "streaming"}
+        return JobExecutionResult(job_name, int((time.monotonic() - started) * 1000), details, metrics)
 
 
 CLOCKS = ("auto", "stepping", "system", "manual")

@@ -6,6 +6,11 @@ A runner (the harness, the local runner, the Spark runner) hosts an operator thr
 fires event-time timers and then forwards the watermark; ``advance_processing_time(now)``; and
 ``snapshot_state() -> bytes`` between elements. Keyed operators keep state in a heap backend and timers
 in named internal timer services, all of which snapshot together.
+
+Every operator counts what it does in ``counters`` (``panes.operators.metrics``): ``process_record`` counts the
+records in, and the output ``setup`` connects is wrapped in a :class:`CountingOutput` that counts the records
+out per output (main, late data, errors, other side outputs); :meth:`AbstractStreamOperator.metrics` adds the
+gauges (open panes, timers, state bytes).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from panes.elements import StreamRecord, Watermark, WatermarkStatus
 from panes.errors import BadRecordError, ErrorRecord, is_reported, located
 from panes.functions.base import RuntimeContext
 from panes.operators.keys import KeySelector, extract_key
+from panes.operators.metrics import OperatorCounters, OperatorMetrics
 from panes.state.backend import VOID_NAMESPACE, HeapKeyedStateBackend
 from panes.state.store import NamespacedStateStore
 from panes.tags import OutputTag
@@ -61,6 +67,34 @@ class CollectingOutput:
         self.elements.append(status)
 
 
+class CountingOutput:
+    """``output`` counting what passes into ``operator``'s counters (Flink's ``CountingOutput``): main records
+    as ``records_out``; side records as ``late_out`` (the operator's ``late_data_tag``), ``error_out`` (its
+    ``error_tag``) or ``side_out`` (any other tag). The tags are read at each record, so they may be set after
+    ``setup``."""
+
+    __slots__ = ("_counters", "_operator", "output")
+
+    def __init__(self, output: Output, operator: AbstractStreamOperator) -> None:
+        self.output = output
+        self._operator = operator
+        self._counters = operator.counters
+
+    def collect(self, record: StreamRecord[Any]) -> None:
+        self._counters.records_out += 1
+        self.output.collect(record)
+
+    def collect_side(self, tag: OutputTag[Any], record: StreamRecord[Any]) -> None:
+        self._operator.count_side(tag, 1)
+        self.output.collect_side(tag, record)
+
+    def emit_watermark(self, watermark: Watermark) -> None:
+        self.output.emit_watermark(watermark)
+
+    def emit_watermark_status(self, status: WatermarkStatus) -> None:
+        self.output.emit_watermark_status(status)
+
+
 class TimestampedCollector:
     """Emits user results with a fixed timestamp (a window's max timestamp, a timer's time, ...).
 
@@ -97,9 +131,11 @@ class AbstractStreamOperator(ABC):
 
     def __init__(self, key_selector: KeySelector | None = None) -> None:
         self.key_selector = key_selector
-        self.output: Output = CollectingOutput()
+        self.counters = OperatorCounters()
+        """What the operator did (see ``panes.operators.metrics``)."""
+        self.output: Output = CountingOutput(CollectingOutput(), self)
         self.processing_time_service: ProcessingTimeService = ManualProcessingTimeService()
-        self.backend = HeapKeyedStateBackend()
+        self.backend = HeapKeyedStateBackend(self.current_processing_time)
         self._timer_services: dict[str, InternalTimerService] = {}
         self._restored: dict[str, Any] | None = None
         self._tracking = False
@@ -122,15 +158,21 @@ class AbstractStreamOperator(ABC):
         parallelism: int = 1,
         max_parallelism: int = 128,
     ) -> None:
-        """Connect the operator to its output and clock; runners also say which parallel instance it is."""
-        self.output = output
+        """Connect the operator to its output (counted: :class:`CountingOutput`) and clock; runners also say
+        which parallel instance it is."""
+        self.output = output if isinstance(output, CountingOutput) else CountingOutput(output, self)
         if processing_time_service is not None:
             self.processing_time_service = processing_time_service
         if task_name is not None:
             self.task_name = task_name
+        self.backend.owner = self.task_name
         self.subtask_index = subtask_index
         self.parallelism = parallelism
         self.max_parallelism = max_parallelism
+
+    def current_processing_time(self) -> int:
+        """Now on the operator's processing-time clock (the clock of state time-to-live, too)."""
+        return self.processing_time_service.get_current_processing_time()
 
     def runtime_context(self) -> StreamingRuntimeContext:
         """The ``RuntimeContext`` handed to user functions' ``open``."""
@@ -154,9 +196,12 @@ class AbstractStreamOperator(ABC):
 
     def process_record(self, record: StreamRecord[Any]) -> None:
         """Key and process one input record; a bad record or a user function that raises is reported
-        (:meth:`report_failure`). Every host calls this for one-input operators."""
+        (:meth:`report_failure`). Every host calls this for one-input operators; it counts ``records_in``."""
+        self.counters.records_in += 1
         try:
             self.set_key_context_element(record)
+            if self.backend.record_cleanups:
+                self.backend.run_record_cleanups()
             self.process_element(record)  # type: ignore[attr-defined]
         except Exception as error:
             self.report_failure(record, error)
@@ -180,6 +225,12 @@ class AbstractStreamOperator(ABC):
             self.error_tag, StreamRecord(ErrorRecord.of(failure, record.value, record.timestamp), record.timestamp)
         )
 
+    def late_output_tags(self) -> tuple[OutputTag[Any], ...]:
+        """The side outputs that take late records (counted as ``late_out``): the operator's ``late_data_tag``
+        when it has one."""
+        tag = getattr(self, "late_data_tag", None)
+        return () if tag is None else (tag,)
+
     def failure_window(self) -> Any:
         """The window the operator is working on, for reports of failing user functions (``None``: none)."""
         return None
@@ -188,16 +239,35 @@ class AbstractStreamOperator(ABC):
         """A timer's callback raised: report it with the timer's time (event time) as the failed record's."""
         self.report_failure(StreamRecord(None, timer.timestamp if event_time else None), error)
 
-    def conform_result(self, record: StreamRecord[Any], record_type: RecordType) -> StreamRecord[Any] | None:
+    def conform_result(
+        self, record: StreamRecord[Any], record_type: RecordType, tag: OutputTag[Any] | str | None = None
+    ) -> StreamRecord[Any] | None:
         """``record`` with its value in the canonical form of ``record_type`` (the declared type of the output it
-        goes to), or ``None`` when it does not fit: then it went to the error side output (or this raised a
-        ``BadRecordError`` naming the operator and the type, when there is none)."""
+        goes to: ``tag``, ``None`` for the main output), or ``None`` when it does not fit: then it went to the
+        error side output (or this raised a ``BadRecordError`` naming the operator and the type, when there is
+        none), and is counted there rather than on ``tag``'s output."""
         try:
             return StreamRecord(record_type.conform(record.value), record.timestamp)
         except SchemaMismatchError as error:
             problem = BadRecordError(f"a result of {self.task_name} does not fit its type {record_type.ddl()}: {error}")
             self.report_failure(record, problem)
+            if tag is None:
+                self.counters.records_out -= 1
+            else:
+                self.count_side(tag, -1)
             return None
+
+    def count_side(self, tag: OutputTag[Any] | str, amount: int) -> None:
+        """Count ``amount`` records sent to side output ``tag`` (an ``OutputTag`` or its id): ``late_out``,
+        ``error_out`` or ``side_out`` (see :class:`CountingOutput`)."""
+        tag_id = tag if isinstance(tag, str) else tag.tag_id
+        counters = self.counters
+        if any(late.tag_id == tag_id for late in self.late_output_tags()):
+            counters.late_out += amount
+        elif self.error_tag is not None and self.error_tag.tag_id == tag_id:
+            counters.error_out += amount
+        else:
+            counters.side_out += amount
 
     def get_current_key(self) -> Any:
         return self.backend.current_key
@@ -242,6 +312,12 @@ class AbstractStreamOperator(ABC):
     def process_watermark_status(self, status: WatermarkStatus) -> None:
         self.output.emit_watermark_status(status)
 
+    def end_key(self) -> None:
+        """BATCH execution (``panes.operators.sorted_input``): the input of the current key ended; every timer
+        service fires all its timers (``InternalTimerService.end_key``). Nothing is forwarded downstream."""
+        for service in list(self._timer_services.values()):
+            service.end_key()
+
     def advance_processing_time(self, now: int) -> None:
         """Fire the processing-time timers at or before ``now`` (the runner has moved its clock to ``now``)."""
         for service in self._timer_services.values():
@@ -269,7 +345,40 @@ class AbstractStreamOperator(ABC):
 
     def late_records_dropped(self) -> int:
         """Late records dropped so far (window operators without a late-data output count them)."""
-        return int(getattr(self, "num_late_records_dropped", 0))
+        return self.counters.late_dropped
+
+    def open_panes(self) -> int:
+        """The ``open_panes`` gauge: keyed state entries here; window operators count their panes."""
+        return self.state_entries()
+
+    def timer_count(self) -> int:
+        """Pending event-time and processing-time timers."""
+        return sum(
+            len(service.event_time_timers) + len(service.processing_time_timers)
+            for service in self._timer_services.values()
+        )
+
+    def metrics(self, name: str | None = None, state_bytes: bool = True) -> OperatorMetrics:
+        """The counters and gauges of this instance as the metrics of step ``name`` (default: the task name).
+
+        ``state_bytes`` is the size of :meth:`snapshot_state`, which pickles the whole state: read it when it
+        is wanted, not per element. It is 0 when the operator holds no keyed state, panes nor timers, and when
+        not measured: ``state_bytes=False``, an operator whose changes are tracked (its host measures what it
+        stores), or state that cannot be pickled."""
+        size = 0
+        holds_state = not self.backend.is_empty() or self.open_panes() or self.timer_count()
+        if state_bytes and holds_state and not self._tracking:
+            try:
+                size = len(self.snapshot_state())
+            except (pickle.PicklingError, TypeError, AttributeError):
+                size = 0
+        return OperatorMetrics(
+            self.task_name if name is None else name,
+            **self.counters.values(),
+            open_panes=self.open_panes(),
+            timers=self.timer_count(),
+            state_bytes=size,
+        )
 
     def snapshot_extra(self) -> Any:
         """Operator-specific state to include in snapshots (override with :meth:`restore_extra`)."""
@@ -327,6 +436,7 @@ class AbstractStreamOperator(ABC):
             raise RuntimeError("changes are not tracked: call track_changes() before open()")
         data = {
             "keyed_state": self.backend.take_changes(),
+            "kinds": self.backend.kinds(),
             "timers": {name: service.take_changes() for name, service in self._timer_services.items()},
             "extra": self.extra_changes(),
             "watermark": self._watermark,
@@ -341,6 +451,7 @@ class AbstractStreamOperator(ABC):
         for blob in changes:
             change = pickle.loads(blob)
             HeapKeyedStateBackend.apply_changes(data["keyed_state"], change["keyed_state"])
+            data["keyed_state"].setdefault("kinds", {}).update(change.get("kinds", {}))
             for name, timers in change["timers"].items():
                 timer_changes.setdefault(name, []).append(timers)
                 data["timers"].setdefault(name, {"event": [], "processing": [], "watermark": LONG_MIN})

@@ -1,4 +1,5 @@
-"""Keyed operators: ``KeyedProcessOperator`` (state + timers) and ``StreamGroupedReduceOperator`` (rolling reduce).
+"""Keyed operators: ``KeyedProcessOperator`` (state + timers), ``StreamGroupedReduceOperator`` (rolling reduce) and
+``BatchGroupedReduceOperator`` (the reduce of BATCH execution: one final result per key).
 
 Timers registered by a keyed process function live in the ``"user-timers"`` service, namespace-less,
 de-duplicated per (key, time). Results of an event-time timer carry the timer's time as timestamp, results
@@ -17,6 +18,7 @@ from panes.operators.keys import KeySelector
 from panes.state.backend import VOID_NAMESPACE
 from panes.state.descriptors import ValueStateDescriptor
 from panes.tags import OutputTag
+from panes.time import LONG_MAX
 from panes.timers.heap import InternalTimer
 from panes.timers.service import InternalTimerService
 
@@ -148,3 +150,39 @@ class StreamGroupedReduceOperator(OneInputStreamOperator):
         value = record.value if current is None else self.reduce_function.reduce(current, record.value)
         self.state.update(value)
         self.output.collect(StreamRecord(value, record.timestamp))
+
+
+class BatchGroupedReduceOperator(KeyedFunctionHost, OneInputStreamOperator):
+    """``KeyedStream.reduce`` in BATCH execution (Flink's ``BatchGroupedReduceOperator``): the elements of a key
+    are reduced in state and only the final value is emitted, with timestamp ``LONG_MAX``, when the key's input
+    ends (an event-time timer at ``LONG_MAX``, registered by the key's first element)."""
+
+    STATE = StreamGroupedReduceOperator.STATE
+
+    def __init__(self, reduce_function: ReduceFunction[Any], key_selector: KeySelector) -> None:
+        super().__init__(key_selector)
+        self.function = reduce_function
+
+    def open(self) -> None:
+        self.state = self.backend.get_partitioned_state(VOID_NAMESPACE, self.STATE)
+        owner = f"{type(self.function).__name__} of {self.task_name}"
+        self.timer_service = self.get_internal_timer_service("end-key-timers", self, owner)
+        self.function.open(self.runtime_context())
+
+    def process_element(self, record: StreamRecord[Any]) -> None:
+        current = self.state.value()
+        if current is None:
+            self.timer_service.register_event_time_timer(VOID_NAMESPACE, LONG_MAX)
+            value = record.value
+        else:
+            value = self.function.reduce(current, record.value)
+        self.state.update(value)
+
+    def on_event_time(self, timer: InternalTimer) -> None:
+        current = self.state.value()
+        if current is not None:
+            self.output.collect(StreamRecord(current, LONG_MAX))
+            self.state.clear()
+
+    def on_processing_time(self, timer: InternalTimer) -> None:
+        return None

@@ -73,16 +73,22 @@ class TwoInputStreamOperator(AbstractStreamOperator):
 
     def process_record1(self, record: StreamRecord[Any]) -> None:
         """Key and process a record of the first input (failures as in ``process_record``)."""
+        self.counters.records_in += 1
         try:
             self.set_key_context_element1(record)
+            if self.backend.record_cleanups:
+                self.backend.run_record_cleanups()
             self.process_element1(record)
         except Exception as error:
             self.report_failure(record, error)
 
     def process_record2(self, record: StreamRecord[Any]) -> None:
         """Key and process a record of the second input (failures as in ``process_record``)."""
+        self.counters.records_in += 1
         try:
             self.set_key_context_element2(record)
+            if self.backend.record_cleanups:
+                self.backend.run_record_cleanups()
             self.process_element2(record)
         except Exception as error:
             self.report_failure(record, error)

@@ -29,6 +29,8 @@ import pyarrow as pa
 from panes.datastream.plan import Channel
 from panes.functions.aggregators import FieldKey
 from panes.keygroups import key_groups
+from panes.operators.base import CountingOutput
+from panes.operators.metrics import OperatorCounters
 from panes.spark.codec import END_MS, EVENT_TIMES, to_spark_watermark
 from panes.spark.failures import carrying_iterators
 from panes.spark.host import StepHost
@@ -46,6 +48,7 @@ from panes.spark.layout import (
     unpack,
 )
 from panes.spark.linear import Step
+from panes.spark.metrics import FIELDS, metered, metric_fields
 from panes.spark.microbatch import rate_watermarks, shard_rows, timestamps_operator
 from panes.time import LONG_MIN
 from panes.watermarks import (
@@ -74,6 +77,8 @@ class Chain:
     packed: bool = False
     end_only: bool = False
     """Rate only end-of-input sentinels (a plan without watermark strategy still ends with ``LONG_MAX``)."""
+    metered: list[int] = field(default_factory=list)
+    """The steps (indices) whose counters the call reports on a metrics row (``metrics.metered``)."""
 
     @property
     def has_timestamps(self) -> bool:
@@ -101,7 +106,12 @@ class Chain:
         fields = list(layout.schema) if self.keyed is None else list(SHARD_FIELDS)
         if self.rates:
             fields.append(WM)
-        return pa.schema(fields)
+        return pa.schema(fields + metric_fields(self.metered))
+
+    @property
+    def mark(self) -> str:
+        """The column that marks the call's carrier and metrics rows (``ch``, or ``shard`` before a keyed step)."""
+        return "ch" if self.keyed is None else "shard"
 
     def carrier(self) -> tuple[str, int]:
         """The column and value that mark the watermark carrier rows of this chain's output."""
@@ -139,12 +149,26 @@ def chain_function(
     chain: Chain, codes: ChannelCodes, layout: Layout, num_shards: int, max_parallelism: int
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The ``mapInArrow`` function of ``chain`` writing ``layout`` (see the module docstring)."""
-    schema = chain.output_schema(layout)
+    full_schema = chain.output_schema(layout)
+    schema = pa.schema(list(full_schema)[: len(full_schema) - len(metric_fields(chain.metered))])
     rated_layout = layout.with_extra(WM)
     sources = chain.timestamp_sources
+    metered_steps = chain.metered
 
     @carrying_iterators
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        if not metered_steps:
+            yield from _run(batches, {})
+            return
+        counters = {index: OperatorCounters() for index in metered_steps}
+
+        def values() -> dict[int, dict[str, int]]:
+            return {index: c.values() for index, c in counters.items()}
+
+        yield from metered(_run(batches, counters), full_schema, chain.mark, values)
+
+    def _run(batches: Iterator[pa.RecordBatch], counters: dict[int, OperatorCounters]) -> Iterator[pa.RecordBatch]:
+        keyed_counters = None if chain.keyed is None else counters.get(chain.keyed.index)
         hosts: dict[int, StepHost] = {}
         stamps: dict[int, TimestampsAndWatermarksOperator] = {}
         shard_cache: dict[Any, int] = {}
@@ -171,6 +195,7 @@ def chain_function(
                 operator = stamps.get(steps[0].index)
                 if operator is None:
                     operator = stamps[steps[0].index] = timestamps_operator(steps[0])
+                    _share(counters, steps[0].index, operator)
                 columns = stamp_columns(batch, steps[0], operator, codes)
                 if columns is None:
                     break
@@ -212,6 +237,7 @@ def chain_function(
                     operator = stamps.get(step.index)
                     if operator is None:
                         operator = stamps[step.index] = timestamps_operator(step)
+                        _share(counters, step.index, operator)
                     stamped, ratings = rate_watermarks(operator, own, step)
                     best = max((r for r in ratings if r != LONG_MIN), default=None)
                     if best is not None:
@@ -222,6 +248,7 @@ def chain_function(
                     host = hosts.get(step.index)
                     if host is None:
                         host = hosts[step.index] = StepHost(step)
+                        _share(counters, step.index, host.operator)
                     for index, group in sorted(by_batch(own).items()):
                         rows += host.process(group, LONG_MIN, 0 if now is None else now, index)
             if chain.keyed is None:
@@ -238,11 +265,22 @@ def chain_function(
                     top,
                     chain.rates,
                     schema,
+                    keyed_counters,
                 )
         for host in hosts.values():
             host.close()
 
     return run
+
+
+def _share(counters: dict[int, OperatorCounters], index: int, operator: Any) -> None:
+    """Let ``operator`` count into the counters reported for step ``index`` (when the step is metered)."""
+    shared = counters.get(index)
+    if shared is not None:
+        operator.counters = shared
+        output = operator.output
+        if isinstance(output, CountingOutput):
+            output._counters = shared
 
 
 def stamp_columns(
@@ -286,6 +324,8 @@ def stamp_columns(
     generator.on_event(None, top, operator._emitter)
     best = generator.max_timestamp - generator.out_of_orderness - 1
     count = rows.num_rows
+    operator.counters.records_in += count
+    operator.counters.records_out += count
     stamped = pa.RecordBatch.from_arrays(
         [
             pa.array(np.full(count, codes.code[target], dtype=np.int32)),
@@ -442,10 +482,12 @@ def _shards_out(
     top: int | None,
     timestamps: bool,
     schema: pa.Schema,
+    counters: OperatorCounters | None = None,
 ) -> pa.RecordBatch:
     """One ``(shard, payload)`` row per shard that has rows: the keyed step's rows by their key's shard, other
-    rows spread by their ordering number; plus the carrier row when the chain rates watermarks."""
-    rows, shards = shard_rows(keyed, rows, num_shards, max_parallelism, cache)
+    rows spread by their ordering number; plus the carrier row when the chain rates watermarks. Rows refused
+    for their key count in ``counters`` (the keyed step's)."""
+    rows, shards = shard_rows(keyed, rows, num_shards, max_parallelism, cache, counters)
     by_shard: dict[int, list[Record]] = defaultdict(list)
     for row, shard in zip(rows, shards, strict=True):
         by_shard[shard].append(row)
@@ -480,20 +522,36 @@ def keyed_shard_function(
     max_parallelism: int,
     watermarks: list[int],
     now: int,
+    batch: bool = False,
 ) -> Callable[[Any, Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """``applyInArrow`` function of a keyed step over bounded input: one shard, every batch in order, batch
     ``b`` processed at ``watermarks[b]`` (the bounded path's ``[LONG_MIN, last watermark, LONG_MAX]``); it
-    returns rows in ``layout``."""
-    from panes.spark.shards import payload_batches, shard_host
+    returns rows in ``layout`` and a metrics row with the step's counters and gauges (``metrics.metered``). In
+    BATCH execution (``batch``) an operator fed element by element takes all the shard's rows at once, sorted by
+    key and timestamp (``RecordHost.run_sorted``)."""
+    from panes.spark.shards import RecordHost, payload_batches, shard_host
+
+    schema = pa.schema(list(layout.schema) + metric_fields([step.index], FIELDS))
 
     @carrying_iterators
     def run(key: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         shard = int(key[0].as_py())
         rows = payload_batches(payload for batch in batches for payload in batch.column("payload").to_pylist())
-        host = shard_host(step, codes, layout, shard, num_shards, max_parallelism)
-        for index, watermark in enumerate(watermarks):
-            yield from host.run(_of_batch(rows, index), watermark, now, index)
-        host.close()
+        host = shard_host(step, codes, layout, shard, num_shards, max_parallelism, batch)
+
+        def work() -> Iterator[pa.RecordBatch]:
+            if isinstance(host, RecordHost) and batch:
+                yield from host.run_sorted(rows, now)
+            else:
+                for index, watermark in enumerate(watermarks):
+                    yield from host.run(_of_batch(rows, index), watermark, now, index)
+            host.close()
+
+        def values() -> dict[int, dict[str, int]]:
+            gauges = {"open_panes": host.open_panes(), "timers": host.timer_count()}
+            return {step.index: {**host.counters.values(), **gauges}}
+
+        yield from metered(work(), schema, "ch", values)
 
     return run
 

@@ -7,6 +7,10 @@ watermark fired), phase 1 rows after it (source elements, and results of process
 processes phase 0 rows, then advances the operator to the batch's watermark (firing event-time timers)
 and processing time, then processes phase 1 rows. Its own outputs get phase 0 until the watermark was
 advanced and phase 1 afterwards, so a downstream operator sees the same order Flink would give it.
+
+In BATCH execution (``batch=True``) the operator is the step's batch one and :meth:`StepHost.process_sorted`
+takes all the shard's rows at once and hands them to it through a ``SortedKeyedInput``: by key, then
+timestamp, one key at a time, every timer of a key firing when its rows end.
 """
 
 from __future__ import annotations
@@ -18,11 +22,12 @@ from panes.datastream.plan import OneInputTransformation, TwoInputTransformation
 from panes.datastream.windowed import WindowSpec
 from panes.elements import StreamRecord, Watermark, WatermarkStatus
 from panes.operators.base import AbstractStreamOperator, OneInputStreamOperator
+from panes.operators.sorted_input import sorted_input_for
 from panes.operators.two_input import TwoInputStreamOperator
 from panes.spark.layout import Record
 from panes.spark.linear import Step
 from panes.tags import OutputTag
-from panes.time import LONG_MIN
+from panes.time import LONG_MAX, LONG_MIN
 from panes.timers.clock import ManualProcessingTimeService
 
 
@@ -60,6 +65,7 @@ class StepHost:
         num_shards: int = 1,
         max_parallelism: int = 128,
         track_changes: bool = False,
+        batch: bool = False,
     ) -> None:
         transformation = step.transformation
         if not isinstance(transformation, (OneInputTransformation, TwoInputTransformation)):
@@ -72,6 +78,8 @@ class StepHost:
         if isinstance(spec, WindowSpec):
             # Spark does not promise Flink's cross-key emission order: the lean operator is as exact otherwise
             self.operator: AbstractStreamOperator = spec.create_aligned_operator()
+        elif isinstance(transformation, OneInputTransformation):
+            self.operator = transformation.factory_for(batch)()
         else:
             self.operator = transformation.operator_factory()
         self.operator.error_tag = transformation.error_tag
@@ -122,7 +130,7 @@ class StepHost:
             return
         record_type = self._checked.get(channel)
         if record_type is not None:
-            conformed = self.operator.conform_result(record, record_type)
+            conformed = self.operator.conform_result(record, record_type, tag)
             if conformed is None:
                 return
             record = conformed
@@ -190,6 +198,22 @@ class StepHost:
         else:
             for row in ordered[index:]:
                 self._feed(row)
+        out, self._out = self._out, []
+        return out
+
+    def process_sorted(self, rows: Iterable[Record], now: int = 0) -> list[Record]:
+        """BATCH execution: all the shard's rows of a keyed step, processed one key at a time (see the module
+        docstring); then the operator is at watermark ``LONG_MAX``. Outputs get phase 1."""
+        self.open()
+        self._out = []
+        self._phase = 1
+        self.clock.set_current_time(now)
+        sorted_input = sorted_input_for(self.operator)
+        assert sorted_input is not None, f"{self.operator.task_name} takes no sorted input"
+        for row in sorted(rows, key=lambda row: row.seq):
+            sorted_input.add(StreamRecord(row.value, row.timestamp), self._inputs[row.channel])
+        sorted_input.drain()
+        self.operator.process_watermark(Watermark(LONG_MAX))
         out, self._out = self._out, []
         return out
 

@@ -33,7 +33,9 @@ END = -1
 """The channel code of end-of-input sentinels (their ``seq`` is the id of the source that ended)."""
 CARRIER = -2
 """The channel code of watermark carrier rows (dropped right after the watermark is defined)."""
-CLOCK = -3
+METRICS = -3
+"""The channel code (or shard) of the metrics rows a Python stage adds (``panes.spark.metrics``)."""
+CLOCK = -4
 """The channel code of clock rows: ``ts`` is the processing time of the micro-batch (a source that gives its
 batches' processing times sends one per batch; every step passes it on, a keying to every shard)."""
 

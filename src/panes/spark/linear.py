@@ -57,7 +57,16 @@ class Step:
             return "sink"
         if isinstance(t, OneInputTransformation) and t.op_kind == "timestamps_watermarks":
             return "timestamps"
+        if self.broadcast_input is not None:
+            # every shard is an instance that keeps broadcast state: the step runs sharded, keyed or not
+            return "keyed"
         return "keyed" if any(k is not None for k in self.key_selectors) else "stateless"
+
+    @cached_property
+    def broadcast_input(self) -> int | None:
+        """The input whose rows go to every shard (a broadcast connected stream's broadcast side), or ``None``."""
+        index = getattr(getattr(self.transformation, "spec", None), "broadcast_input", None)
+        return index if isinstance(index, int) else None
 
     @cached_property
     def consumed(self) -> frozenset[Channel]:
@@ -127,6 +136,11 @@ def linearize(plan: Plan, source_type: SourceTypes = declared_source_type) -> li
         step.needed_outputs = {c for c in last_reader if c[0] == step.transformation.id}
         step.types = {c: types.get(c) for c in step.consumed | step.needed_outputs}
     return steps
+
+
+def after(channels: set[Channel], step: Step) -> set[Channel]:
+    """The channels rows may belong to after ``step`` ran over rows of ``channels``."""
+    return (channels - (step.consumed - step.passthrough)) | step.needed_outputs
 
 
 def output_channels(steps: list[Step]) -> set[Channel]:

@@ -1,19 +1,42 @@
-"""Counters of the keyed steps on Spark, in each micro-batch's progress.
+"""Counters of the steps on Spark, in each micro-batch's progress and on the job's result.
 
-Each call of a keyed step's processor (one shard, one micro-batch) returns, next to its rows, the records it
-read and emitted, the late records it dropped, the state bytes it wrote, and the change of the shard's open
-panes (state entries) and stored state bytes since its previous call (:data:`FIELDS`). The query observes
-their sums right after the step (Spark's ``observe``: computed as the rows flow, no extra job), so each
-micro-batch's progress carries them under ``observedMetrics["panes-<step>"]``; summing the changes over the
-batches gives the current totals, whichever shards a batch called.
+Every Python function the query runs reports what its steps counted, as columns ``m<step>_<field>``
+(:func:`column`) that Spark sums with ``observe``: aggregated by Spark as the rows flow, no extra job,
+nothing collected on the driver.
+
+- A fused call of row-local steps (stateless operators, a timestamps step, and the keying before a keyed
+  step, which counts the rows it refuses for their key) adds one metrics row per call (:func:`metered`: its
+  ``ch``, or ``shard`` before a keyed step, is :data:`MARK`); the rows are observed, then dropped.
+- Each call of a streaming keyed step's processor (one shard, one micro-batch) returns, next to its rows,
+  what its operator counted in that call (``panes.operators.metrics.COUNTERS``), the state bytes it wrote,
+  and the change of the shard's gauges since its previous call: open panes, pending timers and the bytes the
+  shard keeps in Spark's state store (:data:`FIELDS`). Summing the changes over the batches gives the
+  current totals, whichever shards a batch called.
+- A bounded keyed step reports its counters and final gauges on a metrics row per shard.
+
+Streaming, each micro-batch's progress carries the sums under ``observedMetrics["panes-..."]``; bounded,
+Spark ``Observation`` objects hold them once the job ran. :class:`JobMetrics` adds them up per step. Spark's
+own state metrics of the query (``stateOperators``: ``numRowsTotal``, ``memoryUsedBytes``) count the shards'
+log entries, not what they hold: read these instead.
+
+:class:`BatchProgress` is one micro-batch as panes reports it to people: its rows, duration, counters per step
+and the watermark after it in real (unshifted) epoch milliseconds.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-FIELDS = ("records_in", "records_out", "late_dropped", "open_panes", "state_bytes", "state_bytes_written")
+import pyarrow as pa
+
+from panes.operators.metrics import COUNTERS, GAUGES, OperatorMetrics
+from panes.spark.codec import progress_watermark
+from panes.spark.layout import METRICS
+
+FIELDS = (*COUNTERS, *GAUGES, "state_bytes_written")
 DDL = ", ".join(f"{name} BIGINT" for name in FIELDS)
 
 
@@ -22,37 +45,118 @@ class Gauges:
     """What a shard last reported of its state."""
 
     open_panes: int = 0
+    timers: int = 0
     state_bytes: int = 0
 
 
-def counters(
-    records_in: int, records_out: int, late_dropped: int, before: Gauges, now: Gauges, written: int
-) -> dict[str, int]:
-    """One call's values of :data:`FIELDS`."""
+def counters(done: dict[str, int], before: Gauges, now: Gauges, written: int) -> dict[str, int]:
+    """One call's values of :data:`FIELDS`: ``done`` (what the operator counted in the call), the changes of
+    the gauges and the bytes ``written``."""
     return {
-        "state_bytes_written": written,
-        "records_in": records_in,
-        "records_out": records_out,
-        "late_dropped": late_dropped,
+        **{name: done.get(name, 0) for name in COUNTERS},
         "open_panes": now.open_panes - before.open_panes,
+        "timers": now.timers - before.timers,
         "state_bytes": now.state_bytes - before.state_bytes,
+        "state_bytes_written": written,
     }
 
 
-def observation(index: int) -> str:
-    return f"panes-{index}"
+def difference(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
+    """``after - before`` per counter."""
+    return {name: after[name] - before[name] for name in COUNTERS}
 
 
-def observe(df: Any, index: int) -> Any:
-    """``df`` (a keyed step's output) observing the sums of its counters as :func:`observation` ``(index)``."""
+MARK = METRICS
+"""The ``ch`` (or ``shard``) value of metrics rows (``layout.METRICS``)."""
+_COLUMN = re.compile(r"^m(\d+)_([a-z_]+)$")
+
+
+def column(index: int, name: str) -> str:
+    """The column (and observed metric) of field ``name`` of step ``index``."""
+    return f"m{index}_{name}"
+
+
+def metric_fields(indices: Sequence[int], names: Sequence[str] = COUNTERS) -> list[pa.Field]:
+    """The metric columns of steps ``indices``."""
+    return [pa.field(column(index, name), pa.int64()) for index in indices for name in names]
+
+
+def metered(
+    batches: Iterator[pa.RecordBatch],
+    schema: pa.Schema,
+    mark: str,
+    values: Callable[[], dict[int, dict[str, int]]],
+) -> Iterator[pa.RecordBatch]:
+    """``batches`` with ``schema``'s metric columns added (nulls), then one metrics row (column ``mark`` is
+    :data:`MARK`) holding ``values()`` (by step index, field -> value), read once ``batches`` are done."""
+    names = schema.names
+    for batch in batches:
+        count = batch.num_rows
+        arrays = list(batch.columns)
+        arrays.extend(pa.nulls(count, pa.int64()) for _ in range(len(names) - len(arrays)))
+        yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+    row: dict[str, Any] = {mark: MARK}
+    for index, step in values().items():
+        for name, value in step.items():
+            if column(index, name) in names:
+                row[column(index, name)] = value
+    yield pa.RecordBatch.from_pylist([row], schema=schema)
+
+
+def observe(df: Any, name: str, columns: Sequence[str], streaming: bool, mark: str | None = None) -> tuple[Any, Any]:
+    """``df`` observing the sums of ``columns`` as ``name`` (streaming: in each micro-batch's
+    ``observedMetrics``; bounded: in the returned ``Observation``, else ``None``); with ``mark``, the metrics
+    rows and columns are dropped again."""
     from pyspark.sql import functions as F
 
-    return df.observe(observation(index), *(F.coalesce(F.sum(name), F.lit(0)).alias(name) for name in FIELDS))
+    target = name if streaming else _observation(df, name)
+    sums = [F.coalesce(F.sum(c), F.lit(0)).alias(c) for c in columns]
+    df = df.observe(target, *sums)
+    if mark is not None:
+        df = df.filter(F.col(mark) != MARK).drop(*columns)
+    return df, None if streaming else target
+
+
+def _observation(df: Any, name: str) -> Any:
+    """A Spark ``Observation`` of the kind ``df``'s session takes (classic, or Spark Connect's)."""
+    from panes.spark.session import is_connect
+
+    if is_connect(df.sparkSession):
+        from pyspark.sql.connect.observation import Observation as ConnectObservation
+
+        return ConnectObservation(name)
+    from pyspark.sql.observation import Observation
+
+    return Observation(name)
+
+
+def observe_keyed(df: Any, index: int) -> Any:
+    """A streaming keyed step's output (``PAYLOAD_DDL``) observing its counters as step ``index``'s."""
+    from pyspark.sql import functions as F
+
+    sums = [F.coalesce(F.sum(name), F.lit(0)).alias(column(index, name)) for name in FIELDS]
+    return df.observe(f"panes-{index}", *sums)
+
+
+@dataclass(frozen=True)
+class BatchProgress:
+    """One micro-batch: its id, input rows, duration, the counters of each keyed step (by step name) and the
+    Flink watermark after it (epoch ms; ``LONG_MIN`` before any, ``LONG_MAX`` at the end of input)."""
+
+    batch: int
+    input_rows: int
+    duration_ms: int
+    watermark: int
+    steps: dict[str, dict[str, int]]
+
+
+def _field(progress: Any, name: str) -> Any:
+    return progress.get(name) if hasattr(progress, "get") else getattr(progress, name, None)
 
 
 @dataclass
 class JobMetrics:
-    """Totals per keyed step (``steps``: index -> name), and per micro-batch, from a query's progress."""
+    """Totals per step (``steps``: index -> name), and per micro-batch, from a query's observed metrics."""
 
     steps: dict[int, str]
     totals: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -61,23 +165,46 @@ class JobMetrics:
     """Stored state bytes per open pane when the open panes were most (last such batch)."""
     batches: list[dict[str, dict[str, int]]] = field(default_factory=list)
 
-    def add(self, progress: Any) -> None:
-        observed = progress.get("observedMetrics") or {}
+    def add(self, progress: Any) -> BatchProgress:
+        """Count one micro-batch's progress entry (Spark's: its ``observedMetrics`` named ``panes-...``);
+        returns it as a :class:`BatchProgress`."""
+        batch = self.add_observed(progress.get("observedMetrics") or {})
+        durations = _field(progress, "durationMs") or {}
+        return BatchProgress(
+            batch=int(_field(progress, "batchId") or 0),
+            input_rows=int(_field(progress, "numInputRows") or 0),
+            duration_ms=int(durations.get("triggerExecution") or 0),
+            watermark=progress_watermark(progress),
+            steps=batch,
+        )
+
+    def add_observed(self, observed: dict[str, Any]) -> dict[str, dict[str, int]]:
+        """Add one batch's observed metrics: name -> row (or dict) of ``m<step>_<field>`` sums; returns the
+        batch's counters per step name."""
         batch: dict[str, dict[str, int]] = {}
-        for index, name in self.steps.items():
-            row = observed.get(observation(index))
-            if row is None:
+        for key, row in observed.items():
+            if not key.startswith("panes-") or row is None:
                 continue
             values = row.asDict() if hasattr(row, "asDict") else dict(row)
-            step = {f: int(values.get(f) or 0) for f in FIELDS}
-            batch[name] = step
+            for name, value in values.items():
+                match = _COLUMN.match(name)
+                if match is None or int(match.group(1)) not in self.steps:
+                    continue
+                step = batch.setdefault(self.steps[int(match.group(1))], dict.fromkeys(FIELDS, 0))
+                step[match.group(2)] = step.get(match.group(2), 0) + int(value or 0)
+        for name, step in batch.items():
             total = self.totals.setdefault(name, dict.fromkeys(FIELDS, 0))
-            for f in FIELDS:
-                total[f] += step[f]
+            for f, value in step.items():
+                total[f] = total.get(f, 0) + value
             if total["open_panes"] > 0 and total["open_panes"] >= self.peak_open_panes:
                 self.peak_open_panes = total["open_panes"]
                 self.peak_state_bytes_per_pane = total["state_bytes"] / total["open_panes"]
         self.batches.append(batch)
+        return batch
+
+    def operators(self) -> dict[str, OperatorMetrics]:
+        """The totals so far as one ``OperatorMetrics`` per step name (steps that reported nothing yet: 0)."""
+        return {name: OperatorMetrics.of(name, self.totals.get(name, {})) for name in self.steps.values()}
 
     def as_dict(self) -> dict[str, Any]:
         return {

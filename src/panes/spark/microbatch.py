@@ -22,7 +22,9 @@ from panes.datastream.plan import Plan, SinkTransformation
 from panes.elements import StreamRecord
 from panes.errors import ErrorRecord, located
 from panes.keygroups import assign_to_key_group
+from panes.operators.base import CountingOutput
 from panes.operators.keys import extract_key
+from panes.operators.metrics import OperatorCounters
 from panes.spark.codec import EVENT_TIMES
 from panes.spark.host import StepHost
 from panes.spark.layout import Record
@@ -59,12 +61,13 @@ def rate_watermarks(
     assert generator is not None and emitter is not None
     captured: list[StreamRecord[Any]] = []
     capture = _Capture(captured)
-    operator.output = capture
+    operator.output = CountingOutput(capture, operator)
     emitter._output = capture
     # the built-in periodic generators emit their running maximum minus the bound: read it directly
     bounded = type(generator) in (BoundedOutOfOrdernessWatermarks, AscendingTimestampsWatermarks)
     assigner = operator._assigner
     column = assigner.column if bounded and type(assigner) is ColumnTimestampAssigner else None
+    fast = 0
     for channel, value, timestamp, seq, phase in rows:
         if channel not in consumed:
             continue
@@ -75,6 +78,7 @@ def rate_watermarks(
                 generator.on_event(value, extracted, emitter)
                 ratings.append(generator.max_timestamp - generator.out_of_orderness - 1)  # type: ignore[attr-defined]
                 stamped.append(Record(main, value, extracted, seq, phase))
+                fast += 1
                 continue
         operator.process_record(StreamRecord(value, timestamp))
         if bounded:
@@ -89,37 +93,57 @@ def rate_watermarks(
             for tag, out in capture.side:
                 stamped.append(Record((own, tag), out.value, out.timestamp, seq, phase))
             capture.side.clear()
+    # the rows the direct path stamped, counted as the operator counts the others
+    operator.counters.records_in += fast
+    operator.counters.records_out += fast
     return stamped, ratings
 
 
 def shard_rows(
-    step: Step, rows: list[Record], num_shards: int, max_parallelism: int, cache: dict[Any, int]
+    step: Step,
+    rows: list[Record],
+    num_shards: int,
+    max_parallelism: int,
+    cache: dict[Any, int],
+    counters: OperatorCounters | None = None,
 ) -> tuple[list[Record], list[int]]:
     """Each row's shard before the keyed ``step``: its key's shard for rows the step reads (``cache`` remembers
-    keys), any shard for rows passing by. A row without a key (``panes.operators.keys``) is the step's failure,
+    keys), every shard for rows of a broadcast input (listed once per shard), any shard for rows passing by and
+    rows of a non-keyed input. A row without a key (``panes.operators.keys``) is the step's failure,
     as an operator reports it (``panes.errors``): an ``ErrorRecord`` on the step's error output when there is
-    one (dropped when nobody reads it), the located error raised otherwise."""
+    one (dropped when nobody reads it), the located error raised otherwise. Refused rows count as records in
+    and error records out of the step in ``counters``, when given."""
     error_tag = step.transformation.error_tag
     error_channel = None if error_tag is None else (step.transformation.id, error_tag.tag_id)
     inputs = step.input_of
     selectors = step.key_selectors
+    broadcast = step.broadcast_input
+    every_shard = list(range(num_shards))
     kept: list[Record] = []
     shards: list[int] = []
     for row in rows:
         channel, value, ts, seq, ph = row
         index = inputs.get(channel)
-        if index is None:
+        if index is not None and index == broadcast:
+            # a broadcast element reaches every shard (every instance), in its place among the shard's rows
+            kept.extend([row] * num_shards)
+            shards.extend(every_shard)
+            continue
+        selector = None if index is None else selectors[index]
+        if selector is None:
+            # a row passing by, or an element of a non-keyed input: spread by its ordering number
             kept.append(row)
             shards.append(seq % num_shards)
             continue
-        selector = selectors[index]
-        assert selector is not None
         try:
             key = extract_key(selector, value)
         except Exception as error:
             failure = located(error, step.transformation.name)
             if error_tag is None:
                 raise failure from failure.__cause__
+            if counters is not None:
+                counters.records_in += 1
+                counters.error_out += 1
             if error_channel in step.needed_outputs:
                 kept.append(Record(error_channel, ErrorRecord.of(failure, value, ts), ts, seq, ph))
                 shards.append(0)
@@ -162,7 +186,8 @@ class _Capture:
 
 
 class MicroBatchExecutor:
-    """Runs ``plan`` over explicit micro-batches, sharding keyed steps into ``num_shards`` shards."""
+    """Runs ``plan`` over explicit micro-batches, sharding each keyed step into its parallelism's shards (as
+    the Spark runner does), ``num_shards`` when it sets none."""
 
     def __init__(self, plan: Plan, num_shards: int = 4, max_parallelism: int = 128) -> None:
         self.steps = linearize(plan)
@@ -178,9 +203,12 @@ class MicroBatchExecutor:
     def _host(self, step: Step, shard: int) -> StepHost:
         host = self.hosts.get((step.index, shard))
         if host is None:
-            host = StepHost(step, shard, self.num_shards, self.max_parallelism)
+            host = StepHost(step, shard, self._shards(step), self.max_parallelism)
             self.hosts[(step.index, shard)] = host
         return host
+
+    def _shards(self, step: Step) -> int:
+        return step.transformation.parallelism or self.num_shards
 
     def run_batch(self, sources: dict[int, Sequence[Any]], now: int | None = None) -> None:
         """One micro-batch: ``sources`` maps a source transformation id to the values it delivers now."""
@@ -215,13 +243,13 @@ class MicroBatchExecutor:
             if kind == "stateless":
                 rows = rest + self._host(step, 0).process(mine, self.watermark, self.now)
                 continue
-            keyed, shards = shard_rows(step, mine, self.num_shards, self.max_parallelism, {})
+            keyed, shards = shard_rows(step, mine, self._shards(step), self.max_parallelism, {})
             by_shard: dict[int, list[Record]] = defaultdict(list)
             errors: list[Record] = []
             for row, shard in zip(keyed, shards, strict=True):
                 (by_shard[shard] if row.channel in step.consumed else errors).append(row)
             produced: list[Record] = []
-            for shard in range(self.num_shards):
+            for shard in range(self._shards(step)):
                 # as on Spark: a shard runs when it has rows, or when the watermark reached its next timer
                 host = self.hosts.get((step.index, shard))
                 timer = None if host is None else host.next_event_time_timer()

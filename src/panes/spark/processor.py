@@ -35,13 +35,13 @@ from panes.spark.codec import from_spark_watermark, to_spark_time
 from panes.spark.failures import carrying_iterators
 from panes.spark.layout import CLOCK, ChannelCodes, Layout, clock_of, pack
 from panes.spark.linear import Step
-from panes.spark.metrics import DDL, Gauges, counters
+from panes.spark.metrics import DDL, Gauges, counters, difference
 from panes.spark.shards import ShardHost, payload_batches, shard_host
 
 LOG = StructType([StructField("entry", BinaryType())])
 CLOCK_STATE = StructType([StructField("now", LongType())])
 META = StructType(
-    [StructField(name, LongType()) for name in ("version", "open_panes", "stored_bytes", "snapshot_bytes")]
+    [StructField(name, LongType()) for name in ("version", "open_panes", "stored_bytes", "snapshot_bytes", "timers")]
 )
 COMPACT_SLACK = 64 * 1024
 """Bytes of changes a shard may log beyond twice its last snapshot before it writes a new snapshot."""
@@ -107,9 +107,10 @@ class ShardProcessor(StatefulProcessor):
             now = clock if clock is not None else (0 if kept is None else int(kept[0]))
         meta = self.meta.get() if self.meta.exists() else None
         host = self._host(shard, meta)
-        before = Gauges() if meta is None else Gauges(meta[1], meta[2])
-        late_before = host.late_dropped()
+        before = Gauges() if meta is None else Gauges(meta[1], meta[4], meta[2])
+        counted = host.counters.values()
         out = host.run(batches, watermark, now)
+        done = difference(host.counters.values(), counted)
         stored, snapshot = (0, 0) if meta is None else (meta[2], meta[3])
         if (
             meta is None
@@ -123,11 +124,11 @@ class ShardProcessor(StatefulProcessor):
             entry = host.changes()
             self.log.appendValue((entry,))
             stored += len(entry)
-        gauges = Gauges(host.open_panes(), stored)
+        gauges = Gauges(host.open_panes(), host.timer_count(), stored)
         version = random.getrandbits(62)
-        self.meta.update((version, gauges.open_panes, stored, snapshot))
+        self.meta.update((version, gauges.open_panes, stored, snapshot, gauges.timers))
         _LIVE[(self.uid, shard)] = (version, host)
-        counts = counters(*host.counts, host.late_dropped() - late_before, before, gauges, len(entry))
+        counts = counters(done, before, gauges, len(entry))
         if self.event_time:
             wake_up = host.next_event_time_timer()
             self._set_wake_up(None if wake_up is None else to_spark_time(wake_up), fired)
@@ -180,4 +181,4 @@ def _without_clock(batches: list[pa.RecordBatch]) -> tuple[list[pa.RecordBatch],
 
 def _holds_nothing(host: ShardHost) -> bool:
     """Whether ``host`` keeps no state entry and no timer (its snapshot is as small as it gets)."""
-    return host.open_panes() == 0 and host.next_event_time_timer() is None and host.next_processing_time_timer() is None
+    return host.open_panes() == 0 and host.timer_count() == 0

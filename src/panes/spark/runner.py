@@ -11,6 +11,11 @@ bounded). The sinks are written from the final rows by Spark tasks (``sinks``), 
 A bounded run processes all input at watermark ``LONG_MIN``, then advances to the last watermark the input
 rated and finally to ``LONG_MAX`` (Flink's end of input), exactly as a streaming run whose input arrived
 in one micro-batch.
+
+The environment's runtime mode decides (``panes.datastream.runtime_mode``): STREAMING runs a plan with a
+streaming source as a streaming query and any other plan as the bounded run above; BATCH (or AUTOMATIC over
+bounded sources) runs a bounded batch job, explicit micro-batches read as one collection, whose keyed steps
+take their shard's rows sorted by key and timestamp, one key at a time (``host.StepHost.process_sorted``).
 """
 
 from __future__ import annotations
@@ -20,13 +25,17 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult
 from panes.datastream.plan import Plan, SinkTransformation, Transformation
+from panes.datastream.runtime_mode import RuntimeExecutionMode, resolve_runtime_mode
+from panes.operators.metrics import OperatorMetrics
 from panes.spark.direct import PanesFiles, options, writes_directly
 from panes.spark.failures import carrying, with_carried
-from panes.spark.metrics import JobMetrics
+from panes.spark.metrics import BatchProgress, JobMetrics
+from panes.spark.restarts import check_checkpoint, query_fingerprint, restored_fingerprint, store_fingerprint
 from panes.spark.session import create_session, is_connect
 from panes.spark.sinks import SinkTarget, SinkWriter
 from panes.spark.sources import reads_as_stream
@@ -51,7 +60,13 @@ class SparkJob:
     when the job is waited for (``process_all_available``, ``await_termination``) or stopped."""
 
     def __init__(
-        self, query: Any, checkpoint: str, owns_checkpoint: bool, spark: Any = None, staged: SinkWriter | None = None
+        self,
+        query: Any,
+        checkpoint: str,
+        owns_checkpoint: bool,
+        spark: Any = None,
+        staged: SinkWriter | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
     ) -> None:
         self.query = query
         self.checkpoint = checkpoint
@@ -59,19 +74,31 @@ class SparkJob:
         self._spark = spark
         self._staged = staged
         self._delivered = -1
-        self.metrics = JobMetrics({})
-        """Counters of the keyed steps (see ``panes.spark.metrics``), from the progress read so far."""
+        self.observed = JobMetrics({})
+        """Counters of the steps (see ``panes.spark.metrics``), from the progress read so far."""
         self._counted: set[int] = set()
+        self.on_progress = on_progress
+        """Called with each micro-batch's :class:`BatchProgress` once, when :meth:`progress` first sees it."""
 
     def progress(self) -> list[Any]:
-        """The query's progress so far (Spark's, one entry per micro-batch), with panes' counters added to
-        :attr:`metrics`."""
+        """The query's progress so far (Spark's, one entry per micro-batch; its event-time watermark is shifted,
+        see ``panes.spark.codec``), with panes' counters added to :attr:`observed`."""
         progress = sorted(self.query.recentProgress, key=lambda p: p["batchId"])
         for entry in progress:
             if entry["batchId"] not in self._counted:
                 self._counted.add(entry["batchId"])
-                self.metrics.add(entry)
+                batch = self.observed.add(entry)
+                if self.on_progress is not None:
+                    self.on_progress(batch)
         return progress
+
+    def metrics(self) -> dict[str, OperatorMetrics]:
+        """One ``OperatorMetrics`` per step with an operator, by step name: the counters summed over the
+        micro-batches that completed so far, and the gauges after the last of them (read from the query's
+        progress, which Spark keeps for its last ``spark.sql.streaming.numRecentProgressUpdates`` batches,
+        100 by default: poll at least that often to miss none)."""
+        self.progress()
+        return self.observed.operators()
 
     def deliver(self) -> None:
         """Hand the driver sinks what batches committed since the last call staged (Spark Connect only)."""
@@ -116,11 +143,16 @@ class SparkRunner:
     - ``checkpoint_location``: where a streaming query keeps its state and progress (a fresh temporary
       folder, removed afterwards, when not given; give one to restart a query where it stopped).
     - ``num_shards``: how many shards keyed state is split into (default: twice
-      ``spark.sql.shuffle.partitions``); each shard is one Python call per micro-batch hosting the operator
-      for all its keys, so fewer shards cost less per batch and more shards spread state and work wider.
+      ``spark.sql.shuffle.partitions``) when neither the keyed operator nor the environment sets a
+      parallelism; each shard is one Python call per micro-batch hosting the operator (one instance of its
+      function) for all its keys, so fewer shards cost less per batch and more shards spread state and work
+      wider. A keyed operator whose parallelism is set (``set_parallelism`` on it or on the environment) has
+      that many shards, one per Flink subtask: shard ``i`` holds the key groups Flink's subtask ``i`` owns.
     - ``trigger``: ``"available_now"`` (process what is there, then stop; the default when every source is
       finite), ``"continuous"`` (run until stopped: Spark's default trigger) or a processing-time interval
       such as ``"5 seconds"``.
+    - ``on_progress``: called on the driver with each micro-batch's ``BatchProgress`` (rows, counters, the
+      watermark in real epoch ms) while ``execute`` waits for a streaming job (polled about once a second).
     """
 
     def __init__(
@@ -133,6 +165,7 @@ class SparkRunner:
         num_shards: int | None = None,
         trigger: str | None = None,
         query_name: str | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
     ) -> None:
         if num_shards is not None and num_shards <= 0:
             raise ValueError(f"num_shards must be > 0 (got {num_shards})")
@@ -143,6 +176,7 @@ class SparkRunner:
         self.num_shards = num_shards
         self.trigger = trigger
         self.query_name = query_name
+        self.on_progress = on_progress
 
     @property
     def spark(self) -> Any:
@@ -150,10 +184,28 @@ class SparkRunner:
             self._spark = create_session(self.master, config=self.config)
         return self._spark
 
-    def _translate(self, plan: Plan, config: ExecutionConfig, streaming: bool) -> Translation:
-        shards = self.num_shards or 2 * int(self.spark.conf.get("spark.sql.shuffle.partitions"))
+    def default_parallelism(self) -> int:
+        """The number of shards of a keyed step whose parallelism is not set (``num_shards``, or twice
+        ``spark.sql.shuffle.partitions``)."""
+        return self.num_shards or 2 * int(self.spark.conf.get("spark.sql.shuffle.partitions"))
+
+    def _translate(
+        self, plan: Plan, config: ExecutionConfig, streaming: bool, batch: bool = False, num_shards: int | None = None
+    ) -> Translation:
+        shards = num_shards or self.default_parallelism()
         finite = not streaming or self._trigger(plan) == "available_now"
-        return Translator(self.spark, plan, config, streaming, shards, finite).translate()
+        return Translator(self.spark, plan, config, streaming, shards, finite, batch).translate()
+
+    def runtime_mode(self, plan: Plan, config: ExecutionConfig) -> RuntimeExecutionMode:
+        """``STREAMING`` or ``BATCH``: the environment's mode resolved over the plan's sources (a source is
+        unbounded when its ``is_bounded()`` says so: a streaming DataFrame or file source, micro-batches without
+        ``end_of_input``, an endless generator)."""
+        unbounded = [
+            t.name
+            for t in plan
+            if t.kind == "source" and not getattr(t.source, "is_bounded", lambda: True)()  # type: ignore[attr-defined]
+        ]
+        return resolve_runtime_mode(config.runtime_mode, unbounded)
 
     def _trigger(self, plan: Plan) -> str:
         return self.trigger or ("available_now" if self._finite(plan) else "continuous")
@@ -164,17 +216,32 @@ class SparkRunner:
         return any(reads_as_stream(t.source) for t in plan if t.kind == "source")  # type: ignore[attr-defined]
 
     @with_carried
-    def run_bounded(self, plan: Plan, config: ExecutionConfig) -> None:
-        """Run a plan of bounded sources as one Spark batch job and write its sinks."""
-        translation = self._translate(plan, config, streaming=False)
+    def run_bounded(self, plan: Plan, config: ExecutionConfig, batch: bool = False) -> JobMetrics:
+        """Run a plan of bounded sources as one Spark batch job and write its sinks (in BATCH execution with
+        ``batch``); returns the steps' counters (Spark's ``Observation`` of each Python stage, read once the job
+        ran)."""
+        translation = self._translate(plan, config, streaming=False, batch=batch)
         writer = SinkWriter(translation.steps, translation.codes, None, session=self.spark)
-        writer.write(translation.rows(), 0)
+        metrics = JobMetrics(translation.metrics_steps)
+        if writer.write(translation.rows(), 0):
+            metrics.add_observed({observation._name: observation.get for observation in translation.observations})
+        return metrics
 
     def start(self, plan: Plan, config: ExecutionConfig, job_name: str = "panes job") -> SparkJob:
-        """Start ``plan`` as a streaming query (see the class docstring for triggers and checkpoints)."""
+        """Start ``plan`` as a streaming query (see the class docstring for triggers and checkpoints).
+
+        On a checkpoint location of an earlier run, the job's fingerprint must fit the stored one (else
+        ``IncompatibleCheckpointError``, before anything starts; see ``restarts``); ``num_shards`` not given is
+        the checkpoint's."""
         owns = self.checkpoint_location is None
         checkpoint = self.checkpoint_location or tempfile.mkdtemp(prefix="panes-checkpoint-")
-        translation = self._translate(plan, config, streaming=True)
+        stored = None if owns else restored_fingerprint(self.spark, checkpoint)
+        shards = self.default_parallelism()
+        if stored is not None and self.num_shards is None and stored.settings.get("num_shards", "").isdigit():
+            shards = int(stored.settings["num_shards"])
+        translation = self._translate(plan, config, streaming=True, num_shards=shards)
+        own_fingerprint = query_fingerprint(plan, translation, shards, config.max_parallelism)
+        check_checkpoint(checkpoint, stored, own_fingerprint)
         folder = os.path.join(checkpoint, "panes")
         staged = os.path.join(folder, "driver-sinks") if is_connect(self.spark) else None
         writer = SinkWriter(
@@ -206,8 +273,11 @@ class SparkRunner:
             stream = stream.trigger(availableNow=True)
         elif trigger != "continuous":
             stream = stream.trigger(processingTime=trigger)
-        job = SparkJob(stream.start(), checkpoint, owns, self.spark, writer if staged else None)
-        job.metrics = JobMetrics(translation.metrics_steps)
+        if not owns:
+            # built and checked; stored before Spark can commit a batch of it (see ``restarts``)
+            store_fingerprint(self.spark, checkpoint, own_fingerprint)
+        job = SparkJob(stream.start(), checkpoint, owns, self.spark, writer if staged else None, self.on_progress)
+        job.observed = JobMetrics(translation.metrics_steps)
         return job
 
     def to_dataframe(self, transformation: Transformation, config: ExecutionConfig, schema: RecordType | None) -> Any:
@@ -238,12 +308,19 @@ class SparkRunner:
 
     def execute(self, plan: Plan, config: ExecutionConfig, job_name: str) -> JobExecutionResult:
         started = time.monotonic()
-        if not self._is_streaming(plan):
-            self.run_bounded(plan, config)
-            return JobExecutionResult(job_name, int((time.monotonic() - started) * 1000), {"mode": "bounded"})
+        batch = self.runtime_mode(plan, config) is RuntimeExecutionMode.BATCH
+        if batch or not self._is_streaming(plan):
+            counted = self.run_bounded(plan, config, batch=batch)
+            details: dict[str, Any] = {"mode": "batch" if batch else "bounded", "metrics": counted.as_dict()}
+            elapsed = int((time.monotonic() - started) * 1000)
+            return JobExecutionResult(job_name, elapsed, details, counted.operators())
         job = self.start(plan, config, job_name)
         try:
-            job.await_termination()
+            if self.on_progress is None:
+                job.await_termination()
+            else:
+                while not job.await_termination(1.0):
+                    job.progress()
         finally:
             job.cleanup()
         progress = job.progress()
@@ -251,6 +328,7 @@ class SparkRunner:
             "mode": "streaming",
             "batches": len(progress),
             "progress": [json.loads(p.json) if hasattr(p, "json") else p for p in progress],
-            "metrics": job.metrics.as_dict(),
+            "metrics": job.observed.as_dict(),
         }
-        return JobExecutionResult(job_name, int((time.monotonic() - started) * 1000), details)
+        elapsed = int((time.monotonic() - started) * 1000)
+        return JobExecutionResult(job_name, elapsed, details, job.observed.operators())

@@ -5,12 +5,23 @@ Connect server instead), with the RocksDB state store (Spark's ``transformWithSt
 partitions, no UI, and Python workers started with the interpreter panes runs in. These settings only apply
 to sessions panes creates; over Spark Connect only the session's SQL settings can be set (the server owns the
 rest).
+
+Logs: a created session keeps the console for the job's own output. The JVM panes starts writes everything it
+and its Python workers print (log4j's console output, Spark's warnings, the ``transformWithState`` worker's
+messages, a ``print`` inside a user function) to a log file, whose path panes prints once on standard error;
+py4j's log records go there too. Errors still reach the caller in full: a failing job raises its exception
+(panes' own, or Spark's with the JVM's stack trace) in the driver. See :func:`create_session`'s ``log_file``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import sys
+import tempfile
+import time
+from collections.abc import Iterator
 from typing import Any
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
@@ -32,17 +43,76 @@ DEFAULT_CONFIG: dict[str, str] = {
 }
 
 
+LOG_DIR_VARIABLE = "PANES_LOG_DIR"
+"""Environment variable naming the folder of the log files (default: ``<temp dir>/panes-logs``)."""
+
+CONSOLE = "console"
+"""``log_file`` value keeping Spark's own behaviour: JVM and worker output on this process's console."""
+
+
+def default_log_file(app_name: str = "panes") -> str:
+    """A fresh log file path: ``$PANES_LOG_DIR`` (or ``<temp dir>/panes-logs``)/``<app>-<UTC time>-<pid>.log``."""
+    folder = os.environ.get(LOG_DIR_VARIABLE) or os.path.join(tempfile.gettempdir(), "panes-logs")
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    return os.path.join(folder, f"{app_name}-{stamp}-{os.getpid()}.log")
+
+
+@contextlib.contextmanager
+def output_to(path: str) -> Iterator[None]:
+    """This process's standard output and error (file descriptors 1 and 2) go to ``path`` (appended) while the
+    block runs; a process started inside keeps writing there afterwards."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        os.dup2(target, 1)
+        os.dup2(target, 2)
+        yield
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, target):
+            os.close(fd)
+
+
+def _route_py4j(path: str) -> None:
+    """py4j's log records (connection notices) go to ``path`` instead of the console."""
+    logger = logging.getLogger("py4j")
+    if not any(getattr(h, "baseFilename", None) == os.path.abspath(path) for h in logger.handlers):
+        handler = logging.FileHandler(path)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
+    logger.propagate = False
+
+
+def _jvm_running() -> bool:
+    from pyspark import SparkContext
+
+    return SparkContext._gateway is not None
+
+
 def create_session(
     master: str = "local[2]",
     app_name: str = "panes",
     config: dict[str, str] | None = None,
     remote: str | None = None,
+    log_file: str | None = None,
 ) -> Any:
     """A SparkSession for panes (``getOrCreate``: an active session with another configuration is reused).
 
     ``config`` adds to and overrides :data:`DEFAULT_CONFIG`. With ``remote`` (a Spark Connect URL such as
     ``"sc://localhost:15002"``) the session is a Spark Connect client and only :data:`SQL_CONFIG` and the SQL
     settings of ``config`` apply.
+
+    ``log_file``: where the JVM this call starts, and the Python workers it starts, write their output (Spark's
+    log at level WARN, worker messages): by default a fresh file (:func:`default_log_file`) whose path is
+    printed once on standard error (a path given here is not printed: the caller knows it); :data:`CONSOLE`
+    leaves it on the console (Spark's log level ERROR). When a JVM is already running (an earlier session) its
+    output goes where it already went.
     """
     from pyspark.sql import SparkSession
 
@@ -57,9 +127,31 @@ def create_session(
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in {**DEFAULT_CONFIG, **(config or {})}.items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
+    if log_file == CONSOLE or _jvm_running():
+        session = builder.getOrCreate()
+        session.sparkContext.setLogLevel("ERROR")
+        return session
+    path = os.path.abspath(log_file or default_log_file(app_name))
+    announce = log_file is None
+    try:
+        with output_to(path):
+            session = builder.getOrCreate()
+    except Exception:
+        print(f"panes: Spark did not start; its output is in {path}", file=sys.stderr, flush=True)
+        raise
+    _route_py4j(path)
+    session.sparkContext.setLogLevel("WARN")
+    if announce:
+        print(f"panes: Spark's logs go to {path}", file=sys.stderr, flush=True)
     return session
+
+
+def ship_by_value(module: Any) -> None:
+    """Send the functions and classes of ``module`` (a module loaded from a file the executors cannot import,
+    such as a job file) to Spark's Python workers by value instead of by module name."""
+    from pyspark import cloudpickle
+
+    cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]
 
 
 def is_connect(spark: Any) -> bool:

@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from panes.errors import ErrorRecord, located
+from panes.operators.metrics import OperatorCounters
 from panes.spark.host import StepHost
 from panes.spark.layout import ChannelCodes, Layout, Record, channel_mask, read_records, unpack
 from panes.spark.linear import Step
@@ -28,15 +29,15 @@ from panes.windowing.columnar.sessions import ColumnarSessions
 
 
 class ShardHost(Protocol):
-    counts: tuple[int, int]
-    """The records the last ``run`` read and emitted."""
+    counters: OperatorCounters
+    """What the step's operator counted (``panes.operators.metrics``); a caller diffs them around ``run``."""
 
     def run(self, batches: list[pa.RecordBatch], watermark: int, now: int, batch: int = 0) -> list[pa.RecordBatch]:
         """One micro-batch of the shard: its rows (any layout) in, rows in the output layout out."""
 
     def open_panes(self) -> int: ...
 
-    def late_dropped(self) -> int: ...
+    def timer_count(self) -> int: ...
 
     def snapshot(self) -> bytes:
         """The whole state; what :meth:`changes` returns next starts from here."""
@@ -59,12 +60,15 @@ def payload_batches(payloads: Iterable[bytes]) -> list[pa.RecordBatch]:
 
 
 def split(
-    batches: list[pa.RecordBatch], step: Step, codes: ChannelCodes
+    batches: list[pa.RecordBatch], step: Step, codes: ChannelCodes, shard: int = 0
 ) -> tuple[list[pa.RecordBatch], list[pa.RecordBatch]]:
     """The rows ``step`` reads, and the rows that pass on (those no step reads here, and those a later step
-    reads too)."""
+    reads too). Rows of a broadcast input reach every shard; only shard 0 passes them on."""
     read = codes.codes(step.consumed)
-    keep = codes.codes(step.passthrough)
+    passthrough = set(step.passthrough)
+    if shard != 0 and step.broadcast_input is not None:
+        passthrough -= set(step.inputs[step.broadcast_input])
+    keep = codes.codes(passthrough)
     mine: list[pa.RecordBatch] = []
     passing: list[pa.RecordBatch] = []
     for batch in batches:
@@ -83,22 +87,40 @@ class RecordHost:
     """A keyed step whose operator takes elements one by one (``StepHost``)."""
 
     def __init__(
-        self, step: Step, codes: ChannelCodes, layout: Layout, shard: int, num_shards: int, max_parallelism: int
+        self,
+        step: Step,
+        codes: ChannelCodes,
+        layout: Layout,
+        shard: int,
+        num_shards: int,
+        max_parallelism: int,
+        batch: bool = False,
     ) -> None:
         self.step = step
         self.codes = codes
         self.layout = layout
-        self.host = StepHost(step, shard, num_shards, max_parallelism, track_changes=True)
-        self.counts = (0, 0)
+        self.host = StepHost(step, shard, num_shards, max_parallelism, track_changes=not batch, batch=batch)
+        self.shard = shard
+        self.counters = self.host.operator.counters
+
+    def run_sorted(self, batches: list[pa.RecordBatch], now: int) -> list[pa.RecordBatch]:
+        """BATCH execution: every row of the shard at once, one key at a time (``StepHost.process_sorted``)."""
+        mine, passing = split(batches, self.step, self.codes, self.shard)
+        read = self.codes.codes(self.step.consumed)
+        records: list[Record] = []
+        for part in mine:
+            records.extend(read_records(part, self.codes, channel_mask(part, read)))
+        out = self.host.process_sorted(records, now)
+        result = [self.layout.encode(out)] if out else []
+        return result + [self.layout.adapt(b) for b in passing]
 
     def run(self, batches: list[pa.RecordBatch], watermark: int, now: int, batch: int = 0) -> list[pa.RecordBatch]:
-        mine, passing = split(batches, self.step, self.codes)
+        mine, passing = split(batches, self.step, self.codes, self.shard)
         read = self.codes.codes(self.step.consumed)
         records: list[Record] = []
         for part in mine:
             records.extend(read_records(part, self.codes, channel_mask(part, read)))
         out = self.host.process(records, watermark, now, batch)
-        self.counts = (len(records), len(out))
         result = [self.layout.encode(out)] if out else []
         return result + [self.layout.adapt(b) for b in passing]
 
@@ -122,10 +144,10 @@ class RecordHost:
         return timer
 
     def open_panes(self) -> int:
-        return self.host.operator.state_entries()
+        return self.host.operator.open_panes()
 
-    def late_dropped(self) -> int:
-        return self.host.operator.late_records_dropped()
+    def timer_count(self) -> int:
+        return self.host.operator.timer_count()
 
     def close(self) -> None:
         self.host.close()
@@ -152,7 +174,7 @@ class ColumnarHost:
         error = None if error_tag is None else (own, error_tag.tag_id)
         self.error_code = codes.code[error] if error is not None and error in step.needed_outputs else None
         self.counter = 0
-        self.counts = (0, 0)
+        self.counters = self.operator.counters
         self.name = f"{step.transformation.name} (shard {shard})"
 
     # -- one micro-batch ---------------------------------------------------------------------------------------
@@ -172,7 +194,6 @@ class ColumnarHost:
         self._emit(out, operator.advance(watermark), elements, first, 2 * batch)
         later = operator.process(values.take(pa.array(second)), ts[second], seq[second])
         self._emit(out, later, elements, second, 2 * batch + 1)
-        self.counts = (len(values), sum(b.num_rows for b in out))
         return out + [self.layout.adapt(b) for b in passing]
 
     def _elements(
@@ -195,6 +216,7 @@ class ColumnarHost:
             return pa.array([], struct_type), empty, empty, empty.astype(np.int32), []
         all_values = pa.concat_arrays([v.cast(struct_type) if v.type != struct_type else v for v in values])
         all_ts = pa.concat_arrays(ts)
+        self.counters.records_in += len(all_values)
         seqs = pa.concat_arrays(seq).to_numpy(zero_copy_only=False)
         phases = pa.concat_arrays(phase).to_numpy(zero_copy_only=False)
         errors: list[pa.RecordBatch] = []
@@ -212,6 +234,7 @@ class ColumnarHost:
         error = located(MissingTimestampError(), self.name)
         if self.step.transformation.error_tag is None:
             raise error
+        self.counters.error_out += len(rows)
         if self.error_code is None:
             return []
         decoded = self.plan.input_type.decode(values.take(pa.array(rows)))
@@ -237,11 +260,10 @@ class ColumnarHost:
     ) -> None:
         """Add what the operator emitted to ``out``: pane results, and late elements (``rows`` maps the
         indices of the call that made them to ``elements``)."""
-        if self.out_code is not None:
-            for chunk in emitted_now.panes:
-                panes = emitted(self.plan, chunk)
-                if not panes.keys:
-                    continue
+        for chunk in emitted_now.panes:
+            panes = emitted(self.plan, chunk)
+            self.counters.records_out += len(panes.keys)
+            if panes.keys and self.out_code is not None:
                 seqs = [self._order() if seq is None else seq for seq in panes.seqs]
                 results = pane_values(self.plan, panes)
                 out.append(self._rows(self.out_code, results, [end - 1 for end in panes.ends], seqs, phase))
@@ -292,8 +314,8 @@ class ColumnarHost:
     def open_panes(self) -> int:
         return self.operator.open_panes()
 
-    def late_dropped(self) -> int:
-        return self.operator.late_dropped
+    def timer_count(self) -> int:
+        return self.operator.timer_count()
 
     def close(self) -> None:
         return None
@@ -311,10 +333,18 @@ def columnar_plan(step: Step) -> ColumnarWindow | None:
 
 
 def shard_host(
-    step: Step, codes: ChannelCodes, layout: Layout, shard: int, num_shards: int, max_parallelism: int
+    step: Step,
+    codes: ChannelCodes,
+    layout: Layout,
+    shard: int,
+    num_shards: int,
+    max_parallelism: int,
+    batch: bool = False,
 ) -> ShardHost:
-    """The host of ``step`` for ``shard`` (see the module docstring)."""
+    """The host of ``step`` for ``shard`` (see the module docstring). In BATCH execution a columnar window
+    gives the results of sorted input too: its built-in aggregates do not depend on the order of elements,
+    and with all input processed before the final watermark nothing is late."""
     plan = columnar_plan(step)
     if plan is not None:
         return ColumnarHost(step, plan, codes, layout, shard)
-    return RecordHost(step, codes, layout, shard, num_shards, max_parallelism)
+    return RecordHost(step, codes, layout, shard, num_shards, max_parallelism, batch)

@@ -132,12 +132,13 @@ class SinkWriter:
 
     # -- one batch ------------------------------------------------------------------------------------------------
 
-    def write(self, batch: Any, batch_id: int, targets: list[SinkTarget] | None = None, part: int = 0) -> None:
+    def write(self, batch: Any, batch_id: int, targets: list[SinkTarget] | None = None, part: int = 0) -> bool:
         """Write ``targets`` (default: the sinks that read no other sink's errors) from ``batch``; ``part``
-        numbers the writes of one batch (a sink's refused values are written after it, as part ``part + 1``)."""
+        numbers the writes of one batch (a sink's refused values are written after it, as part ``part + 1``).
+        Returns whether ``batch`` was computed (False: no sink to write)."""
         chosen = targets if targets is not None else [t for t in self.targets if not self._reads_errors(t)]
         if not chosen:
-            return
+            return False
         batch.persist()
         try:
             # one job counts the rows of every output; sinks without rows in this batch do nothing
@@ -151,6 +152,7 @@ class SinkWriter:
                     self._write_target(batch, batch_id, part, target)
         finally:
             batch.unpersist()
+        return True
 
     def _reads_errors(self, target: SinkTarget) -> bool:
         errors = {t.error_code for t in self.targets if t.error_code is not None}

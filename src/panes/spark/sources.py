@@ -197,11 +197,12 @@ def columnar_input(spark: Any, source: Any) -> ColumnarInput | None:
     return None
 
 
-def source_rows(spark: Any, source: Any, channel: Channel, codes: ChannelCodes) -> Any:
-    """The panes rows of a source that is not columnar (micro-batches, collections, ...) as a DataFrame."""
-    if isinstance(source, MicroBatchSource):
+def source_rows(spark: Any, source: Any, channel: Channel, codes: ChannelCodes, streaming: bool = True) -> Any:
+    """The panes rows of a source that is not columnar (micro-batches, collections, ...) as a DataFrame; a
+    bounded query (``streaming`` false: BATCH execution) reads micro-batches as one collection."""
+    if isinstance(source, MicroBatchSource) and streaming:
         return micro_batch_rows(spark, source, channel, codes)
-    if isinstance(source, (CollectionSource, SplitsSource, GeneratorSource, IterableSource)):
+    if isinstance(source, (CollectionSource, SplitsSource, GeneratorSource, IterableSource, MicroBatchSource)):
         if not source.is_bounded():
             raise ValueError(f"{source!r} is unbounded; on Spark use a streaming DataFrame or micro-batches")
         layout = Layout(codes, [channel])

@@ -8,6 +8,11 @@ that names that column (so Spark keeps it above the watermark operator) drops ca
 the column is dropped — before any keyed step, so Spark never drops late rows. Spark refuses a second
 watermark in one lineage, which is why each source keeps its own branch until a keyed step needs all rows:
 then every branch is flushed together with the keying and unioned, and the keyed step runs by shard.
+
+A keyed step has one shard per parallel instance, as a Flink operator has one subtask per unit of its
+parallelism: the step's own parallelism, else the environment's, else the runner's ``num_shards``. A key goes
+to shard ``key_group * shards // max_parallelism``, the index of the Flink subtask that owns it, and each
+shard hosts one operator, so one instance of the step's function (:meth:`Translator.shards_of`).
 """
 
 from __future__ import annotations
@@ -18,14 +23,14 @@ from typing import Any
 
 from pyspark.sql import functions as F
 
-from panes.datastream.execution import ExecutionConfig
+from panes.datastream.execution import ExecutionConfig, metric_names
 from panes.datastream.plan import Channel, Plan, declared_source_type
 from panes.datastream.sources import MicroBatchSource
 from panes.spark.codec import END_MS, from_spark_watermark
 from panes.spark.functions import Chain, chain_function, keyed_shard_function
 from panes.spark.layout import ChannelCodes, Layout
-from panes.spark.linear import Step, linearize, sink_channels
-from panes.spark.metrics import observe
+from panes.spark.linear import Step, after, linearize, sink_channels
+from panes.spark.metrics import FIELDS, column, metric_fields, observe, observe_keyed
 from panes.spark.processor import PAYLOAD_DDL, ShardProcessor
 from panes.spark.sources import ColumnarInput, columnar_input, source_rows
 from panes.time import LONG_MAX, LONG_MIN
@@ -89,10 +94,14 @@ class Translation:
     layout: Layout
     watermarks: list[int]
     metrics_steps: dict[int, str] = field(default_factory=dict)
-    """The keyed steps whose counters the query observes (index -> name); empty when bounded."""
+    """The steps whose counters the query observes (index -> name, see ``metrics``)."""
+    observations: list[Any] = field(default_factory=list)
+    """Bounded: the ``Observation`` objects holding the counters once the job ran."""
     packed: Layout | None = None
     """When ``df`` holds the last keyed step's payloads (``processor.PAYLOAD_DDL``) rather than rows: the
     layout of their rows (:meth:`rows` unpacks them)."""
+    shards: dict[int, int] = field(default_factory=dict)
+    """Each keyed step's number of shards (transformation id -> shards), its parallel instances."""
 
     def rows(self) -> Any:
         """The final rows, in layout form (unpacking the payloads when ``packed``)."""
@@ -102,21 +111,25 @@ class Translation:
         return self.df.mapInArrow(function, self.packed.ddl())
 
 
-def after(channels: set[Channel], step: Step) -> set[Channel]:
-    """The channels rows may belong to after ``step`` ran over rows of ``channels``."""
-    return (channels - (step.consumed - step.passthrough)) | step.needed_outputs
-
-
 class Translator:
     """Builds the DataFrame of ``plan`` (streaming or bounded) for ``SparkRunner``."""
 
     def __init__(
-        self, spark: Any, plan: Plan, config: ExecutionConfig, streaming: bool, num_shards: int, finite: bool = True
+        self,
+        spark: Any,
+        plan: Plan,
+        config: ExecutionConfig,
+        streaming: bool,
+        num_shards: int,
+        finite: bool = True,
+        batch: bool = False,
     ) -> None:
         self.spark = spark
         self.plan = plan
         self.streaming = streaming
+        self.batch = batch
         self.num_shards = num_shards
+        self.default_parallelism = config.parallelism
         self.max_parallelism = config.max_parallelism
         self.inputs: dict[int, ColumnarInput] = {}
         for t in plan.transformations():
@@ -134,7 +147,13 @@ class Translator:
         for step in self.steps:
             types.update(step.types)
         self.codes = ChannelCodes(types)
-        self.metrics_steps: dict[int, str] = {}
+        names = metric_names(plan)
+        self.names = {s.index: names[s.transformation.id] for s in self.steps if s.transformation.id in names}
+        """The steps that report metrics: index -> name (an operator's step, not a copy the translation added)."""
+        self.metrics_steps: dict[int, str] = dict(self.names)
+        self.observations: list[Any] = []
+        self._observed = 0
+        self.shards: dict[int, int] = {}
         self.branches: list[Branch] = []
         self.watermarks: list[int] = []
         # a finite streaming plan without watermark strategy still ends with Flink's LONG_MAX watermark (its
@@ -163,9 +182,28 @@ class Translator:
         if last is not None and last.chain.packed and not last.chain.steps:
             # the last keyed step's payloads: a sink that reads them unpacks them itself
             packed = Layout(self.codes, last.channels)
-            return Translation(last.df, self.steps, self.codes, layout, self.watermarks, self.metrics_steps, packed)
+            return Translation(
+                last.df,
+                self.steps,
+                self.codes,
+                layout,
+                self.watermarks,
+                self.metrics_steps,
+                self.observations,
+                packed,
+                self.shards,
+            )
         df = self._merge(self.branches)
-        return Translation(df, self.steps, self.codes, layout, self.watermarks, self.metrics_steps)
+        return Translation(
+            df,
+            self.steps,
+            self.codes,
+            layout,
+            self.watermarks,
+            self.metrics_steps,
+            self.observations,
+            shards=self.shards,
+        )
 
     # -- steps -------------------------------------------------------------------------------------------------
 
@@ -178,7 +216,8 @@ class Translator:
         if columnar is not None:
             branch = Branch(columnar.dataframe, {channel}, Chain(source=channel))
         else:
-            branch = Branch(source_rows(self.spark, t.source, channel, self.codes), {channel})  # type: ignore[attr-defined]
+            rows = source_rows(self.spark, t.source, channel, self.codes, self.streaming)  # type: ignore[attr-defined]
+            branch = Branch(rows, {channel})
         if self.end_watermark:
             branch.chain.end_only = True
             branch.chain.timestamp_sources = {t.id}
@@ -211,36 +250,51 @@ class Translator:
         branch.chain.steps.append(step)
         branch.channels = after(branch.channels, step)
 
+    def shards_of(self, step: Step) -> int:
+        """How many shards (parallel instances) the keyed ``step`` has (see the module docstring)."""
+        return step.transformation.parallelism or self.default_parallelism or self.num_shards
+
     def _keyed(self, step: Step) -> None:
+        shards = self.shards[step.transformation.id] = self.shards_of(step)
         watermarked = any(b.watermarked or b.chain.rates for b in self.branches)
         keyed = self._merge(self.branches, keyed=step)
         channels = after(set().union(*(b.channels for b in self.branches)), step)
         layout = Layout(self.codes, channels)
         if self.streaming:
             processor = ShardProcessor(
-                step, self.codes, layout, self.num_shards, self.max_parallelism, watermarked, self.clocked
+                step, self.codes, layout, shards, self.max_parallelism, watermarked, self.clocked
             )
             df = keyed.groupBy("shard").transformWithStateInPandas(
                 processor, PAYLOAD_DDL, "Append", "EventTime" if watermarked else "ProcessingTime"
             )
             # each keyed step's counters, in the micro-batch's progress (see ``metrics``)
-            df = observe(df, step.index)
-            self.metrics_steps[step.index] = step.transformation.name
+            df = observe_keyed(df, step.index)
             chain = Chain(packed=True)
         else:
-            last = min(self.watermarks) if self.watermarks else LONG_MIN
+            last = min(self.watermarks) if self.watermarks and not self.batch else LONG_MIN
             function = keyed_shard_function(
                 step,
                 self.codes,
                 layout,
-                self.num_shards,
+                shards,
                 self.max_parallelism,
                 [LONG_MIN, last, LONG_MAX],
                 int(time.time() * 1000),
+                self.batch,
             )
-            df = keyed.groupBy("shard").applyInArrow(function, layout.ddl())
+            columns = [column(step.index, name) for name in FIELDS]
+            ddl = f"{layout.ddl()}, " + ", ".join(f"{c} BIGINT" for c in columns)
+            df = self._observe(keyed.groupBy("shard").applyInArrow(function, ddl), columns, "ch")
             chain = Chain()
         self.branches = [Branch(df, channels, chain, watermarked=watermarked)]
+
+    def _observe(self, df: Any, columns: list[str], mark: str) -> Any:
+        """``df`` with its metrics rows observed (see ``metrics``), then dropped."""
+        self._observed += 1
+        df, observation = observe(df, f"panes-c{self._observed}", columns, self.streaming, mark)
+        if observation is not None:
+            self.observations.append(observation)
+        return df
 
     # -- branches -----------------------------------------------------------------------------------------------
 
@@ -257,9 +311,13 @@ class Translator:
         if chain.is_empty() and keyed is None:
             return branch.df
         chain.keyed = keyed
+        chain.metered = [s.index for s in [*chain.steps, keyed] if s is not None and s.index in self.names]
         layout = Layout(self.codes, branch.channels | keying_outputs(keyed))
-        function = chain_function(chain, self.codes, layout, self.num_shards, self.max_parallelism)
+        shards = self.num_shards if keyed is None else self.shards_of(keyed)
+        function = chain_function(chain, self.codes, layout, shards, self.max_parallelism)
         df = branch.df.mapInArrow(function, Layout.ddl_of(chain.output_schema(layout)))
+        if chain.metered:
+            df = self._observe(df, [f.name for f in metric_fields(chain.metered)], chain.mark)
         if chain.rates:
             column, marker = chain.carrier()
             if self.streaming:

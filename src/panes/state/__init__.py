@@ -16,6 +16,7 @@ from panes.state.api import (
     ValueState,
 )
 from panes.state.backend import VOID_NAMESPACE, HeapKeyedStateBackend
+from panes.state.broadcast import BroadcastState, ReadOnlyBroadcastState
 from panes.state.descriptors import (
     AggregatingStateDescriptor,
     ListStateDescriptor,
@@ -24,12 +25,14 @@ from panes.state.descriptors import (
     StateDescriptor,
     ValueStateDescriptor,
 )
+from panes.state.ttl import StateTtlConfig, TtlValue
 
 __all__ = [
     "VOID_NAMESPACE",
     "AggregatingState",
     "AggregatingStateDescriptor",
     "AppendingState",
+    "BroadcastState",
     "HeapKeyedStateBackend",
     "KeyedStateStore",
     "ListState",
@@ -37,10 +40,13 @@ __all__ = [
     "MapState",
     "MapStateDescriptor",
     "MergingState",
+    "ReadOnlyBroadcastState",
     "ReducingState",
     "ReducingStateDescriptor",
     "State",
     "StateDescriptor",
+    "StateTtlConfig",
+    "TtlValue",
     "ValueState",
     "ValueStateDescriptor",
 ]

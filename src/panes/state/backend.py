@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
 
+from panes.errors import RESTART_ADVICE, IncompatibleCheckpointError
 from panes.state.api import (
     AggregatingState,
     ListState,
@@ -29,6 +30,7 @@ from panes.state.descriptors import (
     StateDescriptor,
     ValueStateDescriptor,
 )
+from panes.state.ttl_states import MISSING, IncrementalCleanup, purge, ttl_merge, ttl_state
 
 
 class _VoidNamespace:
@@ -50,6 +52,20 @@ class _VoidNamespace:
 
 VOID_NAMESPACE: Any = _VoidNamespace()
 
+
+class _NoKey:
+    """The current key where there is none (the broadcast side of a keyed broadcast operator): any access to
+    keyed state raises, as Flink's "No key set" (the check costs nothing elsewhere: it lives in ``__hash__``)."""
+
+    def __hash__(self) -> int:
+        raise RuntimeError("No key set. This method should not be called outside of a keyed context.")
+
+    def __repr__(self) -> str:
+        return "NO_KEY"
+
+
+NO_KEY: Any = _NoKey()
+
 Table = dict[tuple[Any, Any], Any]
 
 
@@ -60,12 +76,22 @@ class HeapKeyedStateBackend:
     (a view bound to one namespace). Registering one state name with two kinds raises ``ValueError``.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, processing_time: Callable[[], int] | None = None) -> None:
         self._tables: dict[str, Table] = {}
         self._descriptors: dict[str, StateDescriptor] = {}
+        self._restored_kinds: dict[str, str] = {}
+        self.owner = "an operator"
+        """Who owns the state (the operator instance's name), for messages."""
         self.current_key: Any = None
         self.changes: dict[str, Changes] | None = None
         """Per state name, the entries changed since the last :meth:`take_changes` (``None``: not tracked)."""
+        self.processing_time: Callable[[], int] = processing_time or _no_clock
+        """The clock of states with time-to-live (the hosting operator's processing time)."""
+        self._cleanups: dict[str, IncrementalCleanup] = {}
+        self.record_cleanups: list[tuple[str, IncrementalCleanup]] = []
+        """Incremental TTL cleanups that also run on every record (:meth:`run_record_cleanups`)."""
+        self._restored_ttl: set[str] = set()
+        """Names of restored states stored with time-to-live whose descriptors have not registered again yet."""
 
     def set_current_key(self, key: Any) -> None:
         self.current_key = key
@@ -79,7 +105,18 @@ class HeapKeyedStateBackend:
         """The table of ``descriptor``'s state, created on first use."""
         name = descriptor.name
         known = self._descriptors.get(name)
+        with_ttl = descriptor.ttl_config is not None
         if known is None:
+            if self._tables.get(name) and (name in self._restored_ttl) != with_ttl:
+                raise ValueError(_ttl_mismatch(name, name in self._restored_ttl))
+            restored = self._restored_kinds.get(name)
+            if restored is not None and restored != descriptor.kind:
+                raise IncompatibleCheckpointError(
+                    f"cannot restore {self.owner}: its state {name!r} is {restored} state in the checkpoint and "
+                    f"the job now registers it as {descriptor.kind} state (a state keeps its kind for the life of "
+                    f"the checkpoint; a {descriptor.kind} state needs another name).\n{RESTART_ADVICE}",
+                    changes=((None, f"state {name!r}", restored, descriptor.kind),),
+                )
             self._descriptors[name] = descriptor
             return self._tables.setdefault(name, {})
         if known.kind != descriptor.kind:
@@ -87,6 +124,8 @@ class HeapKeyedStateBackend:
                 f"state {name!r} is already registered as {known.kind} state; "
                 f"a {descriptor.kind} state needs another name"
             )
+        if (known.ttl_config is not None) != with_ttl:
+            raise ValueError(_ttl_mismatch(name, known.ttl_config is not None))
         if known is not descriptor and descriptor.kind in ("reducing", "aggregating"):
             # keep the function of the latest registration (restored tables have no descriptors yet)
             self._descriptors[name] = descriptor
@@ -105,6 +144,8 @@ class HeapKeyedStateBackend:
         """A state of ``descriptor``'s kind, bound to ``namespace`` and to whatever key is current on access."""
         table = self.table(descriptor)
         changes = self.table_changes(descriptor.name)
+        if descriptor.ttl_config is not None:
+            return ttl_state(self, table, namespace, changes, descriptor, self._incremental_cleanup(descriptor))
         if isinstance(descriptor, ValueStateDescriptor):
             return HeapValueState(self, table, namespace, changes)
         if isinstance(descriptor, ListStateDescriptor):
@@ -116,6 +157,42 @@ class HeapKeyedStateBackend:
         if isinstance(descriptor, MapStateDescriptor):
             return HeapMapState(self, table, namespace, changes)
         raise TypeError(f"unknown state descriptor {type(descriptor).__name__}")
+
+    def _incremental_cleanup(self, descriptor: StateDescriptor) -> IncrementalCleanup | None:
+        """The incremental TTL cleanup of ``descriptor``'s state (one per state), or ``None``."""
+        name = descriptor.name
+        cleanup = self._cleanups.get(name)
+        if cleanup is None:
+            config = descriptor.ttl_config
+            strategy = config.cleanup_strategies.get_incremental_cleanup_strategy()
+            if strategy is None:
+                return None
+            cleanup = self._cleanups[name] = IncrementalCleanup(descriptor.kind, config.ttl, strategy.cleanup_size)
+            if strategy.run_cleanup_for_every_record:
+                self.record_cleanups.append((name, cleanup))
+        return cleanup
+
+    def run_record_cleanups(self) -> None:
+        """Run the incremental TTL cleanups configured to run on every record (operators call this per record)."""
+        now = self.processing_time()
+        for name, cleanup in self.record_cleanups:
+            cleanup.run(self._tables.get(name, {}), self.table_changes(name), now)
+
+    def apply_to_all_keys(
+        self, namespace: Any, descriptor: StateDescriptor, function: Callable[[Any, Any], None]
+    ) -> None:
+        """Call ``function(key, state)`` for every key holding ``descriptor``'s state in ``namespace``, with that
+        key current (Flink's ``applyToAllKeys``); the current key is restored afterwards."""
+        table = self.table(descriptor)
+        keys = [key for key, ns in list(table) if ns == namespace]
+        previous = self.current_key
+        state = self.get_partitioned_state(namespace, descriptor)
+        try:
+            for key in keys:
+                self.current_key = key
+                function(key, state)
+        finally:
+            self.current_key = previous
 
     def merge_namespaces(self, descriptor: StateDescriptor, target: Any, sources: Collection[Any]) -> None:
         """Merge the current key's values in ``sources`` into ``target`` (target first), removing the sources.
@@ -139,6 +216,8 @@ class HeapKeyedStateBackend:
             merge = descriptor.agg_function.merge
         else:
             raise ValueError("The given state descriptor does not refer to a mergeable state (MergingState)")
+        if descriptor.ttl_config is not None and not isinstance(descriptor, ListStateDescriptor):
+            merge = ttl_merge(merge, descriptor.ttl_config, self.processing_time)
         key = self.current_key
         changes = self.table_changes(descriptor.name)
         if changes is not None:
@@ -178,24 +257,61 @@ class HeapKeyedStateBackend:
     def is_empty(self) -> bool:
         return not any(self._tables.values())
 
-    def entry_count(self) -> int:
-        """How many (key, namespace) entries all states hold."""
+    def entry_count(self, name: str | None = None) -> int:
+        """How many (key, namespace) entries all states hold (``name``: state ``name`` holds)."""
+        if name is not None:
+            return len(self._tables.get(name, ()))
         return sum(len(table) for table in self._tables.values())
 
     def snapshot(self) -> dict[str, Any]:
         """All state as plain data: ``{"tables": {name: {(key, namespace): value}}, "kinds": {name: kind}}``.
 
-        Values are shared, not copied: pickle the result (as the operators do) before mutating further.
+        Values are shared, not copied: pickle the result (as the operators do) before mutating further. States
+        with time-to-live whose cleanup filters snapshots (``panes.state.ttl``) leave their expired values out.
         """
-        return {
-            "tables": {name: table for name, table in self._tables.items() if table},
-            "kinds": {name: d.kind for name, d in self._descriptors.items()},
-        }
+        tables = {}
+        for name, table in self._tables.items():
+            if not table:
+                continue
+            descriptor = self._descriptors.get(name)
+            config = None if descriptor is None else descriptor.ttl_config
+            kept = table
+            if config is not None and config.cleanup_strategies.filters_snapshots():
+                kept = self._unexpired(descriptor.kind, table, config.ttl)  # type: ignore[union-attr]
+                if not kept:
+                    continue
+            tables[name] = kept
+        registered = self._descriptors
+        ttl = {name for name, d in registered.items() if d.ttl_config is not None}
+        ttl |= {name for name in self._restored_ttl if name not in registered}
+        return {"tables": tables, "kinds": self.kinds(), "ttl": sorted(ttl)}
+
+    def _unexpired(self, kind: str, table: Table, ttl: int) -> Table:
+        """``table`` without expired values (a new table when some expired; ``table`` itself otherwise)."""
+        now = self.processing_time()
+        kept: Table = {}
+        changed = False
+        for slot, stored in table.items():
+            value = purge(kind, stored, ttl, now)
+            if value is not stored:
+                changed = True
+            if value is not MISSING:
+                kept[slot] = value
+        return kept if changed else table
+
+    def kinds(self) -> dict[str, str]:
+        """The kind of every state registered, or restored and not registered again since."""
+        return {**self._restored_kinds, **{name: d.kind for name, d in self._descriptors.items()}}
 
     def restore(self, data: dict[str, Any]) -> None:
-        """Replace all state with a :meth:`snapshot`'s content. Descriptors re-register on first use."""
+        """Replace all state with a :meth:`snapshot`'s content. Descriptors re-register on first use; one
+        registered with another kind than the snapshot's raises ``IncompatibleCheckpointError``."""
         self._tables = {name: dict(table) for name, table in data["tables"].items()}
+        self._restored_kinds = dict(data.get("kinds", {}))
         self._descriptors = {}
+        self._restored_ttl = set(data.get("ttl", ()))
+        self._cleanups = {}
+        self.record_cleanups = []
         self.forget_changes()
 
     # -- changes ------------------------------------------------------------------------------------------
@@ -225,6 +341,24 @@ class HeapKeyedStateBackend:
         tables = data["tables"]
         for name, delta in deltas.items():
             apply_delta(tables.setdefault(name, {}), delta)
+
+
+def _ttl_mismatch(name: str, stored_with_ttl: bool) -> str:
+    if stored_with_ttl:
+        return (
+            f"state {name!r} holds values with time-to-live; its descriptor must enable the same time-to-live "
+            "(enable_time_to_live) or the state needs another name"
+        )
+    return (
+        f"state {name!r} holds values without time-to-live; a descriptor with time-to-live needs another name "
+        "(Flink refuses to change a state's time-to-live on restore)"
+    )
+
+
+def _no_clock() -> int:
+    raise RuntimeError(
+        "state with time-to-live needs processing time: host the state in an operator (its clock is the runner's)"
+    )
 
 
 def _extend(a: list[Any], b: list[Any]) -> list[Any]:

@@ -30,6 +30,8 @@ class StateDescriptor:
 
     name: str
     type_info: Any = field(default=None, compare=False)
+    ttl_config: Any = field(default=None, init=False, compare=False, repr=False)
+    """The state's ``StateTtlConfig`` once :meth:`enable_time_to_live` was called (``None``: no TTL)."""
 
     kind = "state"
 
@@ -38,6 +40,18 @@ class StateDescriptor:
 
     def get_name(self) -> str:
         return self.name
+
+    def enable_time_to_live(self, ttl_config: Any) -> None:
+        """Give the state a time-to-live (``panes.state.ttl``): its values expire ``ttl`` ms of processing time
+        after their last access. A config whose update type is ``Disabled`` turns TTL off."""
+        from panes.state.ttl import StateTtlConfig
+
+        if not isinstance(ttl_config, StateTtlConfig):
+            raise TypeError(
+                f"enable_time_to_live needs a StateTtlConfig (StateTtlConfig.new_builder(ttl).build()), "
+                f"got {type(ttl_config).__name__}"
+            )
+        object.__setattr__(self, "ttl_config", ttl_config if ttl_config.is_enabled() else None)
 
 
 @dataclass(frozen=True)

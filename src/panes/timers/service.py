@@ -6,6 +6,10 @@ registered while firing with ``timestamp <= W`` fire in the same pass. Processin
 processing time reaches them. Before a timer fires the key context is set to its key. A pass whose
 callbacks keep registering timers that are already due stops with ``TimerLoopError`` (``panes.timers.loops``
 states the rule).
+
+In BATCH execution (``panes.datastream.runtime_mode``) a keyed operator sees one key at a time and
+:meth:`InternalTimerService.end_key` fires every timer of the key that ended, as Flink's
+``BatchExecutionInternalTimeService`` does.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from panes.time import LONG_MIN
+from panes.time import LONG_MAX, LONG_MIN
 from panes.timers.clock import ProcessingTimeService
 from panes.timers.heap import InternalTimer, TimerHeap
 from panes.timers.loops import EVENT_TIME, PROCESSING_TIME, TimerLoopError, TimerPassGuard
@@ -51,12 +55,15 @@ class InternalTimerService:
         self.event_time_timers = TimerHeap()
         self.processing_time_timers = TimerHeap()
         self.current_watermark: int = LONG_MIN
+        self._quiesced = False
         self.guard = TimerPassGuard(owner if owner is not None else type(triggerable).__name__)
 
     def current_processing_time(self) -> int:
         return self._clock.get_current_processing_time()
 
     def register_event_time_timer(self, namespace: Any, time: int) -> None:
+        if self._quiesced:
+            return
         if self.event_time_timers.add(time, self._get_key(), namespace):
             self.guard.registered(EVENT_TIME, time)
 
@@ -64,6 +71,8 @@ class InternalTimerService:
         self.event_time_timers.remove(time, self._get_key(), namespace)
 
     def register_processing_time_timer(self, namespace: Any, time: int) -> None:
+        if self._quiesced:
+            return
         if self.processing_time_timers.add(time, self._get_key(), namespace):
             self.guard.registered(PROCESSING_TIME, time)
 
@@ -78,6 +87,20 @@ class InternalTimerService:
     def advance_processing_time(self, time: int) -> None:
         """Fire every processing-time timer at or before ``time``, in queue order."""
         self._fire_due(self.processing_time_timers, time, PROCESSING_TIME, self._triggerable.on_processing_time)
+
+    def end_key(self) -> None:
+        """BATCH execution: the current key's input ended. Fire all its timers at watermark ``LONG_MAX``: the
+        event-time ones, then the processing-time ones (whatever the processing time), each in time order;
+        timers registered meanwhile are ignored (the service is quiesced, so a callback cannot loop). Then the
+        watermark is ``LONG_MIN`` again, for the next key."""
+        self.current_watermark = LONG_MAX
+        self._quiesced = True
+        try:
+            self._fire_due(self.event_time_timers, LONG_MAX, EVENT_TIME, self._triggerable.on_event_time)
+            self._fire_due(self.processing_time_timers, LONG_MAX, PROCESSING_TIME, self._triggerable.on_processing_time)
+        finally:
+            self._quiesced = False
+            self.current_watermark = LONG_MIN
 
     def _fire_due(self, queue: TimerHeap, time: int, domain: str, fire: Callable[[InternalTimer], None]) -> None:
         """One timer pass: fire the due timers, those registered meanwhile included, under the loop guard; a

@@ -57,6 +57,7 @@ from panes.windowing.internal_functions import (
     process_spec,
     reduce_spec,
 )
+from panes.windowing.observer import PaneTiming, WindowObserver, pane_timing
 from panes.windowing.operator import EvictingWindowOperator, WindowOperator
 from panes.windowing.rows import WindowRow
 from panes.windowing.triggers import (
@@ -109,6 +110,7 @@ __all__ = [
     "NeverTrigger",
     "OnMergeContext",
     "OutputTag",
+    "PaneTiming",
     "PassThroughWindowFunction",
     "ProcessAllWindowFunction",
     "ProcessWindowFunction",
@@ -136,11 +138,13 @@ __all__ = [
     "WindowContext",
     "WindowFunction",
     "WindowFunctionSpec",
+    "WindowObserver",
     "WindowOperator",
     "WindowRow",
     "WindowStagger",
     "aggregate_spec",
     "count_window_parts",
+    "pane_timing",
     "process_spec",
     "reduce_spec",
 ]

@@ -24,7 +24,7 @@ from panes.elements import StreamRecord, Watermark
 from panes.operators.keys import KeySelector
 from panes.state.changes import Changes, apply_delta
 from panes.tags import OutputTag
-from panes.time import LONG_MAX, Duration, java_add
+from panes.time import LONG_MAX, LONG_MIN, Duration, java_add
 from panes.windowing.assigners.base import MissingTimestampError, WindowAssigner
 from panes.windowing.assigners.sliding import SlidingEventTimeWindows, window_starts
 from panes.windowing.assigners.stagger import WindowStagger
@@ -97,6 +97,15 @@ class AlignedWindowOperator(WindowOperator):
         self._pane_changes: Changes | None = None
         self._timer_changes: Changes | None = None
 
+    def set_observer(self, observer: Any) -> None:
+        """Refused: this operator has no observation points (observe the general :class:`WindowOperator`,
+        which the local runner hosts)."""
+        if observer is not None:
+            raise TypeError(
+                "AlignedWindowOperator cannot be observed; observe a WindowOperator (WindowSpec.create_operator(), "
+                "the one the local runner hosts)"
+            )
+
     # -- elements ---------------------------------------------------------------------------------------------
 
     def process_element(self, record: StreamRecord[Any]) -> None:
@@ -141,12 +150,15 @@ class AlignedWindowOperator(WindowOperator):
             panes[slot] = acc
             # as EventTimeTrigger and the window operator do for every element (timers are de-duplicated;
             # a watermark that went back makes an already fired window fire again)
-            if max_timestamp <= watermark:
-                self._fire(key, start, acc)
-            else:
-                self._schedule(max_timestamp, key, start, FIRE)
-            if cleanup != LONG_MAX:
-                self._schedule(cleanup, key, start, CLEANUP)
+            try:
+                if max_timestamp <= watermark:
+                    self._fire(key, start, acc)
+                else:
+                    self._schedule(max_timestamp, key, start, FIRE)
+            finally:
+                # a firing that raised (the element goes to the error output) still leaves the pane cleaned up
+                if cleanup != LONG_MAX:
+                    self._schedule(cleanup, key, start, CLEANUP)
         if skipped and java_add(timestamp, lateness) <= watermark:
             if self.late_data_tag is not None:
                 self.output.collect_side(self.late_data_tag, record)
@@ -186,7 +198,18 @@ class AlignedWindowOperator(WindowOperator):
     # -- time --------------------------------------------------------------------------------------------------
 
     def process_watermark(self, watermark: Watermark) -> None:
-        time = watermark.timestamp
+        self._advance(watermark.timestamp)
+        self.output.emit_watermark(watermark)
+
+    def end_key(self) -> None:
+        """BATCH execution: the current key's input ended; its panes fire and are cleaned as at ``LONG_MAX``
+        (only this key's timers are pending), then the watermark is ``LONG_MIN`` again for the next key."""
+        self._advance(LONG_MAX)
+        self._watermark = LONG_MIN
+        self.timer_service.current_watermark = LONG_MIN
+
+    def _advance(self, time: int) -> None:
+        """Fire and clean what is due at watermark ``time``."""
         self._watermark = time
         self.timer_service.current_watermark = time
         timers = self._timers
@@ -201,7 +224,6 @@ class AlignedWindowOperator(WindowOperator):
                 self._enter(key, start)
                 self.report_failure(StreamRecord(None, at), error)
             self.trigger_context.window = None
-        self.output.emit_watermark(watermark)
 
     def _on_timer_flags(self, key: Any, start: int, flags: int) -> None:
         """A timer of the pane ``(key, start)``: fire it and/or clean it up (even when firing raised)."""
@@ -225,6 +247,12 @@ class AlignedWindowOperator(WindowOperator):
 
     def state_entries(self) -> int:
         return len(self._panes) + super().state_entries()
+
+    def open_panes(self) -> int:
+        return len(self._panes)
+
+    def timer_count(self) -> int:
+        return len(self._timers)
 
     def snapshot_extra(self) -> Any:
         extra = super().snapshot_extra()

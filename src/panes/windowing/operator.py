@@ -24,7 +24,7 @@ import copy
 from collections.abc import Collection
 from typing import Any
 
-from panes.elements import StreamRecord
+from panes.elements import StreamRecord, Watermark
 from panes.errors import UnsupportedOperationError
 from panes.operators.base import OneInputStreamOperator, TimestampedCollector
 from panes.operators.keys import KeySelector
@@ -42,6 +42,7 @@ from panes.windowing.evictors import Evictor, TimestampedValue
 from panes.windowing.functions import WindowContext
 from panes.windowing.internal_functions import WindowFunctionSpec
 from panes.windowing.merging_window_set import MergingWindowSet
+from panes.windowing.observer import WindowObserver
 from panes.windowing.triggers.base import OnMergeContext, Trigger, TriggerResult
 from panes.windowing.windows import GlobalWindow, TimeWindow
 
@@ -211,7 +212,86 @@ class WindowOperator(OneInputStreamOperator):
         self.late_data_tag = late_data_tag
         self.is_event_time = assigner.is_event_time()
         self.is_merging = isinstance(assigner, MergingWindowAssigner)
-        self.num_late_records_dropped = 0
+
+    @property
+    def num_late_records_dropped(self) -> int:
+        """Late elements dropped because there is no late-data side output (Flink's ``numLateRecordsDropped``;
+        the ``late_dropped`` counter)."""
+        return self.counters.late_dropped
+
+    @num_late_records_dropped.setter
+    def num_late_records_dropped(self, value: int) -> None:
+        self.counters.late_dropped = value
+
+    def open_panes(self) -> int:
+        """Panes (key and window) holding contents."""
+        return self.backend.entry_count(self._contents_descriptor().name)
+
+    # -- observation ----------------------------------------------------------------------------------------
+
+    # No observer: a class attribute, so that an unobserved operator has exactly the instance attributes it had
+    # before observers existed (CPython shares an instance dict's keys between the instances of a class only up
+    # to 30 attributes; beyond, every attribute access on the operator gets slower). What observation needs
+    # lives on observed instances only.
+    observer: WindowObserver | None = None
+    _time_before: int | None  # the closing time (watermark or processing time) before the advance in progress
+    _timer_time: int | None  # the time of the timer of the window's clock being handled
+    _processing_time_seen: int
+
+    def set_observer(self, observer: WindowObserver | None) -> None:
+        """Tell ``observer`` what this operator does from now on (``None``: stop). See
+        ``panes.windowing.observer``; an operator without an observer pays one ``None`` check per element, per
+        firing and per timer, and nothing per watermark (the observed watermark and processing-time paths are
+        installed on this instance only)."""
+        if observer is not None and not isinstance(observer, WindowObserver):
+            raise TypeError(f"expected a WindowObserver, got {type(observer).__name__}")
+        if observer is None:
+            for name in (
+                "observer", "_time_before", "_timer_time", "_processing_time_seen", "process_watermark",
+                "advance_processing_time",
+            ):  # fmt: skip
+                self.__dict__.pop(name, None)
+            return
+        self.observer = observer
+        self._time_before = None
+        self._timer_time = None
+        self._processing_time_seen = LONG_MIN
+        self.process_watermark = self._observed_process_watermark  # type: ignore[method-assign]
+        self.advance_processing_time = self._observed_advance_processing_time  # type: ignore[method-assign]
+
+    def _observed_process_watermark(self, watermark: Watermark) -> None:
+        previous = self.timer_service.current_watermark
+        assert self.observer is not None
+        self.observer.watermark(previous, watermark.timestamp)
+        if self.is_event_time:
+            self._time_before = previous
+        try:
+            type(self).process_watermark(self, watermark)
+        finally:
+            self._time_before = None
+
+    def _observed_advance_processing_time(self, now: int) -> None:
+        previous = self._processing_time_seen
+        self._processing_time_seen = now
+        assert self.observer is not None
+        if previous != now:
+            self.observer.processing_time(previous, now)
+        if not self.is_event_time:
+            self._time_before = previous
+        try:
+            type(self).advance_processing_time(self, now)
+        finally:
+            self._time_before = None
+
+    def _observe_firing(self, observer: WindowObserver, window: Any) -> None:
+        timers = self.timer_service
+        watermark = timers.current_watermark
+        processing_time = timers.current_processing_time()
+        time = watermark if self.is_event_time else processing_time
+        before = time if self._time_before is None else self._time_before
+        if self._timer_time is not None:
+            time = self._timer_time  # a timer of the window's clock fires as that clock passes its time
+        observer.fired(self.trigger_context.key, window, time, before, watermark, processing_time)
 
     # -- lifecycle ---------------------------------------------------------------------------------------
 
@@ -273,25 +353,35 @@ class WindowOperator(OneInputStreamOperator):
         windows = self.assigner.assign_windows(value, timestamp, self)
         state = self.window_state
         skipped = True
+        observer = self.observer
+        if observer is not None:
+            timers = self.timer_service
+            observer.element(key, value, record.timestamp, timers.current_watermark, timers.current_processing_time())
 
+        # an element whose adding raises (it goes to the error output) leaves the windows as they were, merged
+        # ones included: the merge is persisted and the window keeps a cleanup timer, so no pane is left behind
         if self.is_merging:
             merging = self._merging_window_set()
-            for window in windows:
-                actual = merging.add_window(window, self._merge_function(key))
-                if self._is_window_late(actual):
-                    merging.retire_window(actual)
-                    continue
-                skipped = False
-                state_window = merging.get_state_window(actual)
-                if state_window is None:
-                    raise RuntimeError(f"Window {window!r} is not in in-flight window set.")
-                ctx.key = key
-                ctx.window = actual
-                state.set_current_namespace(state_window)
-                state.add(self._state_value(record))
-                self._on_trigger_result(self.trigger.on_element(value, timestamp, actual, ctx), actual)
-                self._register_cleanup_timer(actual)
-            self._persist(merging)
+            try:
+                for window in windows:
+                    actual = merging.add_window(window, self._merge_function(key))
+                    if self._is_window_late(actual):
+                        merging.retire_window(actual)
+                        continue
+                    skipped = False
+                    state_window = merging.get_state_window(actual)
+                    if state_window is None:
+                        raise RuntimeError(f"Window {window!r} is not in in-flight window set.")
+                    ctx.key = key
+                    ctx.window = actual
+                    state.set_current_namespace(state_window)
+                    self._add(record, actual)
+                    if observer is not None:
+                        observer.assigned(key, actual)
+                    self._on_trigger_result(self.trigger.on_element(value, timestamp, actual, ctx), actual)
+                    self._register_cleanup_timer(actual)
+            finally:
+                self._persist(merging)
         else:
             for window in windows:
                 if self._is_window_late(window):
@@ -299,24 +389,42 @@ class WindowOperator(OneInputStreamOperator):
                 skipped = False
                 ctx.window = window
                 state.set_current_namespace(window)
-                state.add(self._state_value(record))
+                self._add(record, window)
+                if observer is not None:
+                    observer.assigned(key, window)
                 self._on_trigger_result(self.trigger.on_element(value, timestamp, window, ctx), window)
                 self._register_cleanup_timer(window)
 
         if skipped and self._is_element_late(timestamp):
+            if observer is not None:
+                watermark = self.timer_service.current_watermark
+                observer.late(key, value, timestamp, watermark, self.late_data_tag is not None)
             if self.late_data_tag is not None:
                 self.output.collect_side(self.late_data_tag, record)
             else:
                 self.num_late_records_dropped += 1
+
+    def _add(self, record: StreamRecord[Any], window: Any) -> None:
+        """Add ``record`` to the window state's current namespace (``window``'s pane); when that raises, the
+        window still gets its cleanup timer (a merge may have moved panes into it) before the error goes on."""
+        try:
+            self.window_state.add(self._state_value(record))
+        except Exception:
+            self._register_cleanup_timer(window)
+            raise
 
     def _on_trigger_result(self, result: TriggerResult, window: Any) -> None:
         """Fire and/or purge the pane in the current namespace of the window state."""
         if result.is_fire():
             contents = self._read_contents()
             if contents is not None:
+                if self.observer is not None:
+                    self._observe_firing(self.observer, window)
                 self._emit_window_contents(window, contents)
         if result.is_purge():
             self.window_state.clear()
+            if self.observer is not None:
+                self.observer.purged(self.trigger_context.key, window)
 
     def _merge_function(self, key: Any) -> Any:
         def merge(
@@ -336,6 +444,8 @@ class WindowOperator(OneInputStreamOperator):
                         "The end timestamp of a processing-time window cannot become earlier than the current "
                         f"processing time by merging. Current processing time: {now} window: {merge_result!r}"
                     )
+            if self.observer is not None:
+                self.observer.merged(key, merge_result, tuple(merged_windows))
             ctx = self.trigger_context
             ctx.key = key
             ctx.window = merge_result
@@ -373,6 +483,8 @@ class WindowOperator(OneInputStreamOperator):
             state.set_current_namespace(state_window)
         else:
             state.set_current_namespace(window)
+        if self.observer is not None and event_time == self.is_event_time:
+            self._timer_time = timer.timestamp
 
         try:
             if event_time:
@@ -387,8 +499,12 @@ class WindowOperator(OneInputStreamOperator):
                 self._clear_all_state(window, merging)
             if merging is not None:
                 self._persist(merging)
+            if self.observer is not None:
+                self._timer_time = None
 
     def _clear_all_state(self, window: Any, merging: MergingWindowSet | None) -> None:
+        if self.observer is not None:
+            self.observer.cleaned(self.trigger_context.key, window)
         self.window_state.clear()
         self.trigger.clear(window, self.trigger_context)
         self.process_context._window = window

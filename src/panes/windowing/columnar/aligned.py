@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from panes.operators.metrics import OperatorCounters
 from panes.time import LONG_MAX, LONG_MIN, java_add
 from panes.windowing.cleanup import cleanup_time
 from panes.windowing.columnar.accumulate import accumulate
@@ -53,7 +54,8 @@ class ColumnarAlignedWindows:
         self.timers: list[tuple[int, int, int]] = []
         self.scheduled: set[tuple[int, int, int]] = set()
         self.watermark = LONG_MIN
-        self.late_dropped = 0
+        self.counters = OperatorCounters()
+        """``late_dropped`` and ``late_out`` (the host counts what passes in and out: ``ColumnarHost``)."""
         self._written: set[tuple[int, Any]] = set()
         self._dropped: set[int] = set()
 
@@ -136,7 +138,9 @@ class ColumnarAlignedWindows:
         if late.size:
             out.late.append(late)
             if plan.late_tag is None:
-                self.late_dropped += int(late.size)
+                self.counters.late_dropped += int(late.size)
+            else:
+                self.counters.late_out += int(late.size)
         codes, keys = key_codes(values, plan.key)
         pending = live & (max_ts > watermark)
         if pending.any():
@@ -204,6 +208,19 @@ class ColumnarAlignedWindows:
             out.panes.append(Panes([key], [s], [java_add(s, size)], [acc], [int(seqs[e])]))
 
     # -- state -------------------------------------------------------------------------------------------------
+
+    @property
+    def late_dropped(self) -> int:
+        """Late elements dropped (no late-data output): the ``late_dropped`` counter, kept in snapshots."""
+        return self.counters.late_dropped
+
+    @late_dropped.setter
+    def late_dropped(self, value: int) -> None:
+        self.counters.late_dropped = value
+
+    def timer_count(self) -> int:
+        """Pending timers (firing and cleanup)."""
+        return len(self.timers)
 
     def open_panes(self) -> int:
         return sum(len(window) for window in self.windows.values())

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from panes.operators.metrics import OperatorCounters
 from panes.state.changes import Changes, apply_delta
 from panes.time import LONG_MAX, LONG_MIN, java_add
 from panes.windowing.cleanup import cleanup_time
@@ -53,7 +54,8 @@ class ColumnarSessions:
         self.timers: list[tuple[int, int, int, Any, int]] = []
         self._order = itertools.count()
         self.watermark = LONG_MIN
-        self.late_dropped = 0
+        self.counters = OperatorCounters()
+        """``late_dropped`` and ``late_out`` (the host counts what passes in and out: ``ColumnarHost``)."""
         self._touched = Changes()
 
     # -- sessions of one key -----------------------------------------------------------------------------------
@@ -208,7 +210,9 @@ class ColumnarSessions:
         if late:
             out.late.append(np.array(late, dtype=np.int64))
             if self.plan.late_tag is None:
-                self.late_dropped += len(late)
+                self.counters.late_dropped += len(late)
+            else:
+                self.counters.late_out += len(late)
 
     @staticmethod
     def _tag(session: Session, key: Any) -> None:
@@ -219,6 +223,19 @@ class ColumnarSessions:
             session[3] = key
 
     # -- state -------------------------------------------------------------------------------------------------
+
+    @property
+    def late_dropped(self) -> int:
+        """Late elements dropped (no late-data output): the ``late_dropped`` counter, kept in snapshots."""
+        return self.counters.late_dropped
+
+    @late_dropped.setter
+    def late_dropped(self, value: int) -> None:
+        self.counters.late_dropped = value
+
+    def timer_count(self) -> int:
+        """Pending timers (firing and cleanup; timers of sessions that merged or grew since are not counted)."""
+        return sum(1 for timer in self.timers if self._valid(timer))
 
     def open_panes(self) -> int:
         return sum(len(s) for s in self.sessions.values())

@@ -1,0 +1,201 @@
+"""``panes run``: run a job file (see ``panes.jobs``) on the local runner, local Spark or a Spark cluster.
+
+Exit codes: :data:`DONE` (0) when the job ran to its end, :data:`FAILED` (1) when it failed (the exception's
+type and full message on standard error, with its causes; ``--traceback`` adds Python's traceback),
+:data:`USAGE` (2) for a command that cannot run as given (bad options, a missing job file, no ``build``),
+and :data:`INTERRUPTED` (130) when stopped with Ctrl-C.
+
+Console: the job's own output (``print()`` sinks) on standard output; panes' lines (where Spark's logs go,
+one line per micro-batch with the watermark in ISO-8601 UTC, a summary) on standard error, none with
+``--quiet``. Spark's and its Python workers' output goes to the log file (``panes.spark.session``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from panes.jobs import JobFile, JobFileError, load_job
+from panes.time import LONG_MAX, LONG_MIN, format_instant
+
+DONE = 0
+FAILED = 1
+USAGE = 2
+INTERRUPTED = 130
+"""Stopped with Ctrl-C (a job over unbounded input runs until then), as shells report SIGINT."""
+
+
+@dataclass
+class RunOptions:
+    """What ``panes run`` was asked for (``conf``: Spark settings, ``key=value``)."""
+
+    job: str
+    runner: str = "local"
+    master: str = "local[2]"
+    checkpoint: str | None = None
+    conf: dict[str, str] = field(default_factory=dict)
+    quiet: bool = False
+    traceback: bool = False
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("job", metavar="JOB.py", help="a Python file defining build(env) (see examples/)")
+    parser.add_argument(
+        "--runner",
+        choices=("local", "spark"),
+        default="local",
+        help="local: the in-process reference runner (default); spark: Apache Spark",
+    )
+    parser.add_argument(
+        "--master", default=None, help="Spark master URL, e.g. local[2] (default) or spark://host:7077"
+    )
+    parser.add_argument("--checkpoint", default=None, help="Spark checkpoint folder (default: a temporary one)")
+    parser.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting, e.g. --conf spark.sql.shuffle.partitions=4 (repeatable)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="only the job's own output and errors")
+    parser.add_argument("--traceback", action="store_true", help="show Python's traceback when the job fails")
+
+
+def options_from(args: argparse.Namespace, parser: argparse.ArgumentParser) -> RunOptions:
+    """The options of parsed ``args``; a contradiction is a usage error (``parser.error`` exits with 2)."""
+    conf: dict[str, str] = {}
+    for item in args.conf:
+        key, equals, value = item.partition("=")
+        if not equals or not key.strip():
+            parser.error(f"--conf takes KEY=VALUE, got {item!r}")
+        conf[key.strip()] = value
+    if args.runner != "spark":
+        given = [name for name in ("master", "checkpoint") if getattr(args, name) is not None]
+        given += ["conf"] if conf else []
+        if given:
+            parser.error(f"--{', --'.join(given)} apply to --runner spark only")
+    return RunOptions(
+        job=args.job,
+        runner=args.runner,
+        master=args.master or "local[2]",
+        checkpoint=args.checkpoint,
+        conf=conf,
+        quiet=args.quiet,
+        traceback=args.traceback,
+    )
+
+
+def report_failure(error: BaseException, stream: TextIO, with_traceback: bool = False) -> None:
+    """The failure of a job, in full: type and message, then each cause."""
+    if with_traceback:
+        stream.write("".join(traceback.format_exception(type(error), error, error.__traceback__)))
+        return
+    stream.write(f"panes: the job failed: {type(error).__name__}: {error}\n")
+    seen = {id(error)}
+    cause = error.__cause__ or error.__context__
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        stream.write(f"  caused by {type(cause).__name__}: {cause}\n")
+        cause = cause.__cause__ or cause.__context__
+    stream.write("  (--traceback shows where)\n")
+
+
+def progress_line(batch: Any) -> str:
+    """One micro-batch (a ``panes.spark.metrics.BatchProgress``) as a line, its watermark in real time."""
+    emitted = sum(step.get("records_out", 0) for step in batch.steps.values())
+    watermark = format_instant(batch.watermark)
+    if batch.watermark == LONG_MIN:
+        watermark += " (none yet)"
+    elif batch.watermark == LONG_MAX:
+        watermark += " (end of input)"
+    late = sum(step.get("late_dropped", 0) for step in batch.steps.values())
+    text = (
+        f"batch {batch.batch}: {batch.input_rows} rows in, {emitted} results, "
+        f"watermark {watermark} ({batch.duration_ms / 1000:.1f} s)"
+    )
+    return text + (f", {late} late dropped" if late else "")
+
+
+def make_environment(options: RunOptions, name: str, say: Callable[[str], None]) -> tuple[Any, Any]:
+    """The environment ``options`` ask for, and the SparkSession it runs on (``None`` for the local runner)."""
+    from panes.datastream import StreamEnvironment
+
+    if options.runner == "local":
+        return StreamEnvironment("local"), None
+    from panes.spark import SparkRunner, create_session
+    from panes.spark.session import default_log_file
+
+    log_file = default_log_file(name)
+    say(f"panes: Spark's logs go to {log_file}")
+    spark = create_session(options.master, app_name=name, config=options.conf, log_file=log_file)
+    runner = SparkRunner(
+        spark,
+        checkpoint_location=options.checkpoint,
+        on_progress=None if options.quiet else lambda batch: say(progress_line(batch)),
+    )
+    return StreamEnvironment(runner), spark
+
+
+def run_job(options: RunOptions, out: TextIO | None = None) -> int:
+    """Run the job file of ``options``; the exit code (see the module docstring)."""
+    err = out or sys.stderr
+
+    def say(line: str) -> None:
+        if not options.quiet:
+            err.write(line + "\n")
+            err.flush()
+
+    try:
+        job: JobFile = load_job(options.job)
+    except JobFileError:
+        raise
+    except Exception as error:  # the file itself fails (a syntax error, a failing import)
+        report_failure(error, err, options.traceback)
+        return FAILED
+    where = "the local runner" if options.runner == "local" else f"Spark ({options.master})"
+    say(f"panes: running {job.name} ({job.path}) on {where}")
+    spark = None
+    try:
+        env, spark = make_environment(options, job.name, say)
+        if spark is not None:
+            from panes.spark.session import ship_by_value
+
+            ship_by_value(job.module)
+        job.build(env)
+        started = time.monotonic()
+        result = env.execute(job.name)
+        sys.stdout.flush()
+        say(summary(result, time.monotonic() - started))
+    except Exception as error:
+        sys.stdout.flush()
+        report_failure(error, err, options.traceback)
+        return FAILED
+    except KeyboardInterrupt:
+        sys.stdout.flush()
+        err.write("panes: interrupted\n")
+        return INTERRUPTED
+    finally:
+        if spark is not None:
+            spark.stop()
+    return DONE
+
+
+def summary(result: Any, seconds: float) -> str:
+    """The last line of a run: time, and on Spark micro-batches and the final watermark."""
+    details = result.details
+    text = f"panes: done in {seconds:.1f} s"
+    if details.get("mode") == "streaming":
+        text += f" over {details.get('batches', 0)} micro-batches"
+        from panes.spark.codec import progress_watermark
+
+        progress = details.get("progress") or []
+        if progress:
+            text += f", final watermark {format_instant(progress_watermark(progress[-1]))}"
+    elif "records_read" in details:
+        text += f", {details['records_read']} records read"
+    return text

@@ -1,0 +1,3 @@
+"""Not a job file: it defines no build(env)."""
+
+VALUE = 1

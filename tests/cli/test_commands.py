@@ -1,0 +1,113 @@
+"""The ``panes`` command's contract: help on every command, exit codes 0 (done), 1 (job failed, message in
+full), 2 (usage), ``--quiet``, and ``panes explain`` derived from the plan."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.cli.support import EXAMPLES, ROOT, panes
+
+JOBS = ROOT / "tests" / "cli" / "jobs"
+
+
+@pytest.mark.parametrize("command", [[], ["run"], ["explain"], ["demo"]])
+def test_every_command_has_help(command: list[str]) -> None:
+    done = panes(*command, "--help")
+    assert done.returncode == 0
+    assert done.stdout.startswith("usage: panes")
+    if command in (["run"], ["explain"]):
+        assert "build(env)" in done.stdout
+
+
+def test_run_exits_0_with_the_jobs_output_on_stdout_and_panes_lines_on_stderr() -> None:
+    done = panes("run", str(EXAMPLES / "late_data.py"))
+    assert done.returncode == 0
+    assert all(line.startswith(("count> ", "too late> ")) for line in done.stdout.splitlines())
+    assert "running late_data" in done.stderr and "done in" in done.stderr
+
+
+def test_quiet_leaves_only_the_jobs_output() -> None:
+    done = panes("run", "--quiet", str(EXAMPLES / "count_windows.py"))
+    assert done.returncode == 0
+    assert done.stderr == ""
+    assert len(done.stdout.splitlines()) == 8
+
+
+def test_a_failing_user_function_exits_1_with_the_step_and_the_cause() -> None:
+    done = panes("run", str(JOBS / "failing_function.py"))
+    assert done.returncode == 1
+    assert "panes: the job failed: UserFunctionError: invert (1/1) failed: ZeroDivisionError: division by zero" in (
+        done.stderr
+    )
+    assert done.stdout.splitlines() == ["inverse> 0.25", "inverse> 0.5"]  # what ran before the failure
+    assert "side_output_errors" in done.stderr  # the second line of the message: what to change
+    assert "Traceback" not in done.stderr
+    assert "Traceback (most recent call last)" in panes("run", "--traceback", str(JOBS / "failing_function.py")).stderr
+
+
+def test_an_invalid_parameter_exits_1_with_its_message() -> None:
+    done = panes("explain", str(JOBS / "bad_configuration.py"))
+    assert done.returncode == 1
+    assert "ValueError" in done.stderr and "-5" in done.stderr
+    assert panes("run", str(JOBS / "bad_configuration.py")).returncode == 1
+
+
+@pytest.mark.parametrize(
+    ("arguments", "says"),
+    [
+        (["run"], "the following arguments are required"),
+        (["run", "no/such/job.py"], "no job file at no/such/job.py"),
+        (["run", str(JOBS / "no_build.py")], "defines no build(env) function"),
+        (["run", str(ROOT / "README.md")], "is not a Python file"),
+        (["run", "--runner", "flink", str(EXAMPLES / "sessions.py")], "invalid choice"),
+        (["run", "--master", "local[1]", str(EXAMPLES / "sessions.py")], "apply to --runner spark only"),
+        (["run", "--runner", "spark", "--conf", "novalue", str(EXAMPLES / "sessions.py")], "KEY=VALUE"),
+        (["explain", "no/such/job.py"], "no job file"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_usage_errors_exit_2(arguments: list[str], says: str) -> None:
+    done = panes(*arguments)
+    assert done.returncode == 2
+    assert says in done.stderr
+    assert done.stdout == ""
+
+
+def test_explain_shows_the_window_configuration_and_the_spark_stages() -> None:
+    done = panes("explain", str(EXAMPLES / "late_data.py"))
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    for expected in (
+        "source Micro-batch Source",
+        "watermarks: monotonous",
+        "timestamps: ColumnTimestampAssigner('ts')",
+        "[key_by] #",
+        "keyed by field 'sensor'",
+        "window: TumblingEventTimeWindows(size=10000, offset=0)",
+        "trigger: EventTimeTrigger()",
+        "evictor: none",
+        "allowed lateness: 5000 ms",
+        "late data: side output 'too-late'",
+        "function: process -> count",
+        "[side output 'too-late']",
+        "sink PrintSink (prefix 'too late')",
+        "== on Spark ==",
+        "runs as a streaming query",
+        "shuffle: rows exchanged by shard",
+        "keyed state step Window(Apply): transformWithStateInPandas",
+    ):
+        assert expected in text, expected
+    # the side output's map runs in the Python call that unpacks the window's results: no second shuffle
+    assert text.count("shuffle:") == 1
+
+
+def test_explain_names_triggers_and_evictors_of_the_other_examples() -> None:
+    early = panes("explain", str(EXAMPLES / "early_firings.py")).stdout
+    assert "trigger: ContinuousEventTimeTrigger(20000)" in early
+    counts = panes("explain", str(EXAMPLES / "count_windows.py")).stdout
+    assert "trigger: PurgingTrigger(CountTrigger(3))" in counts
+    assert "evictor: CountEvictor(4" in counts
+    assert counts.count("keyed state step Window(Reduce)") == 2
+    timers = panes("explain", str(EXAMPLES / "timers.py")).stdout
+    assert "KeyedProcess (keyed_process, keyed by field 'user')" in timers
+    assert "function: AbandonedCarts" in timers

@@ -1,0 +1,170 @@
+"""Every example runs with ``panes run`` on the local runner and gives what Flink gives for its input.
+
+Expected results are computed here from the examples' data with plain Python following Flink's rules (cited
+per test), not copied from a run.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from panes.time import format_instant
+from tests.cli.support import EXAMPLES, example, panes, printed
+
+
+def run_example(name: str) -> dict[str, list[Any]]:
+    done = panes("run", str(EXAMPLES / f"{name}.py"))
+    assert done.returncode == 0, done.stderr
+    assert "done in" in done.stderr
+    return printed(done.stdout)
+
+
+def test_every_example_is_checked_here() -> None:
+    names = {path.stem for path in EXAMPLES.glob("*.py")}
+    checked = {name.removeprefix("test_") for name in globals() if name.startswith("test_")}
+    assert names <= checked, f"examples without a test: {sorted(names - checked)}"
+
+
+def test_sessions() -> None:
+    # Flink's session windows: each element opens [ts, ts + gap); overlapping windows of a key merge, so a
+    # session ends where two consecutive clicks of a user are >= gap apart (Flink docs, "Session Windows").
+    module = example("sessions")
+    clicks: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for batch in module.CLICKS:
+        for click in batch:
+            clicks[click["user"]].append(click)
+    expected = []
+    for theirs in clicks.values():
+        theirs.sort(key=lambda c: c["ts"])
+        session = [theirs[0]]
+        for click in theirs[1:]:
+            if click["ts"] - session[-1]["ts"] >= module.GAP_MS:
+                expected.append(session)
+                session = []
+            session.append(click)
+        expected.append(session)
+    want = sorted(
+        (s[0]["user"], format_instant(s[0]["ts"]), format_instant(s[-1]["ts"]), len(s), " ".join(c["page"] for c in s))
+        for s in expected
+    )
+    assert sorted(run_example("sessions")["session"]) == want
+
+
+def test_count_windows() -> None:
+    # count_window(n): GlobalWindows + PurgingTrigger(CountTrigger(n)): fires and purges every n elements of a
+    # key, leftovers never fire. count_window(n, s): CountTrigger(s) + CountEvictor(n): every s elements, the
+    # last n (Flink's KeyedStream.countWindow).
+    module = example("count_windows")
+    amounts: dict[str, list[int]] = defaultdict(list)
+    for batch in module.ORDERS:
+        for customer, amount in batch:
+            amounts[customer].append(amount)
+    tumbling = sorted((c, sum(a[i : i + 3])) for c, a in amounts.items() for i in range(0, len(a) - len(a) % 3, 3))
+    sliding = sorted((c, sum(a[max(0, i - 4) : i])) for c, a in amounts.items() for i in range(2, len(a) + 1, 2))
+    results = run_example("count_windows")
+    assert sorted(tuple(r) for r in results["every 3"]) == tumbling
+    assert sorted(tuple(r) for r in results["last 4, every 2"]) == sliding
+    # per key, in the order the key's elements arrived
+    for customer in amounts:
+        mine = [r[1] for r in results["every 3"] if r[0] == customer]
+        assert mine == [v for c, v in tumbling if c == customer]
+
+
+def test_early_firings() -> None:
+    # ContinuousEventTimeTrigger fires at every interval the watermark passes inside the window and at its end,
+    # without purging (Flink's ContinuousEventTimeTrigger): early counts grow, the last one is the window's total.
+    module = example("early_firings")
+    totals: dict[tuple[str, str], int] = defaultdict(int)
+    for batch in module.VIEWS:
+        for view in batch:
+            start = view["ts"] - (view["ts"] - module.START) % 60_000
+            totals[(view["page"], format_instant(start))] += 1
+    results: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
+    for page, start, count, kind in run_example("early_firings")["views"]:
+        results[(page, start)].append((count, kind))
+    assert set(results) == set(totals)
+    for window, fired in results.items():
+        counts = [count for count, _ in fired]
+        kinds = [kind for _, kind in fired]
+        assert kinds[-1] == "final" and counts[-1] == totals[window]
+        assert "early" in kinds and kinds.index("final") == len(kinds) - 1
+        assert counts == sorted(counts) and counts[0] < totals[window]
+
+
+def test_late_data() -> None:
+    # Flink docs, "Allowed Lateness": an element arriving after the watermark passed the window's end but
+    # before end + lateness is added and the window fires again; later ones go to side_output_late_data.
+    # Window [0 s, 10 s): 1, 4, 9 -> 3 when 12 s arrives (watermark 11.999 s); 8 s arrives at watermark
+    # 11.999 s < 9.999 + 5 s -> fires again with 4; 3 s arrives at watermark 15.999 s > 14.999 s -> too late.
+    # [10 s, 20 s): 12, 16 -> 2 when 25 s arrives; [20 s, 30 s): 25 -> 1 at the end of input.
+    module = example("late_data")
+
+    def at(second: int) -> str:
+        return format_instant(module.START + second * 1000)
+
+    results = run_example("late_data")
+    assert [tuple(r) for r in results["count"]] == [
+        ("s1", at(0), 3),
+        ("s1", at(0), 4),
+        ("s1", at(10), 2),
+        ("s1", at(20), 1),
+    ]
+    assert [tuple(r) for r in results["too late"]] == [("s1", at(3))]
+
+
+def test_timers() -> None:
+    # Flink's event-time timers fire when the watermark passes them (before the next element is processed);
+    # with monotonous timestamps the watermark after an element is its timestamp - 1, and the end of input
+    # fires every pending timer. Simulated here over the example's events in order.
+    module = example("timers")
+    events = [e for batch in module.EVENTS for e in batch]
+    pending: dict[str, int] = {}
+    first: dict[str, int] = {}
+    items: dict[str, int] = defaultdict(int)
+    alerts = []
+
+    def fire(watermark: float) -> None:
+        for user, due in sorted(pending.items(), key=lambda p: p[1]):
+            if due <= watermark:
+                alerts.append((user, format_instant(first.pop(user)), items.pop(user), format_instant(due)))
+                del pending[user]
+
+    watermark: float = float("-inf")
+    for e in events:
+        fire(watermark)
+        user = e["user"]
+        if e["action"] == "checkout":
+            pending.pop(user, None)
+            first.pop(user, None)
+            items.pop(user, None)
+        else:
+            first.setdefault(user, e["ts"])
+            items[user] += 1
+            pending[user] = e["ts"] + module.TIMEOUT_MS
+        watermark = max(watermark, e["ts"] - 1)
+    fire(float("inf"))
+    assert sorted(tuple(r) for r in run_example("timers")["abandoned"]) == sorted(alerts)
+
+
+def test_timeline_clicks() -> None:
+    # the timeline example runs as a job too. Its clicks-per-page step accumulates (ContinuousEventTimeTrigger
+    # fires without purging, late firings within the allowed lateness include everything so far), and a click
+    # too late for its tumbling window goes to the late output (a tumbling window is late only when the click
+    # is: ts <= max timestamp), so every click is counted once: in its window's last firing or in the late
+    # output (Flink's WindowOperator: isWindowLate / isElementLate / sideOutput)
+    from panes.datastream import StreamEnvironment
+
+    done = panes("run", str(EXAMPLES / "timeline_clicks.py"))
+    assert done.returncode == 0, done.stderr
+    module = example("timeline_clicks")
+    env = StreamEnvironment("local")
+    module.build(env)
+    per_page, late = (sink.sink for sink in env.plan().sinks[:2])
+    env.execute()
+    last: dict[tuple[str, int], int] = {}
+    for page, start, count in per_page.values:
+        assert count >= last.get((page, start), 0), "a later firing of a window never counts less"
+        last[(page, start)] = count
+    assert late.values, "the example has clicks beyond the allowed lateness"
+    assert sum(last.values()) + len(late.values) == len(module.clicks())

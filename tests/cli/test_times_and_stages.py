@@ -1,0 +1,111 @@
+"""Times shown to people are real ISO-8601 UTC instants (never Spark's shifted watermark), and the Spark
+stages ``panes explain`` shows follow the runner's rules (checked against the real translation in
+``tests/spark/test_cli_spark.py``)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from panes.datastream import StreamEnvironment
+from panes.spark.codec import END_MS, SHIFT, progress_watermark, spark_instant_ms, to_spark_time
+from panes.spark.stages import spark_stages
+from panes.time import LONG_MAX, LONG_MIN, format_instant
+from panes.watermarks import WatermarkStrategy
+from panes.windowing import TumblingEventTimeWindows
+
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def spark_text(epoch_ms: int) -> str:
+    """How Spark's progress writes an instant (``java.time.Instant``, milliseconds, UTC)."""
+    moment = EPOCH + timedelta(milliseconds=epoch_ms)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{epoch_ms % 1000:03d}Z"
+
+
+def test_format_instant() -> None:
+    assert format_instant(1_767_225_600_000) == "2026-01-01T00:00:00Z"
+    assert format_instant(1_767_225_660_250) == "2026-01-01T00:01:00.250Z"
+    assert format_instant(-1) == "1969-12-31T23:59:59.999Z"
+    assert format_instant(LONG_MIN) == "-inf" and format_instant(LONG_MAX) == "+inf"
+    assert format_instant(10**15) == f"{10**15} ms since 1970-01-01T00:00:00Z"
+
+
+@pytest.mark.parametrize(
+    "flink_ms", [0, 1, 1_767_225_600_123, -86_400_000 * 365 * 500 + 7, 253_402_300_799_999 - SHIFT]
+)
+def test_spark_progress_watermarks_read_back_as_real_times(flink_ms: int) -> None:
+    shifted = to_spark_time(flink_ms)
+    text = spark_text(shifted)
+    assert spark_instant_ms(text) == shifted
+    assert progress_watermark({"eventTime": {"watermark": text}}) == flink_ms
+    assert format_instant(progress_watermark({"eventTime": {"watermark": text}})) == format_instant(flink_ms)
+
+
+def test_spark_progress_markers() -> None:
+    # before any watermark Spark reports none (or 0); at the end of input the largest instant it holds
+    assert progress_watermark({"eventTime": {}}) == LONG_MIN
+    assert progress_watermark({"eventTime": {"watermark": "1970-01-01T00:00:00.000Z"}}) == LONG_MIN
+    assert spark_instant_ms("+294247-01-10T04:00:54.774Z") == END_MS
+    assert progress_watermark({"eventTime": {"watermark": "+294247-01-10T04:00:54.774Z"}}) == LONG_MAX
+    with pytest.raises(ValueError, match="not an ISO-8601"):
+        spark_instant_ms("yesterday")
+
+
+def _window(stream: object) -> object:
+    return (
+        stream.assign_timestamps_and_watermarks(  # type: ignore[attr-defined]
+            WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner("ts")
+        )
+        .key_by("k")
+        .window(TumblingEventTimeWindows.of(10))
+        .reduce(lambda a, b: a)
+    )
+
+
+def test_stages_fuse_row_local_steps_and_shuffle_once_per_keyed_step() -> None:
+    env = StreamEnvironment("local")
+    stream = env.from_micro_batches([[{"k": 1, "ts": 1}]]).map(lambda v: v).filter(lambda v: True)
+    _window(stream).map(lambda v: v).print()  # type: ignore[attr-defined]
+    stages = spark_stages(env.plan())
+    assert [s.kind for s in stages] == ["source", "python", "shuffle", "keyed", "python", "sinks"]
+    fused = stages[1]
+    assert [s.transformation.name for s in fused.steps] == ["Map", "Filter", "Timestamps/Watermarks"]
+    assert fused.keying and fused.watermark and not fused.unpacks
+    assert stages[3].streaming and stages[4].unpacks and [s.transformation.name for s in stages[4].steps] == ["Map"]
+
+
+def test_stages_union_branches_and_bounded_keyed_steps() -> None:
+    env = StreamEnvironment("local")
+    left = env.from_collection([{"k": 1, "ts": 1}])
+    right = env.from_collection([{"k": 2, "ts": 2}])
+    _window(left.union(right).map(lambda v: v)).print()  # type: ignore[attr-defined]
+    stages = spark_stages(env.plan())
+    # the map after the union reads both sources' rows: their branches are unioned, then it runs with the keying
+    assert [s.kind for s in stages] == ["source", "source", "union", "python", "shuffle", "keyed", "sinks"]
+    assert stages[3].keying and not stages[5].streaming  # a bounded plan: a batch job (applyInArrow)
+
+
+def test_progress_lines_show_real_watermarks() -> None:
+    from panes.cli.run import progress_line
+    from panes.spark.metrics import BatchProgress
+
+    steps = {"Window": {"records_out": 3, "late_dropped": 1}}
+    line = progress_line(BatchProgress(4, 120, 1500, 1_767_225_611_999, steps))
+    assert line == "batch 4: 120 rows in, 3 results, watermark 2026-01-01T00:00:11.999Z (1.5 s), 1 late dropped"
+    assert "watermark -inf (none yet)" in progress_line(BatchProgress(0, 1, 10, LONG_MIN, {}))
+    assert "watermark +inf (end of input)" in progress_line(BatchProgress(9, 0, 10, LONG_MAX, {}))
+
+
+def test_stages_follow_the_runtime_mode_and_the_steps_parallelism() -> None:
+    from panes.datastream.runtime_mode import RuntimeExecutionMode
+
+    env = StreamEnvironment("local")
+    env.set_runtime_mode(RuntimeExecutionMode.BATCH)
+    window = _window(env.from_micro_batches([[{"k": 1, "ts": 1}], [{"k": 2, "ts": 2}]]))
+    window.set_parallelism(3).print()  # type: ignore[attr-defined]
+    stages = spark_stages(env.plan(), config=env.config())
+    shuffle, keyed = (s for s in stages if s.kind in ("shuffle", "keyed"))
+    assert shuffle.shards == keyed.shards == 3
+    assert keyed.batch and not keyed.streaming  # micro-batches read as one collection, keyed rows sorted

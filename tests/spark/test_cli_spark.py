@@ -1,0 +1,52 @@
+"""``panes run --runner spark`` on an example (the one compact Spark run of the CLI): the same results as the
+local runner, no Spark or worker chatter on the console, progress with real watermarks; and the stages
+``panes explain`` shows are the ones the translator builds."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from panes.datastream import StreamEnvironment
+from panes.datastream.execution import ExecutionConfig
+from panes.jobs import load_job
+from panes.spark.stages import spark_stages
+from panes.spark.translate import Translator
+from tests.cli.support import EXAMPLES, panes, printed
+
+pytestmark = pytest.mark.spark
+
+
+def test_panes_run_on_spark_is_quiet_and_agrees_with_the_local_runner(spark: Any) -> None:
+    local = panes("run", str(EXAMPLES / "late_data.py"))
+    done = panes("run", "--runner", "spark", "--conf", "spark.sql.shuffle.partitions=1", str(EXAMPLES / "late_data.py"))
+    assert done.returncode == 0, done.stderr
+    assert {k: sorted(v) for k, v in printed(done.stdout).items()} == {
+        k: sorted(v) for k, v in printed(local.stdout).items()
+    }
+    # the console: the job's output and panes' own lines only
+    lines = done.stderr.splitlines()
+    assert all(line.startswith(("panes: ", "batch ")) for line in lines), done.stderr
+    logs = re.search(r"Spark's logs go to (\S+)", done.stderr)
+    assert logs is not None and "TransformWithStateInPandas Python worker" in Path(logs.group(1)).read_text()
+    # progress in real time: the watermark after each micro-batch, never Spark's shifted value
+    watermarks = [re.search(r"watermark (\S+)", line).group(1) for line in lines if line.startswith("batch ")]  # type: ignore[union-attr]
+    assert watermarks[0] == "-inf" and watermarks[-1] == "+inf"
+    assert "2026-01-01T00:00:11.999Z" in watermarks  # after the first micro-batch: 12 s - 1 ms
+    assert "final watermark +inf" in lines[-1]
+
+
+@pytest.mark.parametrize("example", ["late_data", "count_windows", "sessions"])
+def test_explained_stages_are_the_translated_ones(spark: Any, example: str) -> None:
+    env = StreamEnvironment("local")
+    load_job(str(EXAMPLES / f"{example}.py")).build(env)
+    plan = env.plan()
+    stages = spark_stages(plan)
+    translation = Translator(spark, plan, ExecutionConfig(), streaming=True, num_shards=2).translate()
+    logical = translation.df._jdf.queryExecution().logical().toString()
+    assert logical.count("MapInArrow") == sum(1 for s in stages if s.kind == "python")
+    assert logical.count("TransformWithStateInPySpark") == sum(1 for s in stages if s.kind == "keyed")
+    assert logical.count("Union") == sum(1 for s in stages if s.kind == "union")

@@ -1,0 +1,102 @@
+"""A query restarted on its checkpoint after the job changed: a changed window is refused before anything
+runs, naming the window; a changed map function runs on from the checkpoint (see
+``panes.datastream.fingerprint`` and docs/spark-runner.md, "Checkpoints and restarts")."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from panes.datastream import ListSink, StreamEnvironment
+from panes.datastream.fingerprint import operator_uids
+from panes.errors import IncompatibleCheckpointError
+from panes.local import LocalRunner
+from panes.spark import SparkRunner
+from panes.watermarks import WatermarkStrategy
+from panes.windowing import TumblingEventTimeWindows
+
+pytestmark = pytest.mark.spark
+
+ROW = "page STRING, ts BIGINT, n BIGINT"
+BATCHES = [[{"page": f"/p{(b + i) % 2}", "ts": b * 1000 + i * 100, "n": i + 1} for i in range(3)] for b in range(5)]
+FIRST = 3
+"""The first run reads this many micro-batches; the restarted job reads the others (offsets count batches)."""
+
+
+def unchanged(row: dict[str, Any]) -> dict[str, Any]:
+    return row
+
+
+def heavier(row: dict[str, Any]) -> dict[str, Any]:
+    return {**row, "n": row["n"] * 10}
+
+
+def switching(row: dict[str, Any]) -> dict[str, Any]:
+    """What one run whose map changed at the restart gives: the first run's rows unchanged, the others heavier."""
+    return unchanged(row) if row["ts"] < FIRST * 1000 else heavier(row)
+
+
+def build(env: StreamEnvironment, mapper: Any, size: int, batches: list[Any], end: bool) -> ListSink:
+    views = env.from_micro_batches(batches, end_of_input=end, type_info=ROW).assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner("ts")
+    )
+    sums = (
+        views.map(mapper, output_type=ROW)
+        .key_by("page")
+        .window(TumblingEventTimeWindows.of(size))
+        .reduce(lambda a, b: {"page": a["page"], "ts": max(a["ts"], b["ts"]), "n": a["n"] + b["n"]})
+    )
+    sink = ListSink()
+    sums.sink_to(sink)
+    return sink
+
+
+def rows(sink: ListSink) -> list[tuple[Any, ...]]:
+    return sorted((v["page"], v["ts"], v["n"]) for v in sink.values)
+
+
+def test_a_restart_refuses_a_changed_window_and_runs_a_changed_map_on(spark: Any, tmp_path: Path) -> None:
+    checkpoint = str(tmp_path / "checkpoint")
+    fingerprints = tmp_path / "checkpoint" / "panes" / "fingerprint"
+
+    env = StreamEnvironment(SparkRunner(spark, checkpoint_location=checkpoint, num_shards=2))
+    first = build(env, unchanged, 1000, BATCHES[:FIRST], end=False)
+    env.execute("first")
+    assert first.values, "the first window fired in the first run (the watermark passed it in batch 1)"
+    assert len(os.listdir(fingerprints)) == 1
+
+    # a 1 s window become 2 s: refused before the query starts, naming the window (its default uid)
+    env = StreamEnvironment(SparkRunner(spark, checkpoint_location=checkpoint))
+    build(env, unchanged, 2000, BATCHES, end=True)
+    plan = env.plan()
+    window = next(operator_uids(plan)[t.id] for t in plan if getattr(t, "op_kind", None) == "window")
+    with pytest.raises(IncompatibleCheckpointError) as caught:
+        env.execute("wider windows")
+    assert caught.value.operator == window
+    message = str(caught.value)
+    assert f"operator {window!r}" in message and "new checkpoint directory" in message
+    assert "TumblingEventTimeWindows(size=1000, offset=0) to TumblingEventTimeWindows(size=2000, offset=0)" in message
+    assert len(os.listdir(fingerprints)) == 1, "a refused job stores no fingerprint"
+
+    # another map function: runs on from the checkpoint (num_shards not given: the checkpoint's 2)
+    env = StreamEnvironment(SparkRunner(spark, checkpoint_location=checkpoint))
+    rest = build(env, heavier, 1000, BATCHES, end=True)
+    env.execute("heavier")
+    assert len(os.listdir(fingerprints)) == 2
+
+    reference_env = StreamEnvironment(LocalRunner())
+    reference = build(reference_env, switching, 1000, BATCHES, end=True)
+    reference_env.execute("reference")
+    assert sorted(rows(first) + rows(rest)) == rows(reference)
+    assert any(n >= 10 for _, _, n in rows(rest))
+
+    # committed batches without a fingerprint: a checkpoint of a panes that kept none, another state format
+    shutil.rmtree(fingerprints)
+    env = StreamEnvironment(SparkRunner(spark, checkpoint_location=checkpoint))
+    build(env, heavier, 1000, BATCHES, end=True)
+    with pytest.raises(IncompatibleCheckpointError, match=r"no panes fingerprint.*state format 1"):
+        env.execute("older")
