@@ -181,4 +181,4 @@ def _without_clock(batches: list[pa.RecordBatch]) -> tuple[list[pa.RecordBatch],
 
 def _holds_nothing(host: ShardHost) -> bool:
     """Whether ``host`` keeps no state entry and no timer (its snapshot is as small as it gets)."""
-    return host.open_panes() == 0 and host.next_event_time_timer() is None and host.next_processing_time_timer() is None
+    return host.open_panes() == 0 and host.timer_count() == 0
