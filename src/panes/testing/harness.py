@@ -9,11 +9,11 @@ state (keyed state, timers, the current watermark) to a fresh harness.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from panes.elements import StreamRecord, Watermark, WatermarkStatus
 from panes.functions.base import AggregateFunction, ReduceFunction
-from panes.operators.base import CollectingOutput, OneInputStreamOperator
+from panes.operators.base import AbstractStreamOperator, CollectingOutput, OneInputStreamOperator
 from panes.tags import OutputTag
 from panes.time import Duration
 from panes.timers.clock import ManualProcessingTimeService
@@ -23,11 +23,15 @@ from panes.windowing.internal_functions import WindowFunctionSpec, aggregate_spe
 from panes.windowing.operator import EvictingWindowOperator, WindowOperator
 from panes.windowing.triggers.base import Trigger
 
+OperatorT = TypeVar("OperatorT", bound=AbstractStreamOperator)
 
-class OneInputOperatorHarness:
-    """Hosts ``operator`` in process with a manual processing-time clock starting at ``processing_time``."""
 
-    def __init__(self, operator: OneInputStreamOperator, processing_time: int = 0) -> None:
+class OperatorHarness(Generic[OperatorT]):
+    """What every harness shares: hosts ``operator`` in process with a manual processing-time clock starting at
+    ``processing_time``, opens it on first use, collects its output, moves processing time, and snapshots and
+    restores it. The subclasses feed its inputs."""
+
+    def __init__(self, operator: OperatorT, processing_time: int = 0) -> None:
         self.operator = operator
         self.clock = ManualProcessingTimeService(processing_time)
         self._output = CollectingOutput()
@@ -40,16 +44,14 @@ class OneInputOperatorHarness:
             self.operator.open()
             self._opened = True
 
-    def process_element(self, value: Any, timestamp: int | None = None) -> None:
-        """Feed one element; ``value`` may be a ``StreamRecord`` (then ``timestamp`` is ignored)."""
-        self.open()
-        record = value if isinstance(value, StreamRecord) else StreamRecord(value, timestamp)
-        self.operator.process_record(record)
+    @staticmethod
+    def _record(value: Any, timestamp: int | None) -> StreamRecord[Any]:
+        """``value`` as a record: itself when it is a ``StreamRecord`` (``timestamp`` ignored)."""
+        return value if isinstance(value, StreamRecord) else StreamRecord(value, timestamp)
 
-    def process_watermark(self, watermark: int | Watermark) -> None:
-        self.open()
-        mark = watermark if isinstance(watermark, Watermark) else Watermark(watermark)
-        self.operator.process_watermark(mark)
+    @staticmethod
+    def _watermark(watermark: int | Watermark) -> Watermark:
+        return watermark if isinstance(watermark, Watermark) else Watermark(watermark)
 
     def set_processing_time(self, now: int) -> None:
         """Move processing time to ``now`` and fire every processing-time timer at or before it."""
@@ -63,7 +65,7 @@ class OneInputOperatorHarness:
 
     def extract_output_values(self) -> list[Any]:
         """The values of the output records, in order (watermarks left out)."""
-        return [e.value for e in self._output.elements if isinstance(e, StreamRecord)]
+        return [record.value for record in self.extract_output_records()]
 
     def extract_output_records(self) -> list[StreamRecord[Any]]:
         return [e for e in self._output.elements if isinstance(e, StreamRecord)]
@@ -90,6 +92,19 @@ class OneInputOperatorHarness:
     def close(self) -> None:
         if self._opened:
             self.operator.close()
+
+
+class OneInputOperatorHarness(OperatorHarness[OneInputStreamOperator]):
+    """Feeds a one-input operator (see :class:`OperatorHarness`)."""
+
+    def process_element(self, value: Any, timestamp: int | None = None) -> None:
+        """Feed one element; ``value`` may be a ``StreamRecord`` (then ``timestamp`` is ignored)."""
+        self.open()
+        self.operator.process_record(self._record(value, timestamp))
+
+    def process_watermark(self, watermark: int | Watermark) -> None:
+        self.open()
+        self.operator.process_watermark(self._watermark(watermark))
 
 
 def window_function_spec(function: Any = None, *, reduce: Any = None, aggregate: Any = None) -> WindowFunctionSpec:
