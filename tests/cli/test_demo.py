@@ -15,7 +15,7 @@ def test_the_demo_data_gives_early_on_time_late_and_too_late_results(tmp_path: P
     batches = demo.click_batches(4_000, demo.DEFAULT_BATCHES)
     assert len(batches) == demo.DEFAULT_BATCHES and sum(len(b) for b in batches) == 4_000
     demo.build(env, batches, tmp_path)
-    env.execute()
+    result = env.execute()
     results = demo.read_rows(tmp_path / "page_counts")
     kinds = Counter(r["kind"] for r in results)
     windows = {(r["page"], r["minute"]) for r in results}
@@ -31,8 +31,13 @@ def test_the_demo_data_gives_early_on_time_late_and_too_late_results(tmp_path: P
     sessions = demo.read_rows(tmp_path / "sessions")
     clicks = [c for b in batches for c in b]
     assert len({s["user"] for s in sessions}) <= len({c["user"] for c in clicks})
-    lines = demo.summarise(tmp_path)
+    dropped = result.metrics[demo.SESSIONS_STEP].late_dropped
+    assert dropped > 0  # sessions have no allowed lateness: the stragglers are late there
+    session_clicks = sum(s["clicks"] for s in sessions)
+    assert session_clicks + dropped == len(clicks)  # each click is in a visit or counted as dropped
+    lines = demo.summarise(tmp_path, dropped)
     assert any(line.strip().startswith("too-late clicks") and str(len(too_late)) in line for line in lines)
+    assert any(line.strip().startswith(f"{dropped} clicks came after their visit had closed") for line in lines)
     assert any("2026-01-01T00:0" in line for line in lines)  # real times, not shifted ones
 
 

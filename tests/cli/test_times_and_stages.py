@@ -92,15 +92,32 @@ def test_progress_lines_show_real_watermarks_and_the_job_so_far() -> None:
     from panes.spark.metrics import BatchProgress
 
     totals = ProgressTotals()
-    first = BatchProgress(4, 120, 1500, 1_767_225_611_999, {"Window": {"records_out": 3, "late_dropped": 1}})
+    steps = {"Timestamps": {"records_out": 120}, "Window": {"records_out": 3, "late_dropped": 1}}
+    first = BatchProgress(4, 120, 1500, 1_767_225_611_999, steps, results=3)
     totals.add(first)
     line = progress_line(first, totals)
-    assert line == "batch 4: 120 rows in, 3 results, watermark 2026-01-01T00:00:11.999Z (1.5 s); so far 1 late rows"
-    second = BatchProgress(5, 10, 500, LONG_MAX, {"Window": {"open_panes": 2, "late_out": 2, "error_out": 1}})
+    watermark = "watermark 2026-01-01T00:00:11.999Z (1.5 s)"
+    assert line == f"batch 4: 120 rows in, 3 results, {watermark}; so far 1 late rows dropped"
+    second = BatchProgress(5, 10, 500, LONG_MAX, {"Window": {"open_panes": 2, "late_out": 2, "error_out": 1}}, 0)
     totals.add(second)
-    expected = "(end of input) (0.5 s); so far 2 open panes, 3 late rows, 1 error rows"
+    expected = "(0.5 s); so far 2 open panes, 2 late rows to late outputs, 1 late rows dropped, 1 error rows"
     assert progress_line(second, totals).endswith(expected)
-    assert "watermark -inf (none yet)" in progress_line(BatchProgress(0, 1, 10, LONG_MIN, {}), ProgressTotals())
+    assert "watermark -inf (none yet)" in progress_line(BatchProgress(0, 1, 10, LONG_MIN, {}, 0), ProgressTotals())
+
+
+def test_a_batchs_results_are_what_the_steps_feeding_sinks_emitted() -> None:
+    """Counters cover every step; the results are only the records out of the steps a sink reads (here the
+    window's map), so a batch where the timestamps step passed rows on but no window fired has none."""
+    from panes.spark.metrics import JobMetrics
+
+    metrics = JobMetrics({0: "Timestamps", 1: "Window", 2: "format"}, results=frozenset({2}))
+
+    def entry(batch: int, outs: tuple[int, int, int]) -> dict[str, object]:
+        counted = {f"m{step}_records_out": out for step, out in enumerate(outs)}
+        return {"batchId": batch, "numInputRows": outs[0], "observedMetrics": {"panes-c1": counted}}
+
+    assert metrics.add(entry(0, (169, 0, 0))).results == 0
+    assert metrics.add(entry(1, (40, 7, 7))).results == 7
 
 
 def test_stages_follow_the_runtime_mode_and_the_steps_parallelism() -> None:

@@ -15,11 +15,15 @@ from tests.metrics_jobs import build, check
 def test_every_kind_of_step_counts_on_spark_what_it_counts_locally(spark: Any, micro_batches: bool) -> None:
     from panes.spark import SparkRunner
 
-    env = StreamEnvironment(SparkRunner(spark, num_shards=2))
+    batches: list[Any] = []
+    env = StreamEnvironment(SparkRunner(spark, num_shards=2, on_progress=batches.append))
     sinks = build(env, micro_batches)
     result = env.execute("metrics")
     check(result, sinks)
     if micro_batches:
+        # a batch's results are what the main sink received: not what the steps before it passed on, nor
+        # the error side output
+        assert batches and sum(batch.results for batch in batches) == len(sinks[0].values)
         # the keyed steps keep their state in Spark's state store, and say how much
         assert result.metrics["remember"].state_bytes > 0
         per_batch = result.details["metrics"]["per_batch"]

@@ -194,8 +194,9 @@ def window_story(results: list[dict[str, Any]]) -> str:
     return f"  e.g. {page} in the minute from {format_instant(minute)}: " + "; ".join(parts)
 
 
-def summarise(target: Path) -> list[str]:
-    """The demo's summary lines, read from its Parquet output."""
+def summarise(target: Path, sessions_late_dropped: int = 0) -> list[str]:
+    """The demo's summary lines, read from its Parquet output; ``sessions_late_dropped`` is the sessions
+    step's ``late_dropped`` counter (its late clicks are not written anywhere)."""
     results = read_rows(target / "page_counts")
     kinds = Counter(r["kind"] for r in results)
     late = read_rows(target / "late")
@@ -219,6 +220,11 @@ def summarise(target: Path) -> list[str]:
         lines.append(
             f"sessions ({SESSION_GAP_MS // 1000} s gap): {len(sessions)} visits by {users} users, "
             f"{clicks / len(sessions):.1f} clicks and {seconds / len(sessions):.0f} s per visit"
+        )
+    if sessions_late_dropped:
+        lines.append(
+            f"  {sessions_late_dropped} clicks came after their visit had closed: dropped, as Flink does without "
+            "allowed lateness or a late output"
         )
     lines.append(
         f"Parquet: {target / 'page_counts'}/ (page, minute, clicks, kind), {target / 'late'}/, "
@@ -264,7 +270,7 @@ def run_demo(
     result = env.execute("panes demo")
     print(f"done in {time.monotonic() - started:.1f} s over {result.details.get('batches', '?')} micro-batches")
     spark.stop()
-    for line in summarise(target):
+    for line in summarise(target, result.metrics[SESSIONS_STEP].late_dropped):
         print(line)
     if timeline:
         data = click_batches(events, batches)

@@ -1,13 +1,14 @@
 """What ``panes run`` shows while a streaming job runs on Spark, one micro-batch at a time.
 
 Each micro-batch arrives as a ``panes.spark.metrics.BatchProgress`` (rows in, duration, the counters of every
-step in that batch, the watermark after it). :class:`ProgressTotals` adds them up: counters are summed; the
+step in that batch, the results the sinks received, the watermark after it). :class:`ProgressTotals` adds them
+up: counters are summed; the
 gauges (open panes, timers, state bytes) arrive as changes since the step's previous report, so their sums
 are the current values. Two views read the totals:
 
 - :class:`LiveView`, on a terminal: a table redrawn in place after every batch (``rich``'s ``Live``): rows in,
-  rate, the watermark in real time (ISO-8601 UTC), batch duration, and per step the records in and out, open
-  panes, late rows (sent to the late output or dropped), error rows, timers and state bytes;
+  results, rate, the watermark in real time (ISO-8601 UTC), batch duration, and per step the records in and out, open
+  panes, late rows sent to a late output and late rows dropped, error rows, timers and state bytes;
 - :func:`progress_line`, when the output is not a terminal (a log, a pipe, CI): one plain line per batch.
 
 ``--quiet`` shows neither. In code, the same figures come from the job handle (``SparkJob.metrics()``) or
@@ -47,6 +48,7 @@ class ProgressTotals:
 
     batches: int = 0
     rows_in: int = 0
+    results: int = 0
     last_rows: int = 0
     last_duration_ms: int = 0
     watermark: int = LONG_MIN
@@ -56,6 +58,7 @@ class ProgressTotals:
         """Count one micro-batch."""
         self.batches += 1
         self.rows_in += batch.input_rows
+        self.results += batch.results
         self.last_rows = batch.input_rows
         self.last_duration_ms = batch.duration_ms
         self.watermark = batch.watermark
@@ -76,23 +79,24 @@ class ProgressTotals:
 
 def progress_line(batch: Any, totals: ProgressTotals) -> str:
     """One micro-batch as a plain line (after ``totals.add(batch)``): rows in, results, the watermark in real
-    time, the batch's duration, and the job's open panes, late and error rows so far when there are any."""
-    emitted = sum(int(step.get("records_out", 0) or 0) for step in batch.steps.values())
+    time, the batch's duration, and the job's open panes, late rows (sent to a late output; dropped) and error
+    rows so far when there are any."""
     watermark = format_instant(batch.watermark)
     if batch.watermark == LONG_MIN:
         watermark += " (none yet)"
     elif batch.watermark == LONG_MAX:
         watermark += " (end of input)"
     text = (
-        f"batch {batch.batch}: {batch.input_rows} rows in, {emitted} results, "
+        f"batch {batch.batch}: {batch.input_rows} rows in, {batch.results} results, "
         f"watermark {watermark} ({batch.duration_ms / 1000:.1f} s)"
     )
     extras = []
     if totals.total("open_panes"):
         extras.append(f"{totals.total('open_panes')} open panes")
-    late = totals.total("late_out") + totals.total("late_dropped")
-    if late:
-        extras.append(f"{late} late rows")
+    if totals.total("late_out"):
+        extras.append(f"{totals.total('late_out')} late rows to late outputs")
+    if totals.total("late_dropped"):
+        extras.append(f"{totals.total('late_dropped')} late rows dropped")
     if totals.total("error_out"):
         extras.append(f"{totals.total('error_out')} error rows")
     return text + (f"; so far {', '.join(extras)}" if extras else "")
@@ -104,13 +108,14 @@ def render(totals: ProgressTotals) -> Group:
         ("panes ", "bold"),
         f"batch {max(totals.batches - 1, 0)}  ",
         f"{totals.rows_in:,} rows in  ",
-        f"{totals.rate:,.0f} rows/s  ",
+        f"{totals.results:,} results  ",
+        f"{totals.rate:,.0f} rows/s\n",
         "watermark ",
         (watermark_text(totals.watermark), "cyan"),
         f"  last batch {totals.last_duration_ms / 1000:.1f} s",
     )
     table = Table(expand=False, show_edge=False, pad_edge=False)
-    for column in ("step", "in", "out", "open panes", "late", "errors", "timers", "state"):
+    for column in ("step", "in", "out", "open panes", "late out", "late dropped", "errors", "timers", "state"):
         table.add_column(column, justify="left" if column == "step" else "right")
     for name, step in totals.steps.items():
         table.add_row(
@@ -118,7 +123,8 @@ def render(totals: ProgressTotals) -> Group:
             f"{step['records_in']:,}",
             f"{step['records_out']:,}",
             f"{step['open_panes']:,}",
-            f"{step['late_out'] + step['late_dropped']:,}",
+            f"{step['late_out']:,}",
+            f"{step['late_dropped']:,}",
             f"{step['error_out']:,}",
             f"{step['timers']:,}",
             _bytes(step["state_bytes"]),

@@ -140,14 +140,17 @@ def observe_keyed(df: Any, index: int) -> Any:
 
 @dataclass(frozen=True)
 class BatchProgress:
-    """One micro-batch: its id, input rows, duration, the counters of each keyed step (by step name) and the
-    Flink watermark after it (epoch ms; ``LONG_MIN`` before any, ``LONG_MAX`` at the end of input)."""
+    """One micro-batch: its id, input rows, duration, the Flink watermark after it (epoch ms; ``LONG_MIN``
+    before any, ``LONG_MAX`` at the end of input), the counters of each step (by step name), and its
+    ``results``: the records the steps whose main output a sink reads emitted there (not the rows a step
+    passes on to a further step, nor side outputs)."""
 
     batch: int
     input_rows: int
     duration_ms: int
     watermark: int
     steps: dict[str, dict[str, int]]
+    results: int
 
 
 def _field(progress: Any, name: str) -> Any:
@@ -156,9 +159,11 @@ def _field(progress: Any, name: str) -> Any:
 
 @dataclass
 class JobMetrics:
-    """Totals per step (``steps``: index -> name), and per micro-batch, from a query's observed metrics."""
+    """Totals per step (``steps``: index -> name), and per micro-batch, from a query's observed metrics;
+    ``results`` are the indices of the steps whose main output a sink reads (see ``BatchProgress``)."""
 
     steps: dict[int, str]
+    results: frozenset[int] = frozenset()
     totals: dict[str, dict[str, int]] = field(default_factory=dict)
     peak_open_panes: int = 0
     peak_state_bytes_per_pane: float | None = None
@@ -176,6 +181,7 @@ class JobMetrics:
             duration_ms=int(durations.get("triggerExecution") or 0),
             watermark=progress_watermark(progress),
             steps=batch,
+            results=sum(batch.get(self.steps[index], {}).get("records_out", 0) for index in self.results),
         )
 
     def add_observed(self, observed: dict[str, Any]) -> dict[str, dict[str, int]]:

@@ -222,7 +222,7 @@ class SparkRunner:
         ran)."""
         translation = self._translate(plan, config, streaming=False, batch=batch)
         writer = SinkWriter(translation.steps, translation.codes, None, session=self.spark)
-        metrics = JobMetrics(translation.metrics_steps)
+        metrics = JobMetrics(translation.metrics_steps, translation.result_steps)
         if writer.write(translation.rows(), 0):
             metrics.add_observed({observation._name: observation.get for observation in translation.observations})
         return metrics
@@ -277,7 +277,7 @@ class SparkRunner:
             # built and checked; stored before Spark can commit a batch of it (see ``restarts``)
             store_fingerprint(self.spark, checkpoint, own_fingerprint)
         job = SparkJob(stream.start(), checkpoint, owns, self.spark, writer if staged else None, self.on_progress)
-        job.observed = JobMetrics(translation.metrics_steps)
+        job.observed = JobMetrics(translation.metrics_steps, translation.result_steps)
         return job
 
     def to_dataframe(self, transformation: Transformation, config: ExecutionConfig, schema: RecordType | None) -> Any:

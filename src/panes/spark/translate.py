@@ -103,6 +103,14 @@ class Translation:
     shards: dict[int, int] = field(default_factory=dict)
     """Each keyed step's number of shards (transformation id -> shards), its parallel instances."""
 
+    @property
+    def result_steps(self) -> frozenset[int]:
+        """The metered steps whose main output a sink reads: their records out are the job's results."""
+        read = sink_channels(self.steps)
+        return frozenset(
+            s.index for s in self.steps if s.index in self.metrics_steps and (s.transformation.id, None) in read
+        )
+
     def rows(self) -> Any:
         """The final rows, in layout form (unpacking the payloads when ``packed``)."""
         if self.packed is None:
