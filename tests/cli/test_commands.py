@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.cli.support import EXAMPLES, ROOT, panes
+from tests.cli.support import EXAMPLES, ROOT, example, panes
 
 JOBS = ROOT / "tests" / "cli" / "jobs"
 
@@ -24,6 +24,9 @@ def test_run_exits_0_with_the_jobs_output_on_stdout_and_panes_lines_on_stderr() 
     assert done.returncode == 0
     assert all(line.startswith(("count> ", "too late> ")) for line in done.stdout.splitlines())
     assert "running late_data" in done.stderr and "done in" in done.stderr
+    # the local runner has no micro-batches: the last line says how many records it read
+    readings = sum(len(batch) for batch in example("late_data").READINGS)
+    assert "micro-batches" not in done.stderr and f", {readings} records read" in done.stderr
 
 
 def test_quiet_leaves_only_the_jobs_output() -> None:

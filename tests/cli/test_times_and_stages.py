@@ -131,3 +131,26 @@ def test_stages_follow_the_runtime_mode_and_the_steps_parallelism() -> None:
     shuffle, keyed = (s for s in stages if s.kind in ("shuffle", "keyed"))
     assert shuffle.shards == keyed.shards == 3
     assert keyed.batch and not keyed.streaming  # micro-batches read as one collection, keyed rows sorted
+
+
+def test_rows_in_leave_out_the_micro_batch_sources_control_rows() -> None:
+    """Spark counts a micro-batch source's end-of-input sentinel and clock rows as input rows; their offsets
+    say how many there are before them, so the records read are Spark's count less the difference."""
+    from panes.spark.layout import CLOCK, END, ChannelCodes, Layout, Record, pack
+    from panes.spark.metrics import source_records
+    from panes.spark.sources import control_rows
+
+    channel = (1, None)
+    layout = Layout(ChannelCodes({channel: None}), [channel])
+    records = [Record(channel, value, value, value, 1) for value in range(3)]
+    payload = pack([layout.encode(records), layout.row(ch=CLOCK, ts=5, seq=0, ph=1)], layout.schema)
+    assert control_rows(payload) == 1
+    assert control_rows(pack([layout.row(ch=END, seq=1, ph=1)], layout.schema)) == 1
+    entry = {
+        "numInputRows": 5,
+        "sources": [
+            {"startOffset": '{"b": 1, "c": 1}', "endOffset": '{"b": 2, "c": 3}'},
+            {"startOffset": None, "endOffset": {"logOffset": 7}},  # another source: no control rows
+        ],
+    }
+    assert source_records(entry) == 3

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from panes.datastream import StreamEnvironment
-from tests.metrics_jobs import build, check
+from tests.metrics_jobs import ROWS, build, check
 
 
 @pytest.mark.parametrize("micro_batches", [False, True], ids=["bounded", "streaming"])
@@ -24,6 +24,8 @@ def test_every_kind_of_step_counts_on_spark_what_it_counts_locally(spark: Any, m
         # a batch's results are what the main sink received: not what the steps before it passed on, nor
         # the error side output
         assert batches and sum(batch.results for batch in batches) == len(sinks[0].values)
+        # rows in are the source's records: not its end-of-input sentinel
+        assert sum(batch.input_rows for batch in batches) == len(ROWS)
         # the keyed steps keep their state in Spark's state store, and say how much
         assert result.metrics["remember"].state_bytes > 0
         per_batch = result.details["metrics"]["per_batch"]

@@ -189,7 +189,7 @@ def summary(result: Any, seconds: float) -> str:
     """The last line of a run: time, and on Spark micro-batches and the final watermark."""
     details = result.details
     text = f"panes: done in {seconds:.1f} s"
-    if details.get("mode") == "streaming":
+    if "batches" in details:  # a streaming query on Spark
         text += f" over {details.get('batches', 0)} micro-batches"
         from panes.spark.codec import progress_watermark
 

@@ -35,6 +35,7 @@ import pyarrow as pa
 from panes.operators.metrics import COUNTERS, GAUGES, OperatorMetrics
 from panes.spark.codec import progress_watermark
 from panes.spark.layout import METRICS
+from panes.spark.sources import offset_control_rows
 
 FIELDS = (*COUNTERS, *GAUGES, "state_bytes_written")
 DDL = ", ".join(f"{name} BIGINT" for name in FIELDS)
@@ -140,7 +141,8 @@ def observe_keyed(df: Any, index: int) -> Any:
 
 @dataclass(frozen=True)
 class BatchProgress:
-    """One micro-batch: its id, input rows, duration, the Flink watermark after it (epoch ms; ``LONG_MIN``
+    """One micro-batch: its id, input rows (the records its sources read, see :func:`source_records`),
+    duration, the Flink watermark after it (epoch ms; ``LONG_MIN``
     before any, ``LONG_MAX`` at the end of input), the counters of each step (by step name), and its
     ``results``: the records the steps whose main output a sink reads emitted there (not the rows a step
     passes on to a further step, nor side outputs)."""
@@ -155,6 +157,15 @@ class BatchProgress:
 
 def _field(progress: Any, name: str) -> Any:
     return progress.get(name) if hasattr(progress, "get") else getattr(progress, name, None)
+
+
+def source_records(progress: Any) -> int:
+    """The records the sources read in a micro-batch: Spark's ``numInputRows`` less the control rows of
+    panes' micro-batch sources (end-of-input sentinels, clock rows; ``sources.offset_control_rows``)."""
+    control = 0
+    for source in _field(progress, "sources") or []:
+        control += offset_control_rows(_field(source, "endOffset")) - offset_control_rows(_field(source, "startOffset"))
+    return int(_field(progress, "numInputRows") or 0) - control
 
 
 @dataclass
@@ -177,7 +188,7 @@ class JobMetrics:
         durations = _field(progress, "durationMs") or {}
         return BatchProgress(
             batch=int(_field(progress, "batchId") or 0),
-            input_rows=int(_field(progress, "numInputRows") or 0),
+            input_rows=source_records(progress),
             duration_ms=int(durations.get("triggerExecution") or 0),
             watermark=progress_watermark(progress),
             steps=batch,

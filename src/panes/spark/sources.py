@@ -16,6 +16,7 @@ Values with a declared type (``type_info``) travel as typed columns; others are 
 from __future__ import annotations
 
 import base64
+import json
 import pickle
 import zlib
 from collections.abc import Iterator
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
@@ -95,21 +97,46 @@ def _decode_batches(text: str) -> list[bytes]:
     return payloads
 
 
+def control_rows(payload: bytes) -> int:
+    """The rows of a micro-batch payload that are not the source's records (sentinels, clock rows)."""
+    return sum(int(pc.sum(pc.less(batch.column("ch"), 0)).as_py() or 0) for batch in unpack(payload))
+
+
+def offset_control_rows(offset: Any) -> int:
+    """The control rows before an offset of ``panes_micro_batches`` (its ``c``; a JSON text or a dict as in
+    Spark's progress), 0 for ``None`` or another source's offset."""
+    if isinstance(offset, str):
+        try:
+            offset = json.loads(offset)
+        except ValueError:
+            return 0
+    return int(offset.get("c", 0)) if isinstance(offset, dict) else 0
+
+
 class _MicroBatchReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    """Offsets count lists; each ``latestOffset`` releases one more, so each list is one micro-batch."""
+    """Offsets count lists (``b``); each ``latestOffset`` releases one more, so each list is one micro-batch.
+    An offset also says how many control rows (``layout.END`` sentinels, ``layout.CLOCK`` rows) the lists
+    before it hold (``c``), so the records a micro-batch read are Spark's ``numInputRows`` less the difference
+    (see ``offset_control_rows``)."""
 
     def __init__(self, batches: str) -> None:
         self.batches = batches
-        self.count = len(_decode_batches(batches))
+        self.control_before = [0]
+        for payload in _decode_batches(batches):
+            self.control_before.append(self.control_before[-1] + control_rows(payload))
+        self.count = len(self.control_before) - 1
+
+    def _offset(self, index: int) -> dict[str, int]:
+        return {"b": index, "c": self.control_before[index]}
 
     def initialOffset(self) -> dict[str, int]:
-        return {"b": 0}
+        return self._offset(0)
 
     def prepareForTriggerAvailableNow(self) -> None:
         return None
 
     def latestOffset(self, start: dict[str, int], limit: Any) -> dict[str, int]:
-        return {"b": min(start["b"] + 1, self.count)}
+        return self._offset(min(start["b"] + 1, self.count))
 
     def partitions(self, start: dict[str, int], end: dict[str, int]) -> list[InputPartition]:
         return [_BatchPartition(i) for i in range(start["b"], end["b"])]
