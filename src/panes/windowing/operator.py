@@ -358,8 +358,9 @@ class WindowOperator(OneInputStreamOperator):
             timers = self.timer_service
             observer.element(key, value, record.timestamp, timers.current_watermark, timers.current_processing_time())
 
-        # an element whose adding raises (it goes to the error output) leaves the windows as they were, merged
-        # ones included: the merge is persisted and the window keeps a cleanup timer, so no pane is left behind
+        # an element whose adding, trigger or firing raises (it goes to the error output) leaves the windows as
+        # they were, merged ones included: the merge is persisted and the window keeps its cleanup timer (``_add``),
+        # so no pane is left behind
         if self.is_merging:
             merging = self._merging_window_set()
             try:
@@ -375,11 +376,7 @@ class WindowOperator(OneInputStreamOperator):
                     ctx.key = key
                     ctx.window = actual
                     state.set_current_namespace(state_window)
-                    self._add(record, actual)
-                    if observer is not None:
-                        observer.assigned(key, actual)
-                    self._on_trigger_result(self.trigger.on_element(value, timestamp, actual, ctx), actual)
-                    self._register_cleanup_timer(actual)
+                    self._add(record, actual, value, timestamp)
             finally:
                 self._persist(merging)
         else:
@@ -389,11 +386,7 @@ class WindowOperator(OneInputStreamOperator):
                 skipped = False
                 ctx.window = window
                 state.set_current_namespace(window)
-                self._add(record, window)
-                if observer is not None:
-                    observer.assigned(key, window)
-                self._on_trigger_result(self.trigger.on_element(value, timestamp, window, ctx), window)
-                self._register_cleanup_timer(window)
+                self._add(record, window, value, timestamp)
 
         if skipped and self._is_element_late(timestamp):
             if observer is not None:
@@ -404,14 +397,18 @@ class WindowOperator(OneInputStreamOperator):
             else:
                 self.num_late_records_dropped += 1
 
-    def _add(self, record: StreamRecord[Any], window: Any) -> None:
-        """Add ``record`` to the window state's current namespace (``window``'s pane); when that raises, the
-        window still gets its cleanup timer (a merge may have moved panes into it) before the error goes on."""
+    def _add(self, record: StreamRecord[Any], window: Any, value: Any, timestamp: int) -> None:
+        """Add ``record`` (``value`` at ``timestamp``) to ``window``'s pane (the window state's current
+        namespace), let the trigger act on it, and register the window's cleanup timer (Flink's order). The
+        timer is registered when adding, the trigger or a firing raises too (the error goes on to the error
+        output): the pane may hold elements, or panes merged into it, and is still cleaned up in time."""
         try:
             self.window_state.add(self._state_value(record))
-        except Exception:
+            if self.observer is not None:
+                self.observer.assigned(self.trigger_context.key, window)
+            self._on_trigger_result(self.trigger.on_element(value, timestamp, window, self.trigger_context), window)
+        finally:
             self._register_cleanup_timer(window)
-            raise
 
     def _on_trigger_result(self, result: TriggerResult, window: Any) -> None:
         """Fire and/or purge the pane in the current namespace of the window state."""
