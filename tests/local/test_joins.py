@@ -471,3 +471,28 @@ def test_invalid_interval_joins_raise_when_given() -> None:
         a.key_by(0).interval_join(b.key_by(0)).between(0, 1).side_output_left_late_data("late")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="ProcessJoinFunction"):
         a.key_by(0).interval_join(b.key_by(0)).between(0, 1).process(ToStrings())
+
+
+def test_inputs_keyed_by_different_types_are_refused_when_both_types_are_known() -> None:
+    """Flink refuses a window join whose two keys' types differ (``equalTo``) and two keyed inputs of one
+    operator (connect, interval join) with differing key types: keys of different types never meet. panes
+    knows a key's type when it is declared or read from a field of a typed stream."""
+    from panes.types import Types
+
+    env = stepping()
+    users = env.from_collection([{"id": 1, "name": "ann"}], type_info="id BIGINT, name STRING")
+    clicks = env.from_collection([{"user": "1", "page": "/"}], type_info="user STRING, page STRING")
+    untyped = env.from_collection([("1", 2)])
+    with pytest.raises(ValueError, match="first int64, second string"):
+        users.join(clicks).where("id").equal_to("user")
+    with pytest.raises(ValueError, match="first string, second int64"):
+        untyped.co_group(users).where(0, Types.STRING()).equal_to("id")
+    with pytest.raises(UnsupportedOperationError, match=r"interval join: .* first int64, second string"):
+        users.key_by("id").interval_join(clicks.key_by("user"))
+    with pytest.raises(UnsupportedOperationError, match=r"connected keyed streams: .* first int64, second string"):
+        users.key_by("id").connect(untyped.key_by(0, Types.STRING())).process(ToStrings())
+    # what is not known is not refused; a declared type is what counts, and equal types pass
+    users.join(untyped).where("id").equal_to(0)
+    users.join(clicks).where("id", Types.STRING()).equal_to("user")
+    users.key_by("id").interval_join(users.key_by("id"))
+    users.connect(clicks).key_by("id", "user", Types.STRING())

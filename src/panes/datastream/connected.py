@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from panes.datastream.key_types import check_same_key_types
 from panes.datastream.plan import TwoInputTransformation
+from panes.errors import UnsupportedOperationError
 from panes.functions.stream import (
     CoFlatMapFunction,
     CoMapFunction,
@@ -41,16 +43,17 @@ class ConnectedStreams:
         k2 = self.second.key_selector if isinstance(self.second, KeyedStream) else None
         if (k1 is None) != (k2 is None):
             raise ValueError("connect either two keyed streams or two non-keyed streams (key both with key_by)")
+        if isinstance(self.first, KeyedStream) and isinstance(self.second, KeyedStream):
+            check_same_key_types(
+                self.first.key_type, self.second.key_type, "connected keyed streams", UnsupportedOperationError
+            )
         return k1, k2
 
     def key_by(self, key_selector1: Any, key_selector2: Any, key_type: Any = None) -> ConnectedStreams:
         """Key both inputs (by selectors that yield comparable keys; a field name or position also works).
-        ``key_type`` is PyFlink's declaration of the common key type; keys stay Python values, so it is only
-        checked to be a type declaration. Keying streams that are already keyed re-keys them."""
-        from panes.datastream.stream import declared_type
-
-        declared_type(key_type)
-        return ConnectedStreams(self.first.key_by(key_selector1), self.second.key_by(key_selector2))
+        ``key_type`` is PyFlink's declaration of the common key type (keys stay Python values; the type is what
+        ``panes.datastream.key_types`` compares). Keying streams that are already keyed re-keys them."""
+        return ConnectedStreams(self.first.key_by(key_selector1, key_type), self.second.key_by(key_selector2, key_type))
 
     def _two_input(
         self,

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from panes import __version__
+from panes.datastream.key_types import field_key_type
 from panes.datastream.plan import (
     Channel,
     OneInputTransformation,
@@ -141,29 +142,6 @@ def _window_properties(spec: Any) -> dict[str, str | None]:
     }
 
 
-def _key_type(selector: Any, channels: list[Channel], types: Mapping[Channel, RecordType | None]) -> str | None:
-    """The key's type when the stream is typed and keyed by a field, else ``None`` (not known before running)."""
-    from panes.functions.aggregators import FieldKey
-
-    if not isinstance(selector, FieldKey):
-        return None
-    found = {types.get(channel) for channel in channels}
-    if len(found) != 1:
-        return None
-    record_type = found.pop()
-    if record_type is None:
-        return None
-    arrow_type = record_type.arrow_type
-    if not hasattr(arrow_type, "num_fields"):
-        return None
-    names = [arrow_type.field(i).name for i in range(arrow_type.num_fields)]
-    if isinstance(selector.field, str) and selector.field in names:
-        return str(arrow_type.field(names.index(selector.field)).type)
-    if isinstance(selector.field, int) and 0 <= selector.field < len(names):
-        return str(arrow_type.field(selector.field).type)
-    return None
-
-
 @dataclass(frozen=True)
 class OperatorFingerprint:
     """A keyed operator's state-relevant properties. ``properties`` maps what to its description (``None``:
@@ -251,7 +229,7 @@ def fingerprint(
             properties["state"] = "reduced value per key"
         if isinstance(transformation, OneInputTransformation):
             channels = stream_channels(transformation.inputs[0]) if transformation.inputs else []
-            properties["key type"] = _key_type(transformation.key_selector, channels, types)
+            properties["key type"] = field_key_type(transformation.key_selector, channels, types)
         if runner_properties is not None:
             properties.update(runner_properties(transformation))
         operators.append(

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from panes.datastream.key_types import check_same_key_types
 from panes.datastream.plan import TwoInputTransformation
 from panes.errors import UnsupportedOperationError
 from panes.functions.join import ProcessJoinFunction, as_process_join_function
@@ -71,6 +72,7 @@ class IntervalJoin:
     def __init__(self, left: KeyedStream, right: KeyedStream, event_time: bool = True) -> None:
         self.left = _keyed(left, "first")
         self.right = _keyed(right, "second")
+        check_same_key_types(self.left.key_type, self.right.key_type, "interval join", UnsupportedOperationError)
         self._event_time = event_time
 
     def in_event_time(self) -> IntervalJoin:

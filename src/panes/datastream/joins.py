@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from panes.datastream.key_types import check_same_key_types, key_type_of
 from panes.functions.join import (
     FlatJoinFunction,
     as_co_group_function,
@@ -158,18 +159,25 @@ class _Streams:
         self.input2 = input2
 
     def where(self, key_selector: Any, key_type: Any = None) -> _Where:
-        """The first input's key: a ``KeySelector``, a callable, or a field name or position."""
-        return _Where(self, _key(key_selector))
+        """The first input's key: a ``KeySelector``, a callable, or a field name or position; ``key_type``
+        (a ``Types`` value) declares its type (``panes.datastream.key_types``)."""
+        selector = _key(key_selector)
+        return _Where(self, selector, key_type_of(self.input1.transformation, selector, key_type))
 
 
 class _Where:
-    def __init__(self, streams: _Streams, key_selector1: Any) -> None:
+    def __init__(self, streams: _Streams, key_selector1: Any, key_type1: str | None) -> None:
         self._streams = streams
         self.key_selector1 = key_selector1
+        self.key_type1 = key_type1
 
     def equal_to(self, key_selector: Any, key_type: Any = None) -> _EqualTo:
-        """The second input's key (its keys must compare equal to the first input's to meet them)."""
-        return _EqualTo(self._streams, self.key_selector1, _key(key_selector))
+        """The second input's key (its keys must compare equal to the first input's to meet them). Raises
+        ``ValueError`` when both keys' types are known (declared, or fields of typed streams) and differ."""
+        selector = _key(key_selector)
+        key_type2 = key_type_of(self._streams.input2.transformation, selector, key_type)
+        check_same_key_types(self.key_type1, key_type2, "where(...).equal_to(...)")
+        return _EqualTo(self._streams, self.key_selector1, selector)
 
 
 class _EqualTo:

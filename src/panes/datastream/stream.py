@@ -210,14 +210,19 @@ class DataStream:
     # -- keys, windows, connections --------------------------------------------------------------------------------
 
     def key_by(self, key_selector: Any, key_type: Any = None) -> KeyedStream:
-        """Partition by key: ``key_selector(value)`` (a ``KeySelector``, a callable, or a field name/position)."""
+        """Partition by key: ``key_selector(value)`` (a ``KeySelector``, a callable, or a field name/position).
+        ``key_type`` (a ``Types`` value) declares the keys' type; keys stay Python values, and the type is
+        compared with the other input's when two keyed streams meet (``panes.datastream.key_types``)."""
+        from panes.datastream.key_types import key_type_of
+
         selector = _field_or_function_key(key_selector)
+        known_type = key_type_of(self.transformation, selector, key_type)
         partition = PartitionTransformation(
             name="key_by",
             inputs=(self.transformation,),
             partitioner=KeyGroupStreamPartitioner(selector, self.env.max_parallelism),
         )
-        return KeyedStream(self.env, partition, selector)
+        return KeyedStream(self.env, partition, selector, known_type)
 
     def union(self, *streams: DataStream) -> DataStream:
         """The elements of this stream and of ``streams``, interleaved."""
@@ -450,13 +455,19 @@ class KeyedStream(FieldAggregations, DataStream):
     """A stream partitioned by key: keyed state, timers and windows per key."""
 
     def __init__(
-        self, env: StreamEnvironment, transformation: Transformation, key_selector: Callable[[Any], Any]
+        self,
+        env: StreamEnvironment,
+        transformation: Transformation,
+        key_selector: Callable[[Any], Any],
+        key_type: str | None = None,
     ) -> None:
         super().__init__(env, transformation)
         self.key_selector = key_selector
+        self.key_type = key_type
+        """The keys' Arrow type as text when known before running (``panes.datastream.key_types``), else None."""
 
     def _rebuild(self, transformation: Transformation) -> DataStream:
-        return KeyedStream(self.env, transformation, self.key_selector)
+        return KeyedStream(self.env, transformation, self.key_selector, self.key_type)
 
     def _key_selector(self) -> Callable[[Any], Any] | None:
         return self.key_selector
