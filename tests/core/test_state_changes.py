@@ -267,3 +267,36 @@ def test_changes_hold_what_the_batch_touched_not_what_the_state_holds() -> None:
     operator.process_record(StreamRecord({"key": 7, "v": 1}, 20))
     changes = len(operator.snapshot_changes())
     assert changes * 100 < full, (changes, full)
+
+
+def test_a_keys_map_is_stored_entry_by_entry_not_rewritten_whole() -> None:
+    """A key's map state holding many entries: a change to one entry stores that entry (or its removal), so
+    storing costs what changed, not what the map holds; plain and time-to-live maps alike."""
+    from panes.state import StateTtlConfig
+
+    clock = [0]
+    ttl = MapStateDescriptor("ttl map")
+    ttl.enable_time_to_live(StateTtlConfig.new_builder(1_000).disable_cleanup_in_background().build())
+    for descriptor in (MapStateDescriptor("map"), ttl):
+        backend = HeapKeyedStateBackend(lambda: clock[0])
+        backend.track_changes()
+        backend.set_current_key("k")
+        state = backend.get_partitioned_state(None, descriptor)
+        state.put_all({i: i * i for i in range(100)})
+        stored = pickle.loads(pickle.dumps(backend.snapshot()))
+        backend.forget_changes()
+        state.put(7, "seven")
+        state.remove(8)
+        state.remove(1_000)  # not there: nothing changes
+        delta = backend.take_changes()[descriptor.name]
+        [(slot, (puts, removed))] = delta.entries.items()
+        assert slot == ("k", None) and list(puts) == [7] and removed == [8]
+        assert not (delta.upserts or delta.appends or delta.removed)
+        HeapKeyedStateBackend.apply_changes(stored, {descriptor.name: delta})
+        assert stored["tables"] == pickle.loads(pickle.dumps(backend.snapshot()))["tables"]
+        for key in range(100):  # emptied entry by entry: the slot goes
+            state.remove(key)
+        delta = backend.take_changes()[descriptor.name]
+        assert delta.removed == [("k", None)] and not delta.entries
+        HeapKeyedStateBackend.apply_changes(stored, {descriptor.name: delta})
+        assert not stored["tables"].get(descriptor.name)

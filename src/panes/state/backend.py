@@ -522,30 +522,30 @@ class HeapMapState(_HeapState, MapState[Any, Any]):
     def get(self, key: Any) -> Any:
         return self._map().get(key)
 
-    def _changed(self, slot: tuple[Any, Any]) -> None:
-        if self._changes is not None:
-            self._changes.replaced(slot)
-
     def put(self, key: Any, value: Any) -> None:
         slot = self._slot()
         self._table.setdefault(slot, {})[key] = value
-        self._changed(slot)
+        if self._changes is not None:
+            self._changes.entry(slot, key)
 
     def put_all(self, entries: dict[Any, Any]) -> None:
         if entries:
             slot = self._slot()
             self._table.setdefault(slot, {}).update(entries)
-            self._changed(slot)
+            if self._changes is not None:
+                for key in entries:
+                    self._changes.entry(slot, key)
 
     def remove(self, key: Any) -> None:
         slot = self._slot()
         stored = self._table.get(slot)
-        if stored is None:
+        if stored is None or key not in stored:
             return
-        stored.pop(key, None)
+        del stored[key]
         if not stored:
             del self._table[slot]
-        self._changed(slot)
+        if self._changes is not None:
+            self._changes.entry(slot, key)
 
     def contains(self, key: Any) -> bool:
         return key in self._map()

@@ -1,7 +1,8 @@
 """What changed in a table of state since it was last stored, so a store writes only that.
 
-A :class:`Changes` records, per slot (a key of a table), either that its value was replaced (or removed) or
-that items were appended to the list it holds since a length. :meth:`Changes.take` turns that into a
+A :class:`Changes` records, per slot (a key of a table), that its value was replaced (or removed), that
+items were appended to the list it holds since a length, or which entries of the map it holds were set or
+removed (map state: a key's map is stored entry by entry, not rewritten whole). :meth:`Changes.take` turns that into a
 :class:`TableDelta` of the table and starts over; :func:`apply_delta` replays deltas onto a restored table.
 A delta holds only the slots that changed, so storing one costs what the work since the last one touched,
 not what the table holds (the Spark runner appends deltas to a shard's log in its state store).
@@ -15,15 +16,17 @@ from typing import Any
 
 @dataclass
 class TableDelta:
-    """Slots of a table that changed: new values (``upserts``), items appended to lists (``appends``) and
-    removed slots (``removed``), applied in that order of kinds (a slot appears in only one)."""
+    """Slots of a table that changed: new values (``upserts``), items appended to lists (``appends``),
+    removed slots (``removed``) and entries of maps (``entries``: slot -> (entries set, keys removed)); a
+    slot appears in only one kind."""
 
     upserts: dict[Any, Any] = field(default_factory=dict)
     appends: dict[Any, list[Any]] = field(default_factory=dict)
     removed: list[Any] = field(default_factory=list)
+    entries: dict[Any, tuple[dict[Any, Any], list[Any]]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.upserts or self.appends or self.removed)
+        return bool(self.upserts or self.appends or self.removed or self.entries)
 
 
 class Changes:
@@ -32,7 +35,7 @@ class Changes:
     __slots__ = ("slots",)
 
     def __init__(self) -> None:
-        self.slots: dict[Any, int | None] = {}
+        self.slots: dict[Any, int | set[Any] | None] = {}
 
     def replaced(self, slot: Any) -> None:
         """The slot's value was set, mutated in place or removed."""
@@ -44,6 +47,14 @@ class Changes:
         if slot not in self.slots:
             self.slots[slot] = length
 
+    def entry(self, slot: Any, key: Any) -> None:
+        """The entry ``key`` of the map in ``slot`` was set or removed (a slot already replaced stays so)."""
+        recorded = self.slots.get(slot, 0)
+        if isinstance(recorded, set):
+            recorded.add(key)
+        elif slot not in self.slots:
+            self.slots[slot] = {key}
+
     def take(self, table: dict[Any, Any]) -> TableDelta:
         """The delta of ``table`` since the last call; starts recording afresh."""
         delta = TableDelta()
@@ -53,6 +64,8 @@ class Changes:
                 delta.removed.append(slot)
             elif since is None:
                 delta.upserts[slot] = value
+            elif isinstance(since, set):
+                delta.entries[slot] = ({k: value[k] for k in since if k in value}, [k for k in since if k not in value])
             else:
                 delta.appends[slot] = value[since:]
         self.slots = {}
@@ -70,3 +83,11 @@ def apply_delta(table: dict[Any, Any], delta: TableDelta) -> None:
             table[slot] = list(items)
         else:
             stored.extend(items)
+    # deltas stored before map entries were tracked have no ``entries``
+    for slot, (puts, removed) in getattr(delta, "entries", {}).items():
+        entries = table.setdefault(slot, {})
+        for key in removed:
+            entries.pop(key, None)
+        entries.update(puts)
+        if not entries:
+            del table[slot]

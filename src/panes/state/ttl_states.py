@@ -299,12 +299,16 @@ class TtlMapState(_TtlState, MapState[Any, Any]):
             del stored[key]
             if not stored:
                 del self._table[slot]
-            self._changed(slot)
+            self._changed_entry(slot, key)
             return entry if self._return_expired else None
         if self._update_on_read:
             stored[key] = TtlValue(entry.user_value, now)
-            self._changed(slot)
+            self._changed_entry(slot, key)
         return entry
+
+    def _changed_entry(self, slot: tuple[Any, Any], key: Any) -> None:
+        if self._changes is not None:
+            self._changes.entry(slot, key)
 
     def get(self, key: Any) -> Any:
         self._accessed()
@@ -327,7 +331,7 @@ class TtlMapState(_TtlState, MapState[Any, Any]):
         stored = self._table.setdefault(slot, {})
         for key, value in entries.items():
             stored[key] = TtlValue(value, now)
-        self._changed(slot)
+            self._changed_entry(slot, key)
 
     def remove(self, key: Any) -> None:
         self._accessed()
@@ -338,7 +342,7 @@ class TtlMapState(_TtlState, MapState[Any, Any]):
         del stored[key]
         if not stored:
             del self._table[slot]
-        self._changed(slot)
+        self._changed_entry(slot, key)
 
     def items(self) -> Iterator[tuple[Any, Any]]:
         self._accessed()
