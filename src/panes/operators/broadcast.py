@@ -21,7 +21,7 @@ from panes.functions.broadcast import (
 )
 from panes.functions.stream import TimeDomain, TimerService
 from panes.operators.base import TimestampedCollector
-from panes.operators.keyed import USER_TIMERS, KeyedTimerService
+from panes.operators.keyed import USER_TIMERS, KeyedTimerService, TimerCallContext
 from panes.operators.keys import KeySelector
 from panes.operators.two_input import TwoInputStreamOperator
 from panes.state.backend import NO_KEY, VOID_NAMESPACE
@@ -126,8 +126,10 @@ class _BroadcastHost(TwoInputStreamOperator):
         self._broadcast_dirty = False
 
 
-class _Context(KeyedBroadcastContext, KeyedBroadcastOnTimerContext):
+class _Context(TimerCallContext, KeyedBroadcastContext, KeyedBroadcastOnTimerContext):
     """The context of either side (``writable`` says which); the keyed parts work on keyed operators only."""
+
+    _operator: _BroadcastHost
 
     def __init__(self, operator: _BroadcastHost, writable: bool, timers: TimerService | None) -> None:
         self._operator = operator
@@ -159,14 +161,6 @@ class _Context(KeyedBroadcastContext, KeyedBroadcastOnTimerContext):
         if self._timers is None:
             raise AttributeError("timers are only available on the keyed side of a KeyedBroadcastProcessFunction")
         return self._timers
-
-    def get_current_key(self) -> Any:
-        return self._operator.get_current_key()
-
-    def time_domain(self) -> TimeDomain:
-        if self.domain is None:
-            raise RuntimeError("time_domain() is only available in on_timer")
-        return self.domain
 
 
 class CoBroadcastWithNonKeyedOperator(_BroadcastHost):

@@ -50,7 +50,23 @@ class KeyedTimerService(TimerService):
         self._service.delete_event_time_timer(VOID_NAMESPACE, timestamp)
 
 
-class KeyedContext(OnTimerContext):
+class TimerCallContext:
+    """What the contexts of keyed functions share: the current key (from ``_operator``) and the time domain of
+    the timer being fired (``domain``, set by the operator around ``on_timer`` only)."""
+
+    _operator: Any
+    domain: TimeDomain | None
+
+    def get_current_key(self) -> Any:
+        return self._operator.get_current_key()
+
+    def time_domain(self) -> TimeDomain:
+        if self.domain is None:
+            raise RuntimeError("time_domain() is only available in on_timer")
+        return self.domain
+
+
+class KeyedContext(TimerCallContext, OnTimerContext):
     """Context of a keyed process call: the element's (or timer's) timestamp, key, timers, side outputs."""
 
     def __init__(self, operator: OneInputStreamOperator | Any, timers: TimerService) -> None:
@@ -64,14 +80,6 @@ class KeyedContext(OnTimerContext):
 
     def timer_service(self) -> TimerService:
         return self._timers
-
-    def get_current_key(self) -> Any:
-        return self._operator.get_current_key()
-
-    def time_domain(self) -> TimeDomain:
-        if self.domain is None:
-            raise RuntimeError("time_domain() is only available in on_timer")
-        return self.domain
 
     def output(self, output_tag: OutputTag[Any], value: Any) -> None:
         if output_tag is None:
