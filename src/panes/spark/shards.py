@@ -10,7 +10,7 @@ rows; see ``host``), pass on the rows the step does not read, and return rows in
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -105,22 +105,21 @@ class RecordHost:
 
     def run_sorted(self, batches: list[pa.RecordBatch], now: int) -> list[pa.RecordBatch]:
         """BATCH execution: every row of the shard at once, one key at a time (``StepHost.process_sorted``)."""
-        mine, passing = split(batches, self.step, self.codes, self.shard)
-        read = self.codes.codes(self.step.consumed)
-        records: list[Record] = []
-        for part in mine:
-            records.extend(read_records(part, self.codes, channel_mask(part, read)))
-        out = self.host.process_sorted(records, now)
-        result = [self.layout.encode(out)] if out else []
-        return result + [self.layout.adapt(b) for b in passing]
+        return self._run(batches, lambda records: self.host.process_sorted(records, now))
 
     def run(self, batches: list[pa.RecordBatch], watermark: int, now: int, batch: int = 0) -> list[pa.RecordBatch]:
+        return self._run(batches, lambda records: self.host.process(records, watermark, now, batch))
+
+    def _run(
+        self, batches: list[pa.RecordBatch], process: Callable[[list[Record]], list[Record]]
+    ) -> list[pa.RecordBatch]:
+        """The step's records of ``batches`` through ``process``; its output, then the rows passing by."""
         mine, passing = split(batches, self.step, self.codes, self.shard)
         read = self.codes.codes(self.step.consumed)
         records: list[Record] = []
         for part in mine:
             records.extend(read_records(part, self.codes, channel_mask(part, read)))
-        out = self.host.process(records, watermark, now, batch)
+        out = process(records)
         result = [self.layout.encode(out)] if out else []
         return result + [self.layout.adapt(b) for b in passing]
 
