@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from panes.datastream import ListSink, StreamEnvironment
+from panes.datastream import KeyedProcessFunction, ListSink, StreamEnvironment
+from panes.state import MapStateDescriptor
 from panes.watermarks import WatermarkStrategy
 from panes.windowing import ProcessWindowFunction, TumblingEventTimeWindows
 
@@ -63,3 +64,30 @@ def test_a_micro_batch_writes_the_state_it_changed_not_the_state_it_holds(spark:
     assert 0 < second["state_bytes_written"] * 50 < first["state_bytes_written"], (first, second)
     totals = metrics["steps"][name]
     assert totals["open_panes"] == 0 and totals["records_out"] == KEYS
+
+
+class Remember(KeyedProcessFunction[Any, Any, Any]):
+    """Keeps every value of its key in map state, by value; emits the map's size."""
+
+    def open(self, runtime_context: Any) -> None:
+        self.seen = runtime_context.get_map_state(MapStateDescriptor("seen"))
+
+    def process_element(self, value: Any, ctx: Any) -> Any:
+        self.seen.put(value["v"], value["ts"])
+        yield len(list(self.seen.keys()))
+
+
+def test_a_change_to_a_keys_map_state_writes_that_entry_not_the_map(spark: Any) -> None:
+    from panes.spark import SparkRunner
+
+    batches = [[{"k": "one", "ts": v, "v": v} for v in range(KEYS)], [{"k": "one", "ts": KEYS, "v": -1}]]
+    env = StreamEnvironment(SparkRunner(spark, num_shards=2))
+    sink = ListSink()
+    env.from_micro_batches(batches).key_by("k").process(Remember()).name("remember").sink_to(sink)
+    metrics = env.execute("map state log").details["metrics"]
+    assert sorted(sink.values)[-1] == KEYS + 1
+    first, second = (batch["remember"] for batch in metrics["per_batch"] if batch.get("remember", {}).get("records_in"))
+    assert (first["records_in"], second["records_in"]) == (KEYS, 1)
+    # one key's map of KEYS entries: the second micro-batch logs the one entry it put (and the log record's
+    # own few hundred bytes), not the map
+    assert 0 < second["state_bytes_written"] * 20 < first["state_bytes_written"], (first, second)
