@@ -300,3 +300,30 @@ def test_a_keys_map_is_stored_entry_by_entry_not_rewritten_whole() -> None:
         assert delta.removed == [("k", None)] and not delta.entries
         HeapKeyedStateBackend.apply_changes(stored, {descriptor.name: delta})
         assert not stored["tables"].get(descriptor.name)
+
+
+def test_incremental_ttl_cleanup_logs_the_expired_entries_of_a_map() -> None:
+    """Flink's incremental cleanup removes expired entries as state is accessed; a map that keeps some
+    entries logs the removed ones, not itself."""
+    from panes.state import StateTtlConfig
+
+    clock = [0]
+    descriptor = MapStateDescriptor("ttl map")
+    config = StateTtlConfig.new_builder(1_000).cleanup_incrementally(10, True).build()
+    descriptor.enable_time_to_live(config)
+    backend = HeapKeyedStateBackend(lambda: clock[0])
+    backend.track_changes()
+    backend.set_current_key("k")
+    state = backend.get_partitioned_state(None, descriptor)
+    state.put_all({i: i for i in range(50)})
+    clock[0] = 500
+    state.put(50, 50)  # written later: outlives the others
+    stored = pickle.loads(pickle.dumps(backend.snapshot()))
+    backend.forget_changes()
+    clock[0] = 1_200  # the first fifty have expired
+    assert state.contains(50)  # an access runs the cleanup
+    delta = backend.take_changes()[descriptor.name]
+    [(slot, (puts, removed))] = delta.entries.items()
+    assert slot == ("k", None) and not puts and sorted(removed) == list(range(50)) and not delta.upserts
+    HeapKeyedStateBackend.apply_changes(stored, {descriptor.name: delta})
+    assert stored["tables"] == pickle.loads(pickle.dumps(backend.snapshot()))["tables"]

@@ -81,7 +81,12 @@ class IncrementalCleanup:
                 del table[slot]
             else:
                 table[slot] = kept
-            if changes is not None:
+            if changes is None:
+                continue
+            if kept is not MISSING and self.kind == "map":
+                for key in stored.keys() - kept.keys():  # a map keeps its other entries: log the removed ones
+                    changes.entry(slot, key)
+            else:
                 changes.replaced(slot)
 
 
