@@ -133,18 +133,20 @@ class CountWindowRow(ProcessWindowFunction[Any, Any, Any, Any]):
 class Flusher(KeyedProcessFunction):
     """Gathers a key's rows; an event-time timer at the end of each row's 500 ms slot flushes what was gathered
     (``("event", key, timer, rows, sum of n)``); a processing-time timer 250 ms after each row reports the rows
-    gathered and seen so far (``("processing", key, timer, gathered, seen)``)."""
+    gathered and seen so far (``("processing", key, timer, gathered, seen)``). The rows seen are counted per
+    slot in map state (entries added and updated across micro-batches: their logged changes replay on restart)."""
 
     def open(self, runtime_context: Any) -> None:
-        from panes.state import ValueStateDescriptor
+        from panes.state import MapStateDescriptor, ValueStateDescriptor
 
         self.gathered = runtime_context.get_state(ValueStateDescriptor("gathered"))
-        self.seen = runtime_context.get_state(ValueStateDescriptor("seen"))
+        self.seen = runtime_context.get_map_state(MapStateDescriptor("seen per slot"))
 
     def process_element(self, value: Any, ctx: Any) -> Iterator[Any]:
         rows, total = self.gathered.value() or (0, 0)
         self.gathered.update((rows + 1, total + value["n"]))
-        self.seen.update((self.seen.value() or 0) + 1)
+        slot = value["ts"] // 500
+        self.seen.put(slot, (self.seen.get(slot) or 0) + 1)
         timers = ctx.timer_service()
         timers.register_event_time_timer((value["ts"] // 500 + 1) * 500)
         timers.register_processing_time_timer(timers.current_processing_time() + 250)
@@ -157,7 +159,7 @@ class Flusher(KeyedProcessFunction):
                 self.gathered.clear()
                 yield ("event", ctx.get_current_key(), timestamp, rows, total)
         else:
-            yield ("processing", ctx.get_current_key(), timestamp, rows, self.seen.value() or 0)
+            yield ("processing", ctx.get_current_key(), timestamp, rows, sum(self.seen.values()))
 
 
 TIMER_SCHEMA = "kind STRING, key STRING, at BIGINT, elements BIGINT, total BIGINT"
