@@ -154,3 +154,24 @@ def test_rows_in_leave_out_the_micro_batch_sources_control_rows() -> None:
         ],
     }
     assert source_records(entry) == 3
+    # Spark Connect's progress counts rows per source only
+    connect = {"sources": [{**entry["sources"][0], "numInputRows": 4}, {**entry["sources"][1], "numInputRows": 1}]}
+    assert source_records(connect) == 3
+
+
+def test_observed_metrics_read_alike_from_classic_spark_and_spark_connect() -> None:
+    """Classic Spark gives a progress entry's observations as ``Row``s of the named values; Spark Connect as
+    ``Row(values=[...], schema={...})`` (a mapping of the two in its progress JSON): all count the same."""
+    from pyspark.sql import Row
+
+    from panes.spark.metrics import JobMetrics
+
+    names = ["m0_records_in", "m0_records_out"]
+    connect = {"values": [5, 3], "schema": {"type": "struct", "fields": [{"name": n} for n in names]}}
+    forms = [Row(m0_records_in=5, m0_records_out=3), Row(**connect), connect]  # classic, Connect, Connect's JSON
+    counted = []
+    for observed in ({"panes-c1": form} for form in forms):
+        metrics = JobMetrics({0: "Window"}, results=frozenset({0}))
+        batch = metrics.add({"batchId": 0, "numInputRows": 5, "observedMetrics": observed})
+        counted.append((batch.steps["Window"]["records_in"], batch.results))
+    assert counted == [(5, 3)] * 3

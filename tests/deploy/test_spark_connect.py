@@ -1,5 +1,6 @@
 """panes over Spark Connect: a server from pyspark's ``sbin/start-connect-server.sh`` on loopback, the README's
-pipeline run by a ``SparkSession.builder.remote(...)`` client, its printed results equal to ``local[2]``'s.
+pipeline run by a ``SparkSession.builder.remote(...)`` client, its printed results equal to ``local[2]``'s,
+and the metrics job of ``tests/metrics_jobs.py`` counting what it counts locally.
 Runs with ``-m deploy``."""
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ def printed(where: str) -> list[str]:
 def test_the_readme_pipeline_over_spark_connect_prints_what_local_spark_prints(tmp_path: Path) -> None:
     with connect_server(tmp_path) as url:
         remote = printed(url)
+        # the step metrics arrive over Connect too: bounded (Observations) and streaming (progress)
+        metrics = run_job(["-m", "tests.deploy.metrics_job", url]).stdout.splitlines()
+        assert "bounded metrics ok" in metrics and "streaming metrics ok" in metrics, metrics
     local = printed("local[2]")
     assert remote == local
     assert "late> {'page': '/a', 'ts': 300}" in local

@@ -159,13 +159,28 @@ def _field(progress: Any, name: str) -> Any:
     return progress.get(name) if hasattr(progress, "get") else getattr(progress, name, None)
 
 
+def observed_values(row: Any) -> dict[str, Any]:
+    """One observation of a progress entry as ``name -> value``: a ``Row`` of the named values (classic
+    Spark) or a plain mapping, or Spark Connect's form, a ``Row`` (or, in its JSON, a mapping) of two fields
+    ``values`` (the list) and ``schema`` (``{"fields": [{"name": ...}, ...]}``)."""
+    values = dict(row.asDict()) if hasattr(row, "asDict") else dict(row)
+    if set(values) == {"values", "schema"} and isinstance(values["schema"], dict):
+        names = [f["name"] for f in values["schema"].get("fields", [])]
+        return dict(zip(names, values["values"], strict=True))
+    return values
+
+
 def source_records(progress: Any) -> int:
     """The records the sources read in a micro-batch: Spark's ``numInputRows`` less the control rows of
     panes' micro-batch sources (end-of-input sentinels, clock rows; ``sources.offset_control_rows``)."""
     control = 0
-    for source in _field(progress, "sources") or []:
+    read = 0
+    sources = _field(progress, "sources") or []
+    for source in sources:
         control += offset_control_rows(_field(source, "endOffset")) - offset_control_rows(_field(source, "startOffset"))
-    return int(_field(progress, "numInputRows") or 0) - control
+        read += int(_field(source, "numInputRows") or 0)
+    total = _field(progress, "numInputRows")  # Spark Connect's progress has the sources' counts only
+    return (read if total is None else int(total)) - control
 
 
 @dataclass
@@ -202,7 +217,7 @@ class JobMetrics:
         for key, row in observed.items():
             if not key.startswith("panes-") or row is None:
                 continue
-            values = row.asDict() if hasattr(row, "asDict") else dict(row)
+            values = observed_values(row)
             for name, value in values.items():
                 match = _COLUMN.match(name)
                 if match is None or int(match.group(1)) not in self.steps:
