@@ -65,6 +65,11 @@ def test_an_invalid_parameter_exits_1_with_its_message() -> None:
         (["run", "--runner", "flink", str(EXAMPLES / "sessions.py")], "invalid choice"),
         (["run", "--master", "local[1]", str(EXAMPLES / "sessions.py")], "apply to --runner spark only"),
         (["run", "--runner", "spark", "--conf", "novalue", str(EXAMPLES / "sessions.py")], "KEY=VALUE"),
+        (["run", "--remote", "sc://localhost:15002", str(EXAMPLES / "sessions.py")], "apply to --runner spark only"),
+        (
+            ["run", "--runner", "spark", "--master", "local[1]", "--remote", "sc://h:1", str(EXAMPLES / "sessions.py")],
+            "not both",
+        ),
         (["explain", "no/such/job.py"], "no job file"),
         (["frobnicate"], "invalid choice"),
     ],

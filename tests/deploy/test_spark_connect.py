@@ -25,6 +25,11 @@ def test_the_readme_pipeline_over_spark_connect_prints_what_local_spark_prints(t
         # the step metrics arrive over Connect too: bounded (Observations) and streaming (progress)
         metrics = run_job(["-m", "tests.deploy.metrics_job", url]).stdout.splitlines()
         assert "bounded metrics ok" in metrics and "streaming metrics ok" in metrics, metrics
+        # a job file over Connect with panes run prints what the local runner prints
+        example = ["-m", "panes.cli.main", "run", "examples/late_data.py"]
+        over_connect = run_job([*example, "--runner", "spark", "--remote", url])
     local = printed("local[2]")
     assert remote == local
+    assert sorted(over_connect.stdout.splitlines()) == sorted(run_job(example).stdout.splitlines())
+    assert f"on Spark ({url})" in over_connect.stderr and "micro-batches" in over_connect.stderr
     assert "late> {'page': '/a', 'ts': 300}" in local

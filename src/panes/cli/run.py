@@ -40,6 +40,8 @@ class RunOptions:
     job: str
     runner: str = "local"
     master: str = "local[2]"
+    remote: str | None = None
+    """A Spark Connect URL (``sc://host:port``) to run on instead of ``master``."""
     checkpoint: str | None = None
     conf: dict[str, str] = field(default_factory=dict)
     quiet: bool = False
@@ -56,6 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--master", default=None, help="Spark master URL, e.g. local[2] (default) or spark://host:7077"
+    )
+    parser.add_argument(
+        "--remote", default=None, help="a Spark Connect server to run on instead of a master, e.g. sc://host:15002"
     )
     parser.add_argument("--checkpoint", default=None, help="Spark checkpoint folder (default: a temporary one)")
     parser.add_argument(
@@ -78,14 +83,17 @@ def options_from(args: argparse.Namespace, parser: argparse.ArgumentParser) -> R
             parser.error(f"--conf takes KEY=VALUE, got {item!r}")
         conf[key.strip()] = value
     if args.runner != "spark":
-        given = [name for name in ("master", "checkpoint") if getattr(args, name) is not None]
+        given = [name for name in ("master", "remote", "checkpoint") if getattr(args, name) is not None]
         given += ["conf"] if conf else []
         if given:
             parser.error(f"--{', --'.join(given)} apply to --runner spark only")
+    if args.master is not None and args.remote is not None:
+        parser.error("give --master (a Spark master) or --remote (a Spark Connect server), not both")
     return RunOptions(
         job=args.job,
         runner=args.runner,
         master=args.master or "local[2]",
+        remote=args.remote,
         checkpoint=args.checkpoint,
         conf=conf,
         quiet=args.quiet,
@@ -120,9 +128,12 @@ def make_environment(
     from panes.spark import SparkRunner, create_session
     from panes.spark.session import default_log_file
 
-    log_file = default_log_file(name)
-    say(f"panes: Spark's logs go to {log_file}")
-    spark = create_session(options.master, app_name=name, config=options.conf, log_file=log_file)
+    if options.remote is not None:  # the server keeps Spark's logs
+        spark = create_session(app_name=name, config=options.conf, remote=options.remote)
+    else:
+        log_file = default_log_file(name)
+        say(f"panes: Spark's logs go to {log_file}")
+        spark = create_session(options.master, app_name=name, config=options.conf, log_file=log_file)
     runner = SparkRunner(
         spark,
         checkpoint_location=options.checkpoint,
@@ -147,7 +158,7 @@ def run_job(options: RunOptions, out: TextIO | None = None) -> int:
     except Exception as error:  # the file itself fails (a syntax error, a failing import)
         report_failure(error, err, options.traceback)
         return FAILED
-    where = "the local runner" if options.runner == "local" else f"Spark ({options.master})"
+    where = "the local runner" if options.runner == "local" else f"Spark ({options.remote or options.master})"
     say(f"panes: running {job.name} ({job.path}) on {where}")
     spark = None
     view = progress_view(options, err)
