@@ -142,10 +142,9 @@ def observe_keyed(df: Any, index: int) -> Any:
 @dataclass(frozen=True)
 class BatchProgress:
     """One micro-batch: its id, input rows (the records its sources read, see :func:`source_records`),
-    duration, the Flink watermark after it (epoch ms; ``LONG_MIN``
-    before any, ``LONG_MAX`` at the end of input), the counters of each step (by step name), and its
-    ``results``: the records the steps whose main output a sink reads emitted there (not the rows a step
-    passes on to a further step, nor side outputs)."""
+    duration, the Flink watermark after it (epoch ms; ``LONG_MIN`` before any, ``LONG_MAX`` at the end of
+    input), the counters of each step (by step name), and its ``results``: the records the steps whose main
+    output a sink reads emitted there (not the rows a step passes on to a further step, nor side outputs)."""
 
     batch: int
     input_rows: int
@@ -175,8 +174,7 @@ def source_records(progress: Any) -> int:
     panes' micro-batch sources (end-of-input sentinels, clock rows; ``sources.offset_control_rows``)."""
     control = 0
     read = 0
-    sources = _field(progress, "sources") or []
-    for source in sources:
+    for source in _field(progress, "sources") or []:
         control += offset_control_rows(_field(source, "endOffset")) - offset_control_rows(_field(source, "startOffset"))
         read += int(_field(source, "numInputRows") or 0)
     total = _field(progress, "numInputRows")  # Spark Connect's progress has the sources' counts only
