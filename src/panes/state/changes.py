@@ -2,8 +2,9 @@
 
 A :class:`Changes` records, per slot (a key of a table), that its value was replaced (or removed), that
 items were appended to the list it holds since a length, or which entries of the map it holds were set or
-removed (map state: a key's map is stored entry by entry, not rewritten whole). :meth:`Changes.take` turns that into a
-:class:`TableDelta` of the table and starts over; :func:`apply_delta` replays deltas onto a restored table.
+removed (map state: a key's map is stored entry by entry, not rewritten whole). :meth:`Changes.take` turns
+that into a :class:`TableDelta` of the table and starts over; :func:`apply_delta` replays deltas onto a
+restored table.
 A delta holds only the slots that changed, so storing one costs what the work since the last one touched,
 not what the table holds (the Spark runner appends deltas to a shard's log in its state store).
 """
