@@ -59,7 +59,7 @@ def _alive_workers(ui_port: int) -> int:
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=2) as response:
             return int(json.load(response).get("aliveworkers", 0))
-    except OSError:
+    except (OSError, ValueError):  # not up yet, or (for a moment) another page than the master's JSON
         return 0
 
 
@@ -148,10 +148,11 @@ def cluster(workers: int, folder: Path) -> Iterator[Cluster]:
 
 
 def _master_up(ui_port: int) -> bool:
+    """Whether the master's web UI answers with its JSON status (an HTML page is not it)."""
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=2):
-            return True
-    except OSError:
+        with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=2) as response:
+            return isinstance(json.load(response), dict)
+    except (OSError, ValueError):
         return False
 
 
