@@ -1,10 +1,9 @@
 """What ``panes run`` shows while a streaming job runs on Spark, one micro-batch at a time.
 
 Each micro-batch arrives as a ``panes.spark.metrics.BatchProgress`` (rows in, duration, the counters of every
-step in that batch, the results the sinks received, the watermark after it). :class:`ProgressTotals` adds them
-up: counters are summed; the
-gauges (open panes, timers, state bytes) arrive as changes since the step's previous report, so their sums
-are the current values. Two views read the totals:
+step in that batch, the results the sinks received, the watermark it ran with). :class:`ProgressTotals` adds
+them up: counters are summed; the gauges (open panes, timers, state bytes) arrive as changes since the step's
+previous report, so their sums are the current values. Two views read the totals:
 
 - :class:`LiveView`, on a terminal: a table redrawn in place after every batch (``rich``'s ``Live``): rows in,
   results, rate, the watermark in real time (ISO-8601 UTC), batch duration, and per step the records in and out, open

@@ -83,8 +83,9 @@ def spark_instant_ms(text: str) -> int:
 
 
 def progress_watermark(progress: Any) -> int:
-    """The Flink watermark (epoch ms, unshifted) after a micro-batch, from Spark's progress entry of it (a dict
-    or Spark's progress object): ``LONG_MIN`` when Spark reports none."""
+    """The Flink watermark (epoch ms, unshifted) a micro-batch ran with, from Spark's progress entry of it (a
+    dict or Spark's progress object; Spark reports the batch's watermark, which the batches before it moved):
+    ``LONG_MIN`` when Spark reports none."""
     event_time = progress.get("eventTime") if hasattr(progress, "get") else getattr(progress, "eventTime", None)
     text = (event_time or {}).get("watermark")
     if not text:

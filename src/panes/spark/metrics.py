@@ -20,7 +20,7 @@ own state metrics of the query (``stateOperators``: ``numRowsTotal``, ``memoryUs
 log entries, not what they hold: read these instead.
 
 :class:`BatchProgress` is one micro-batch as panes reports it to people: its rows, duration, counters per step
-and the watermark after it in real (unshifted) epoch milliseconds.
+and the watermark it ran with, in real (unshifted) epoch milliseconds.
 """
 
 from __future__ import annotations
@@ -142,9 +142,10 @@ def observe_keyed(df: Any, index: int) -> Any:
 @dataclass(frozen=True)
 class BatchProgress:
     """One micro-batch: its id, input rows (the records its sources read, see :func:`source_records`),
-    duration, the Flink watermark after it (epoch ms; ``LONG_MIN`` before any, ``LONG_MAX`` at the end of
-    input), the counters of each step (by step name), and its ``results``: the records the steps whose main
-    output a sink reads emitted there (not the rows a step passes on to a further step, nor side outputs)."""
+    duration, the Flink watermark it ran with (Spark's watermark of the batch, moved by the batches before
+    it; epoch ms; ``LONG_MIN`` before any, ``LONG_MAX`` at the end of input), the counters of each step (by
+    step name), and its ``results``: the records the steps whose main output a sink reads emitted there (not
+    the rows a step passes on to a further step, nor side outputs)."""
 
     batch: int
     input_rows: int
