@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from panes.datastream import StreamEnvironment
-from panes.functions import AggregateFunction
+from panes.functions import Count
 from panes.time import format_instant
 from panes.watermarks import WatermarkStrategy
 from panes.windowing import ContinuousEventTimeTrigger, TumblingEventTimeWindows
@@ -32,20 +32,6 @@ VIEWS = [
     for start in range(0, 120, 15)
 ]
 """Views of two pages every 3 s for two minutes, 15 s of them per micro-batch."""
-
-
-class Count(AggregateFunction[dict[str, Any], int, int]):
-    def create_accumulator(self) -> int:
-        return 0
-
-    def add(self, value: dict[str, Any], accumulator: int) -> int:
-        return accumulator + 1
-
-    def get_result(self, accumulator: int) -> int:
-        return accumulator
-
-    def merge(self, acc_a: int, acc_b: int) -> int:
-        return acc_a + acc_b
 
 
 class Label(ProcessWindowFunction[int, tuple[str, str, int, str], str, Any]):

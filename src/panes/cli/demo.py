@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from panes.datastream import OutputTag, StreamEnvironment
-from panes.functions import AggregateFunction
+from panes.functions import Count
 from panes.state import ValueStateDescriptor
 from panes.time import format_instant
 from panes.watermarks import WatermarkStrategy
@@ -81,20 +81,6 @@ def click_batches(events: int, batches: int, seed: int = 7) -> list[list[dict[st
     for arrival, click in arrivals:
         out[min((arrival - START) // BATCH_SPAN_MS, batches - 1)].append(click)
     return out
-
-
-class CountClicks(AggregateFunction[dict[str, Any], int, int]):
-    def create_accumulator(self) -> int:
-        return 0
-
-    def add(self, value: dict[str, Any], accumulator: int) -> int:
-        return accumulator + 1
-
-    def get_result(self, accumulator: int) -> int:
-        return accumulator
-
-    def merge(self, acc_a: int, acc_b: int) -> int:
-        return acc_a + acc_b
 
 
 class PageMinute(ProcessWindowFunction[int, dict[str, Any], str, Any]):
@@ -155,7 +141,7 @@ def build(env: StreamEnvironment, batches: list[list[dict[str, Any]]], output: P
         .trigger(ContinuousEventTimeTrigger.of(EARLY_EVERY_MS))
         .allowed_lateness(LATENESS_MS)
         .side_output_late_data(LATE)
-        .aggregate(CountClicks(), PageMinute())
+        .aggregate(Count(), PageMinute())
     )
     visits.sink_to_files(
         str(output / "sessions"), schema="user STRING, start BIGINT, seconds DOUBLE, clicks BIGINT, pages BIGINT"
