@@ -55,7 +55,8 @@ class ColumnarAlignedWindows:
         self.scheduled: set[tuple[int, int, int]] = set()
         self.watermark = LONG_MIN
         self.counters = OperatorCounters()
-        """``late_dropped`` and ``late_out`` (the host counts what passes in and out: ``ColumnarHost``)."""
+        """``late_dropped`` (kept in snapshots) and ``late_out`` (the host counts what passes in and out:
+        ``ColumnarHost``)."""
         self._written: set[tuple[int, Any]] = set()
         self._dropped: set[int] = set()
 
@@ -209,15 +210,6 @@ class ColumnarAlignedWindows:
 
     # -- state -------------------------------------------------------------------------------------------------
 
-    @property
-    def late_dropped(self) -> int:
-        """Late elements dropped (no late-data output): the ``late_dropped`` counter, kept in snapshots."""
-        return self.counters.late_dropped
-
-    @late_dropped.setter
-    def late_dropped(self, value: int) -> None:
-        self.counters.late_dropped = value
-
     def timer_count(self) -> int:
         """Pending timers (firing and cleanup)."""
         return len(self.timers)
@@ -228,7 +220,7 @@ class ColumnarAlignedWindows:
     def snapshot(self) -> Any:
         """The whole state as plain data (for :meth:`restore`); the next :meth:`changes` start from here."""
         self._written, self._dropped = set(), set()
-        return (self.windows, self.watermark, self.late_dropped)
+        return (self.windows, self.watermark, self.counters.late_dropped)
 
     def changes(self) -> Any:
         """What changed since the last :meth:`snapshot` or :meth:`changes`: the panes written (their current
@@ -241,13 +233,13 @@ class ColumnarAlignedWindows:
                 written[(start, key)] = window[key]
         dropped = list(self._dropped)
         self._written, self._dropped = set(), set()
-        return (written, dropped, self.watermark, self.late_dropped)
+        return (written, dropped, self.watermark, self.counters.late_dropped)
 
     def restore(self, snapshot: Any, changes: list[Any] | tuple[Any, ...] = ()) -> None:
         """The state of a :meth:`snapshot` followed by the :meth:`changes` taken after it."""
-        windows, self.watermark, self.late_dropped = snapshot
+        windows, self.watermark, self.counters.late_dropped = snapshot
         self.windows = {start: dict(window) for start, window in windows.items()}
-        for written, dropped, self.watermark, self.late_dropped in changes:
+        for written, dropped, self.watermark, self.counters.late_dropped in changes:
             for start in dropped:
                 self.windows.pop(start, None)
             for (start, key), acc in written.items():

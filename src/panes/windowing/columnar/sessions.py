@@ -55,7 +55,8 @@ class ColumnarSessions:
         self._order = itertools.count()
         self.watermark = LONG_MIN
         self.counters = OperatorCounters()
-        """``late_dropped`` and ``late_out`` (the host counts what passes in and out: ``ColumnarHost``)."""
+        """``late_dropped`` (kept in snapshots) and ``late_out`` (the host counts what passes in and out:
+        ``ColumnarHost``)."""
         self._touched = Changes()
 
     # -- sessions of one key -----------------------------------------------------------------------------------
@@ -224,15 +225,6 @@ class ColumnarSessions:
 
     # -- state -------------------------------------------------------------------------------------------------
 
-    @property
-    def late_dropped(self) -> int:
-        """Late elements dropped (no late-data output): the ``late_dropped`` counter, kept in snapshots."""
-        return self.counters.late_dropped
-
-    @late_dropped.setter
-    def late_dropped(self, value: int) -> None:
-        self.counters.late_dropped = value
-
     def timer_count(self) -> int:
         """Pending timers (firing and cleanup; timers of sessions that merged or grew since are not counted)."""
         return sum(1 for timer in self.timers if self._valid(timer))
@@ -243,17 +235,17 @@ class ColumnarSessions:
     def snapshot(self) -> Any:
         """The whole state as plain data (for :meth:`restore`); the next :meth:`changes` start from here."""
         self._touched = Changes()
-        return (self.sessions, self.watermark, self.late_dropped)
+        return (self.sessions, self.watermark, self.counters.late_dropped)
 
     def changes(self) -> Any:
         """What changed since the last :meth:`snapshot` or :meth:`changes`: the sessions of the keys touched."""
-        return (self._touched.take(self.sessions), self.watermark, self.late_dropped)
+        return (self._touched.take(self.sessions), self.watermark, self.counters.late_dropped)
 
     def restore(self, snapshot: Any, changes: list[Any] | tuple[Any, ...] = ()) -> None:
         """The state of a :meth:`snapshot` followed by the :meth:`changes` taken after it."""
-        sessions, self.watermark, self.late_dropped = snapshot
+        sessions, self.watermark, self.counters.late_dropped = snapshot
         self.sessions = dict(sessions)
-        for delta, self.watermark, self.late_dropped in changes:
+        for delta, self.watermark, self.counters.late_dropped in changes:
             apply_delta(self.sessions, delta)
         self.timers = []
         self._order = itertools.count()
