@@ -34,6 +34,7 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run_command.add_arguments(run)
+    run.set_defaults(handler=lambda args: run_command.run_job(run_command.options_from(args, run)))
 
     explain = commands.add_parser(
         "explain",
@@ -44,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     explain.add_argument("job", metavar="JOB.py", help="a Python file defining build(env)")
+    explain.set_defaults(handler=lambda args: explain_job(args.job))
 
     demo = commands.add_parser(
         "demo",
@@ -61,6 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--timeline", action="store_true", help="also draw a few users' sessions (OUTPUT/timeline.png and .html)"
     )
+    demo.set_defaults(handler=_demo)
     add_timeline_command(commands)
     return parser
 
@@ -69,28 +72,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        if getattr(args, "handler", None) is not None:
-            return int(args.handler(args))
-        if args.command == "run":
-            return run_command.run_job(run_command.options_from(args, parser))
-        if args.command == "explain":
-            return explain_job(args.job)
-        if args.command == "demo":
-            from panes.cli.demo import run_demo
-
-            return run_demo(
-                events=args.events,
-                batches=args.batches,
-                output=args.output,
-                master=args.master,
-                remote=args.remote,
-                checkpoint=args.checkpoint,
-                timeline=args.timeline,
-            )
+        return int(args.handler(args))  # each command's parser sets its handler
     except JobFileError as error:
         print(f"panes {args.command}: {error}", file=sys.stderr)
         return run_command.USAGE
-    return run_command.USAGE
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from panes.cli.demo import run_demo
+
+    return run_demo(
+        events=args.events,
+        batches=args.batches,
+        output=args.output,
+        master=args.master,
+        remote=args.remote,
+        checkpoint=args.checkpoint,
+        timeline=args.timeline,
+    )
 
 
 def explain_job(path: str) -> int:

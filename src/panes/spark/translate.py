@@ -187,21 +187,12 @@ class Translator:
             raise ValueError("the plan reads no source")
         layout = Layout(self.codes, sink_channels(self.steps))
         last = self.branches[0] if len(self.branches) == 1 else None
+        packed: Layout | None = None
         if last is not None and last.chain.packed and not last.chain.steps:
             # the last keyed step's payloads: a sink that reads them unpacks them itself
-            packed = Layout(self.codes, last.channels)
-            return Translation(
-                last.df,
-                self.steps,
-                self.codes,
-                layout,
-                self.watermarks,
-                self.metrics_steps,
-                self.observations,
-                packed,
-                self.shards,
-            )
-        df = self._merge(self.branches)
+            df, packed = last.df, Layout(self.codes, last.channels)
+        else:
+            df = self._merge(self.branches)
         return Translation(
             df,
             self.steps,
@@ -210,7 +201,8 @@ class Translator:
             self.watermarks,
             self.metrics_steps,
             self.observations,
-            shards=self.shards,
+            packed,
+            self.shards,
         )
 
     # -- steps -------------------------------------------------------------------------------------------------
