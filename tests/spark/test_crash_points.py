@@ -109,18 +109,12 @@ def kill_and_restart(spark: Any, folder: Path, job: str, point: str, batch: int)
     return landing
 
 
-@pytest.mark.parametrize(("job", "point", "batch"), DEFAULT, ids=[f"{j}-{p}@{b}" for j, p, b in DEFAULT])
+CASES = [*DEFAULT, *(pytest.param(*case, marks=pytest.mark.faults) for case in FULL)]
+"""The default points, and the full set behind ``-m faults``."""
+
+
+@pytest.mark.parametrize(("job", "point", "batch"), CASES, ids=[f"{j}-{p}@{b}" for j, p, b in [*DEFAULT, *FULL]])
 def test_a_job_killed_at_a_crash_point_restarts_to_the_uninterrupted_output(
-    spark: Any, tmp_path_factory: pytest.TempPathFactory, job: str, point: str, batch: int
-) -> None:
-    folder = tmp_path_factory.mktemp(f"{job}-{point}-{batch}")
-    landing = kill_and_restart(spark, folder, job, point, batch)
-    assert landing.point == point, landing.describe()
-
-
-@pytest.mark.faults
-@pytest.mark.parametrize(("job", "point", "batch"), FULL, ids=[f"{j}-{p}@{b}" for j, p, b in FULL])
-def test_every_crash_point_of_every_job_restarts_to_the_uninterrupted_output(
     spark: Any, tmp_path_factory: pytest.TempPathFactory, job: str, point: str, batch: int
 ) -> None:
     folder = tmp_path_factory.mktemp(f"{job}-{point}-{batch}")
