@@ -232,7 +232,7 @@ def run_demo(
     """Run the demo on ``master`` (or the Spark Connect server ``remote``), keeping its state in
     ``checkpoint`` when given (a rerun then continues where a killed run stopped); with ``timeline``, also
     draw the sessions of a few users (:func:`draw_timeline`)."""
-    from panes.cli.live import ProgressTotals, progress_line
+    from panes.cli.live import LineView
     from panes.spark import SparkRunner, create_session
 
     events = DEFAULT_EVENTS if events is None else events
@@ -244,12 +244,7 @@ def run_demo(
     print(f"panes demo: {events} clicks in {batches} micro-batches on {where} -> {target}/", flush=True)
     spark = create_session(master, app_name="panes-demo", remote=remote)
 
-    totals = ProgressTotals()
-
-    def show(batch: Any) -> None:
-        totals.add(batch)
-        print("  " + progress_line(batch, totals), flush=True)
-
+    show = LineView(sys.stdout, indent="  ")
     env = StreamEnvironment(SparkRunner(spark, num_shards=shards, checkpoint_location=checkpoint, on_progress=show))
     build(env, click_batches(events, batches), target)
     started = time.monotonic()

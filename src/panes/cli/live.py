@@ -162,11 +162,12 @@ class LiveView:
 
 
 class LineView:
-    """One plain line per batch on ``stream`` (output that is not a terminal)."""
+    """One plain line per batch on ``stream`` (output that is not a terminal), each after ``indent``."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, indent: str = "") -> None:
         self.totals = ProgressTotals()
         self.stream = stream
+        self.indent = indent
 
     def __enter__(self) -> LineView:
         return self
@@ -176,5 +177,5 @@ class LineView:
 
     def __call__(self, batch: Any) -> None:
         self.totals.add(batch)
-        self.stream.write(progress_line(batch, self.totals) + "\n")
+        self.stream.write(self.indent + progress_line(batch, self.totals) + "\n")
         self.stream.flush()
