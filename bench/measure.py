@@ -48,6 +48,16 @@ def _rss(pid: int) -> int:
     return 0
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User plus system CPU seconds process ``pid`` used so far."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _command(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as handle:
@@ -56,32 +66,66 @@ def _command(pid: int) -> str:
         return ""
 
 
+def _keepers(daemons: set[int]) -> list[int]:
+    """The shard keepers (``panes.spark.keeper``, detached from their parents) serving the Python daemons
+    ``daemons``: their command line names the daemon's pid."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            words = _command(int(entry)).split()
+            if "panes.spark.keeper" in words:
+                at = words.index("panes.spark.keeper")
+                if len(words) > at + 1 and words[at + 1].isdigit() and int(words[at + 1]) in daemons:
+                    found.append(int(entry))
+    return found
+
+
 @dataclass
 class MemorySampler:
-    """Samples every ``interval`` seconds: the largest resident size of the JVM and of one Python worker, and
-    the largest total over all Python workers at one moment."""
+    """Samples every ``interval`` seconds: the largest resident size of the JVM and of one Python process
+    holding shards (a Python worker, or a shard keeper), and the largest total over all of them at one moment."""
 
     interval: float = 0.25
     jvm_peak: int = 0
     worker_peak: int = 0
     workers_total_peak: int = 0
+    cpu: dict[int, tuple[str, float]] = field(default_factory=dict)
+    """The CPU seconds each process used while sampled (its kind, ``jvm``/``python``; processes that ended keep
+    their last reading)."""
+    _baseline: dict[int, float] = field(default_factory=dict)
+    _first: bool = True
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
     def reset(self) -> None:
         self.jvm_peak = self.worker_peak = self.workers_total_peak = 0
+        self.cpu, self._baseline, self._first = {}, {}, True
+
+    def cpu_seconds(self, kind: str) -> float:
+        """CPU seconds used by the processes of ``kind`` (``jvm``, ``python``) since the first sample."""
+        return sum(seconds for k, seconds in self.cpu.values() if k == kind)
 
     def _sample(self) -> None:
         total = 0
-        for pid in _descendants(os.getpid()):
+        descendants = _descendants(os.getpid())
+        for pid in descendants + _keepers(set(descendants)):
             command = _command(pid)
             rss = _rss(pid)
             if "java" in command.split(" ")[0]:
                 self.jvm_peak = max(self.jvm_peak, rss)
-            elif "pyspark" in command and "python" in command:
+                self._count_cpu(pid, "jvm")
+            elif ("pyspark" in command or "panes.spark.keeper" in command) and "python" in command:
                 self.worker_peak = max(self.worker_peak, rss)
                 total += rss
+                self._count_cpu(pid, "python")
         self.workers_total_peak = max(self.workers_total_peak, total)
+        self._first = False
+
+    def _count_cpu(self, pid: int, kind: str) -> None:
+        """Processes seen in the first sample count from then on, later ones from their start."""
+        used = _cpu_seconds(pid)
+        first = self._baseline.setdefault(pid, used if self._first else 0.0)
+        self.cpu[pid] = (kind, used - first)
 
     def _loop(self) -> None:
         while not self._stop.is_set():

@@ -105,7 +105,9 @@ def native_query(spark: Any, case: Case, folder: str, output: str, checkpoint: s
     )
 
 
-def panes_job(spark: Any, case: Case, folder: str, output: str, checkpoint: str, shards: int | None) -> Any:
+def panes_job(
+    spark: Any, case: Case, folder: str, output: str, checkpoint: str, shards: int | None, shard_keepers: bool = True
+) -> Any:
     """The same job on panes (Flink's semantics: late rows go to a side output instead of being dropped)."""
     from panes.datastream import OutputTag, StreamEnvironment
     from panes.functions import Aggregates, Count, Sum
@@ -119,7 +121,13 @@ def panes_job(spark: Any, case: Case, folder: str, output: str, checkpoint: str,
     )
 
     env = StreamEnvironment(
-        SparkRunner(spark, num_shards=shards, trigger="available_now", checkpoint_location=checkpoint)
+        SparkRunner(
+            spark,
+            num_shards=shards,
+            trigger="available_now",
+            checkpoint_location=checkpoint,
+            shard_keepers=shard_keepers,
+        )
     )
     events = env.from_dataframe(stream(spark, folder)).assign_timestamps_and_watermarks(
         WatermarkStrategy.for_bounded_out_of_orderness(5_000).with_timestamp_assigner("ts")

@@ -64,9 +64,9 @@ def _alive_workers(ui_port: int) -> int:
 
 
 @contextlib.contextmanager
-def standalone_cluster(workers: int, folder: Path) -> Iterator[str]:
-    """A master and ``workers`` workers (one core, 1 GiB each) on loopback; yields the master URL."""
-    with cluster(workers, folder) as started:
+def standalone_cluster(workers: int, folder: Path, cores: int = 1) -> Iterator[str]:
+    """A master and ``workers`` workers (``cores`` cores and 1 GiB each) on loopback; yields the master URL."""
+    with cluster(workers, folder, cores) as started:
         yield started.url
 
 
@@ -84,8 +84,8 @@ class Cluster:
 
 
 @contextlib.contextmanager
-def cluster(workers: int, folder: Path) -> Iterator[Cluster]:
-    """A master and ``workers`` workers (one core, 1 GiB each) on loopback, stopped on exit."""
+def cluster(workers: int, folder: Path, cores: int = 1) -> Iterator[Cluster]:
+    """A master and ``workers`` workers (``cores`` cores and 1 GiB each) on loopback, stopped on exit."""
     port, ui = free_port(), free_port()
     env = spark_env(SPARK_WORKER_DIR=str(folder / "work"))
     spark_class = str(SPARK_HOME / "bin" / "spark-class")
@@ -125,7 +125,7 @@ def cluster(workers: int, folder: Path) -> Iterator[Cluster]:
                         "--webui-port",
                         str(free_port()),
                         "--cores",
-                        "1",
+                        str(cores),
                         "--memory",
                         "1g",
                     ],

@@ -14,6 +14,7 @@ import pytest
 from tests.deploy.servers import run_job, spark_env, standalone_cluster
 from tests.spark import fault_jobs
 from tests.spark.crash_points import kill_at
+from tests.spark.test_task_slots import local_results, spark_results
 
 OUTPUTS = ("sessions", "page_counts", "late")
 
@@ -80,3 +81,18 @@ def test_a_job_killed_on_the_cluster_and_restarted_from_its_checkpoint_equals_lo
     restarted = fault_jobs.read_outputs("tumbling", str(output))
     assert restarted == fault_jobs.read_outputs("tumbling", str(reference))
     assert restarted["windows"] and restarted["late"]
+
+
+@pytest.mark.deploy
+def test_two_workers_of_four_cores_keep_their_shards_alive_and_give_the_local_runners_results(tmp_path: Path) -> None:
+    import json
+
+    output = tmp_path / "out"
+    with standalone_cluster(2, tmp_path / "cluster", cores=4) as master:
+        run_job(["-m", "tests.spark.slots_job", master, str(output), "8"])
+    assert spark_results(output) == local_results()
+    shards = 16
+    for name, step in json.loads((output / "metrics.json").read_text()).items():
+        if step.get("shard_calls"):
+            # a partition Spark moves to the other executor restores there (once); none may keep doing so
+            assert step["restores"] <= 0.05 * (step["shard_calls"] - shards), (name, step)

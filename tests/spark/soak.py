@@ -79,9 +79,10 @@ def _parent(pid: int) -> int:
 
 
 def worker_rss(root: int | None = None) -> dict[int, int]:
-    """Resident bytes of each PySpark Python worker process (``python -m pyspark.daemon pyspark.worker`` and the
-    workers it forks, which run the query's Python functions) descending from process ``root`` (default: this
-    one), by pid."""
+    """Resident bytes of each Python process that holds a query's operators, by pid: the PySpark Python workers
+    (``python -m pyspark.daemon pyspark.worker`` and the workers it forks, which run the query's Python
+    functions) descending from process ``root`` (default: this one), and the shard keepers serving them
+    (``python -m panes.spark.keeper DAEMON SLOT``, detached from their parents)."""
     root = os.getpid() if root is None else root
     parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
@@ -90,23 +91,36 @@ def worker_rss(root: int | None = None) -> dict[int, int]:
                 parents[int(entry)] = _parent(int(entry))
             except (OSError, ValueError, IndexError):
                 continue
-    result = {}
+    commands: dict[int, list[str]] = {}
     for pid in parents:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                commands[pid] = handle.read().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+
+    def descends(pid: int) -> bool:
         ancestor = parents.get(pid)
         while ancestor not in (None, 0, 1, root):
             ancestor = parents.get(ancestor)  # type: ignore[arg-type]
-        if ancestor != root:
-            continue
+        return ancestor == root
+
+    daemons = {pid for pid in commands if descends(pid) and "pyspark.daemon" in commands[pid]}
+    chosen = []
+    for pid, words in commands.items():
+        if "panes.spark.keeper" in words:
+            at = words.index("panes.spark.keeper")
+            if words[at + 1 : at + 2] and words[at + 1].isdigit() and int(words[at + 1]) in daemons:
+                chosen.append(pid)
+        elif descends(pid) and [w for w in words if w][-1:] == ["pyspark.worker"]:
+            chosen.append(pid)  # not the daemons of data sources and planning
+    result = {}
+    for pid in chosen:
         try:
-            with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                command = handle.read().replace(b"\0", b" ").decode(errors="replace")
-            if command.split()[-1:] != ["pyspark.worker"]:  # not the daemons of data sources and planning
-                continue
             with open(f"/proc/{pid}/status") as handle:
-                rss = next(int(line.split()[1]) * 1024 for line in handle if line.startswith("VmRSS:"))
+                result[pid] = next(int(line.split()[1]) * 1024 for line in handle if line.startswith("VmRSS:"))
         except (OSError, StopIteration):
             continue
-        result[pid] = rss
     return result
 
 

@@ -5,11 +5,12 @@ the resident memory of the PySpark worker processes; it checks that
 - every session's count adds up to the input (nothing lost on the way);
 - the open panes return to zero after the final watermark (all sessions fired and cleaned up), and the bytes the
   shards keep in the state store to their empty snapshots (under :data:`EMPTY_SHARD_BYTES` each);
-- the workers' memory stays flat: the largest worker's RSS over the last third of the run stays within
-  :data:`RSS_TOLERANCE` of its peak over the middle third. The operators live in the workers between micro-batches
-  and hold only open sessions, whose number stays in a steady band here, so a worker that kept something per batch
-  (elements of fired sessions, per-batch payloads, rebuilt operators) would grow with the batches; Python's
-  allocator keeps freed arenas, and which tasks a worker runs varies, hence a tolerance rather than equality.
+- the memory of the Python processes holding operators (workers and shard keepers) stays flat: the largest one's
+  RSS over the last third of the run stays within :data:`RSS_TOLERANCE` of its peak over the middle third. The
+  operators live in the shard keepers between micro-batches and hold only open sessions, whose number stays in a
+  steady band here, so a process that kept something per batch (elements of fired sessions, per-batch payloads,
+  rebuilt operators) would grow with the batches; Python's allocator keeps freed arenas, and which tasks a worker
+  runs varies, hence a tolerance rather than equality.
 
 The default run soaks 30 micro-batches; ``-m soak`` runs :data:`SOAK_BATCHES` (``PANES_SOAK_BATCHES``, default 200)::
 
@@ -77,6 +78,7 @@ def check(measurements: soak.Measurements) -> None:
     )
     samples = [m[3] for m in measurements.memory]
     assert len(samples) >= 6, "enough memory samples"
+    assert all(processes > 0 for _, processes, _, _ in measurements.memory), "no Python process was found to sample"
     third = len(samples) // 3
     middle, last = max(samples[third : 2 * third]), max(samples[2 * third :])
     relative, absolute = RSS_TOLERANCE

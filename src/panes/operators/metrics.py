@@ -17,7 +17,12 @@ metrics do):
   ``numLateRecordsDropped``);
 - ``late_out``: late records sent to the window step's late-data side output;
 - ``error_out``: records sent to the step's error side output (``side_output_errors``);
-- ``side_out``: records sent to the step's other side outputs (``ctx.output(tag, value)``).
+- ``side_out``: records sent to the step's other side outputs (``ctx.output(tag, value)``);
+- ``restores``: how often an instance of the step was rebuilt from stored state (local runner: restored from a
+  snapshot; Spark: a shard's operator restored from Spark's state store because no live one of the committed
+  version was at hand: after a restart, a replayed micro-batch, a move to another executor, or a shard keeper
+  that was lost);
+- ``restore_ms``: the milliseconds those rebuilds took.
 
 Gauges (the state now):
 
@@ -33,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-COUNTERS = ("records_in", "records_out", "late_dropped", "late_out", "error_out", "side_out")
+COUNTERS = ("records_in", "records_out", "late_dropped", "late_out", "error_out", "side_out", "restores", "restore_ms")
 """The counters of :class:`OperatorCounters`, in order."""
 GAUGES = ("open_panes", "timers", "state_bytes")
 """The gauges of :class:`OperatorMetrics` (after the counters)."""
@@ -52,6 +57,8 @@ class OperatorCounters:
         self.late_out = 0
         self.error_out = 0
         self.side_out = 0
+        self.restores = 0
+        self.restore_ms = 0
 
     def values(self) -> dict[str, int]:
         """The counters by name."""
@@ -89,6 +96,8 @@ class OperatorMetrics:
     late_out: int = 0
     error_out: int = 0
     side_out: int = 0
+    restores: int = 0
+    restore_ms: int = 0
     open_panes: int = 0
     timers: int = 0
     state_bytes: int = 0

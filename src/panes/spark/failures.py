@@ -35,18 +35,28 @@ class CarriedError(RuntimeError):
     """An exception raised in a Spark task, on its way to the driver (see the module docstring)."""
 
 
-def _marker(error: BaseException) -> str:
-    """The marker line carrying ``error``: its class (by value when the class lives in a script), its
-    ``args`` and attributes, pickled with cloudpickle (as Spark pickles functions) and base64-encoded."""
+def exception_state(error: BaseException) -> bytes:
+    """``error`` as bytes: its class (by value when the class lives in a script), its ``args`` and attributes,
+    pickled with cloudpickle (as Spark pickles functions); :func:`rebuilt_exception` makes it again."""
     from pyspark import cloudpickle
 
     state = (type(error), error.args, dict(vars(error)))
     try:
-        blob = cloudpickle.dumps(state)  # type: ignore[no-untyped-call]
+        blob: bytes = cloudpickle.dumps(state)  # type: ignore[no-untyped-call]
         _rebuilt(pickle.loads(blob))
     except Exception:  # attributes that do not pickle: the type and message still travel
         blob = cloudpickle.dumps((type(error), error.args, {}))  # type: ignore[no-untyped-call]
-    return f"{_MARK}[{base64.b64encode(blob).decode()}]"
+    return blob
+
+
+def rebuilt_exception(blob: bytes) -> BaseException:
+    """The exception of an :func:`exception_state`."""
+    return _rebuilt(pickle.loads(blob))
+
+
+def _marker(error: BaseException) -> str:
+    """The marker line carrying ``error`` (its :func:`exception_state`, base64-encoded)."""
+    return f"{_MARK}[{base64.b64encode(exception_state(error)).decode()}]"
 
 
 def _rebuilt(state: tuple[type[BaseException], tuple[object, ...], dict[str, object]]) -> BaseException:

@@ -37,7 +37,10 @@ from panes.spark.codec import progress_watermark
 from panes.spark.layout import METRICS
 from panes.spark.sources import offset_control_rows
 
-FIELDS = (*COUNTERS, *GAUGES, "state_bytes_written")
+FIELDS = (*COUNTERS, *GAUGES, "state_bytes_written", "shard_calls", "shard_call_ms")
+"""What a streaming keyed step's call reports: the operator's counters, the changes of its gauges, the state
+bytes it wrote, and the call itself (1, and the milliseconds it took in the Python worker, the work in a shard
+keeper included): ``restores / shard_calls`` is the share of calls that found no live operator."""
 DDL = ", ".join(f"{name} BIGINT" for name in FIELDS)
 
 
@@ -50,15 +53,17 @@ class Gauges:
     state_bytes: int = 0
 
 
-def counters(done: dict[str, int], before: Gauges, now: Gauges, written: int) -> dict[str, int]:
+def counters(done: dict[str, int], before: Gauges, now: Gauges, written: int, call_ms: int) -> dict[str, int]:
     """One call's values of :data:`FIELDS`: ``done`` (what the operator counted in the call), the changes of
-    the gauges and the bytes ``written``."""
+    the gauges, the bytes ``written`` and the call's milliseconds."""
     return {
         **{name: done.get(name, 0) for name in COUNTERS},
         "open_panes": now.open_panes - before.open_panes,
         "timers": now.timers - before.timers,
         "state_bytes": now.state_bytes - before.state_bytes,
         "state_bytes_written": written,
+        "shard_calls": 1,
+        "shard_call_ms": call_ms,
     }
 
 

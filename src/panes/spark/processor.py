@@ -3,7 +3,7 @@
 Per shard it keeps the operator's state as a log in a ListState: a full snapshot followed by the changes of
 each later call (``ShardHost.changes``), appended, so a micro-batch writes what it changed, not what the
 shard holds. When the changes logged since the snapshot outgrow twice the snapshot (plus
-:data:`COMPACT_SLACK`), the call writes a new snapshot in place of the log, so the stored bytes stay within
+``live_shards.COMPACT_SLACK``), the call writes a new snapshot in place of the log, so the stored bytes stay within
 three times the state and the write cost per call stays proportional to its work (amortised); a shard left
 holding nothing (no state entries, no timers) writes its (tiny) snapshot in place of the log at once, so the
 stored bytes return to almost nothing when the final watermark has fired everything. A ValueState
@@ -13,6 +13,10 @@ watermarks (processing time) at its next processing-time timer. On every call it
 operator to Spark's current watermark before handling the batch's rows (``host``), so timers fire and
 rows are processed in Flink's order at micro-batch granularity.
 
+The operator itself lives outside the call: in the shard keeper of the task's slot (``keeper``), which keeps
+it alive between micro-batches whichever Python worker Spark picks, or, when no keeper can be reached, in this
+worker (``live_shards``). Either way it is the committed version or is restored from the log.
+
 Processing time is Spark's batch timestamp, or, when the job's source gives its micro-batches' processing
 times (``clocked``), the time of the clock rows every shard receives in each batch (``layout.CLOCK``; kept
 in a ValueState for calls without rows, and passed on in the output); a clocked processor registers no
@@ -21,43 +25,39 @@ processing-time wake-ups, since every shard is called in every batch.
 
 from __future__ import annotations
 
-import random
+import os
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pandas as pd
-import pyarrow as pa
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
 from panes.spark.codec import from_spark_watermark, to_spark_time
 from panes.spark.failures import carrying_iterators
-from panes.spark.layout import CLOCK, ChannelCodes, Layout, clock_of, pack
+from panes.spark.keeper_client import keepers_enabled, run_shard
+from panes.spark.layout import ChannelCodes, Layout
 from panes.spark.linear import Step
-from panes.spark.metrics import DDL, Gauges, counters, difference
-from panes.spark.shards import ShardHost, payload_batches, shard_host
+from panes.spark.live_shards import ShardCall, ShardDefinition
+from panes.spark.metrics import DDL, Gauges, counters
 
 LOG = StructType([StructField("entry", BinaryType())])
 CLOCK_STATE = StructType([StructField("now", LongType())])
 META = StructType(
     [StructField(name, LongType()) for name in ("version", "open_panes", "stored_bytes", "snapshot_bytes", "timers")]
 )
-COMPACT_SLACK = 64 * 1024
-"""Bytes of changes a shard may log beyond twice its last snapshot before it writes a new snapshot."""
 PAYLOAD_DDL = f"payload BINARY, {DDL}"
 """A keyed step's output: one row per shard and call, its rows (``layout``) as an IPC payload and its
 counters (``metrics``)."""
 
-_LIVE: dict[tuple[str, int], tuple[int, ShardHost]] = {}
-"""Operators kept alive in this Python worker between micro-batches: (processor, shard) -> (version, host).
-
-A live operator is used only when its version equals the version committed in the state store, so a
-replayed batch, a restarted query or another worker's newer state always restores from the store."""
-
 
 class ShardProcessor(StatefulProcessor):
-    """Hosts ``step``'s operator for the shard Spark groups by (see the module docstring)."""
+    """Hosts ``step``'s operator for the shard Spark groups by (see the module docstring).
+
+    ``slots``: the task slots of an executor, so the number of shard keepers each keeps (``None``: the
+    executor's CPU count); ``keepers=False`` hosts every shard in the worker that runs its task."""
 
     def __init__(
         self,
@@ -68,15 +68,15 @@ class ShardProcessor(StatefulProcessor):
         max_parallelism: int,
         event_time: bool = True,
         clocked: bool = False,
+        slots: int | None = None,
+        keepers: bool = True,
     ) -> None:
         self.event_time = event_time
         self.clocked = clocked
         self.uid = uuid.uuid4().hex
-        self.step = step
-        self.codes = codes
-        self.layout = layout
-        self.num_shards = num_shards
-        self.max_parallelism = max_parallelism
+        self.definition = ShardDefinition(self.uid, step, codes, layout, num_shards, max_parallelism).pickled()
+        self.slots = slots
+        self.keepers = keepers
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
@@ -86,71 +86,67 @@ class ShardProcessor(StatefulProcessor):
 
     @carrying_iterators
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[pd.DataFrame]:
-        payloads = (payload for frame in rows for payload in frame["payload"].tolist())
-        yield self._run(int(key[0]), payload_batches(payloads), timerValues)
+        payloads = [payload for frame in rows for payload in frame["payload"].tolist()]
+        yield self._run(int(key[0]), payloads, timerValues)
 
     @carrying_iterators
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
         yield self._run(int(key[0]), [], timerValues, fired=expiredTimerInfo.getExpiryTimeInMs())
 
-    def _run(
-        self, shard: int, batches: list[pa.RecordBatch], timer_values: Any, fired: int | None = None
-    ) -> pd.DataFrame:
-        watermark = from_spark_watermark(timer_values.getCurrentWatermarkInMs())
-        now = max(int(timer_values.getCurrentProcessingTimeInMs()), 0)
-        clock: int | None = None
-        if self.clocked:
-            batches, clock = _without_clock(batches)
-            if clock is not None:
-                self.clock.update((clock,))
-            kept = self.clock.get() if clock is None and self.clock.exists() else None
-            now = clock if clock is not None else (0 if kept is None else int(kept[0]))
+    def _run(self, shard: int, payloads: list[bytes], timer_values: Any, fired: int | None = None) -> pd.DataFrame:
+        started = time.perf_counter()
+        kept: int | None = None
+        if self.clocked and self.clock.exists():
+            kept_row = self.clock.get()
+            kept = None if kept_row is None else int(kept_row[0])
         meta = self.meta.get() if self.meta.exists() else None
-        host = self._host(shard, meta)
-        before = Gauges() if meta is None else Gauges(meta[1], meta[4], meta[2])
-        counted = host.counters.values()
-        out = host.run(batches, watermark, now)
-        done = difference(host.counters.values(), counted)
-        stored, snapshot = (0, 0) if meta is None else (meta[2], meta[3])
-        if (
-            meta is None
-            or stored - snapshot > 2 * snapshot + COMPACT_SLACK
-            or (stored > snapshot and _holds_nothing(host))
-        ):
-            entry = host.snapshot()
-            self.log.put([(entry,)])
-            stored = snapshot = len(entry)
+        call = ShardCall(
+            shard=shard,
+            payloads=payloads,
+            watermark=from_spark_watermark(timer_values.getCurrentWatermarkInMs()),
+            now=max(int(timer_values.getCurrentProcessingTimeInMs()), 0),
+            version=None if meta is None else int(meta[0]),
+            stored=0 if meta is None else int(meta[2]),
+            snapshot=0 if meta is None else int(meta[3]),
+            clocked=self.clocked,
+            clock=kept,
+        )
+        outcome = run_shard(self._slot(), self.uid, self.definition, call, self._read_log)
+        if outcome.snapshot:
+            self.log.put([(outcome.entry,)])
         else:
-            entry = host.changes()
-            self.log.appendValue((entry,))
-            stored += len(entry)
-        gauges = Gauges(host.open_panes(), host.timer_count(), stored)
-        version = random.getrandbits(62)
-        self.meta.update((version, gauges.open_panes, stored, snapshot, gauges.timers))
-        _LIVE[(self.uid, shard)] = (version, host)
-        counts = counters(done, before, gauges, len(entry))
+            self.log.appendValue((outcome.entry,))
+        self.meta.update(
+            (outcome.version, outcome.open_panes, outcome.stored, outcome.snapshot_bytes, outcome.timers)
+        )
+        if outcome.clock is not None:
+            self.clock.update((outcome.clock,))
+        before = Gauges() if meta is None else Gauges(meta[1], meta[4], meta[2])
+        gauges = Gauges(outcome.open_panes, outcome.timers, outcome.stored)
         if self.event_time:
-            wake_up = host.next_event_time_timer()
+            wake_up = outcome.next_event_time
             self._set_wake_up(None if wake_up is None else to_spark_time(wake_up), fired)
         else:
-            self._set_wake_up(None if self.clocked else host.next_processing_time_timer(), fired)
-        if clock is not None:
-            out.append(self.layout.row(ch=CLOCK, ts=clock, seq=0, ph=1))
+            self._set_wake_up(None if self.clocked else outcome.next_processing_time, fired)
+        elapsed = round((time.perf_counter() - started) * 1000)
+        counts = counters(outcome.done, before, gauges, len(outcome.entry), elapsed)
         frame: pd.DataFrame = pd.DataFrame(
-            {"payload": [pack(out, self.layout.schema)], **{name: [value] for name, value in counts.items()}}
+            {"payload": [outcome.payload], **{name: [value] for name, value in counts.items()}}
         )
         return frame
 
-    def _host(self, shard: int, meta: tuple[int, ...] | None) -> ShardHost:
-        """The shard's operator: the live one when it is the committed version, else restored from the log."""
-        live = _LIVE.get((self.uid, shard))
-        if live is not None and meta is not None and live[0] == meta[0]:
-            return live[1]
-        host = shard_host(self.step, self.codes, self.layout, shard, self.num_shards, self.max_parallelism)
-        if meta is not None:
-            entries = [row[0] for row in self.log.get()]
-            host.restore(entries[0], entries[1:])
-        return host
+    def _read_log(self) -> list[bytes]:
+        return [row[0] for row in self.log.get()]
+
+    def _slot(self) -> int | None:
+        """The keeper slot of this task (its partition modulo the slots), ``None`` when keepers are off."""
+        if not self.keepers or not keepers_enabled():
+            return None
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        partition = 0 if context is None else context.partitionId()
+        return partition % max(1, self.slots or os.cpu_count() or 1)
 
     def _set_wake_up(self, wanted: int | None, fired: int | None) -> None:
         present = False
@@ -164,21 +160,3 @@ class ShardProcessor(StatefulProcessor):
 
     def close(self) -> None:
         return None
-
-
-def _without_clock(batches: list[pa.RecordBatch]) -> tuple[list[pa.RecordBatch], int | None]:
-    """``batches`` without their clock rows, and the latest time those carry (``None`` without any)."""
-    kept: list[pa.RecordBatch] = []
-    latest: int | None = None
-    for batch in batches:
-        rest, clock = clock_of(batch)
-        if clock is not None:
-            latest = clock if latest is None else max(latest, clock)
-        if rest.num_rows:
-            kept.append(rest)
-    return kept, latest
-
-
-def _holds_nothing(host: ShardHost) -> bool:
-    """Whether ``host`` keeps no state entry and no timer (its snapshot is as small as it gets)."""
-    return host.open_panes() == 0 and host.timer_count() == 0

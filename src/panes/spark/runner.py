@@ -153,6 +153,10 @@ class SparkRunner:
       such as ``"5 seconds"``.
     - ``on_progress``: called on the driver with each micro-batch's ``BatchProgress`` (rows, counters, the
       watermark in real epoch ms) while ``execute`` waits for a streaming job (polled about once a second).
+    - ``shard_keepers``: a streaming keyed step keeps each shard's live operator in a shard keeper, one
+      process per executor slot, so that it stays alive between micro-batches whichever Python worker Spark
+      picks (``panes.spark.keeper``; Linux). ``False`` keeps it in the Python worker that ran its last call,
+      which rebuilds it from the state store whenever the next call lands in another worker.
     """
 
     def __init__(
@@ -166,6 +170,7 @@ class SparkRunner:
         trigger: str | None = None,
         query_name: str | None = None,
         on_progress: Callable[[BatchProgress], None] | None = None,
+        shard_keepers: bool = True,
     ) -> None:
         if num_shards is not None and num_shards <= 0:
             raise ValueError(f"num_shards must be > 0 (got {num_shards})")
@@ -177,6 +182,7 @@ class SparkRunner:
         self.trigger = trigger
         self.query_name = query_name
         self.on_progress = on_progress
+        self.shard_keepers = shard_keepers
 
     @property
     def spark(self) -> Any:
@@ -194,7 +200,8 @@ class SparkRunner:
     ) -> Translation:
         shards = num_shards or self.default_parallelism()
         finite = not streaming or self._trigger(plan) == "available_now"
-        return Translator(self.spark, plan, config, streaming, shards, finite, batch).translate()
+        translator = Translator(self.spark, plan, config, streaming, shards, finite, batch, self.shard_keepers)
+        return translator.translate()
 
     def runtime_mode(self, plan: Plan, config: ExecutionConfig) -> RuntimeExecutionMode:
         """``STREAMING`` or ``BATCH``: the environment's mode resolved over the plan's sources (a source is

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import sys
 import tempfile
 import time
@@ -152,6 +153,24 @@ def ship_by_value(module: Any) -> None:
     from pyspark import cloudpickle
 
     cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]
+
+
+def executor_slots(spark: Any) -> int | None:
+    """The task slots of one executor of ``spark`` (how many tasks it runs at once), when the driver can tell:
+    ``N`` of ``local[N]`` (``local[*]``: this machine's CPUs) and ``local-cluster[n, N, mem]``, else
+    ``spark.executor.cores`` when set; ``None`` otherwise (Spark Connect, a cluster's default)."""
+    if is_connect(spark):
+        return None
+    context = spark.sparkContext
+    found = re.fullmatch(r"local(?:\[(\d+|\*)(?:,\s*\d+)?\])?", context.master)
+    if found is not None:
+        count = found.group(1) or "1"
+        return (os.cpu_count() or 1) if count == "*" else int(count)
+    found = re.fullmatch(r"local-cluster\[\s*\d+\s*,\s*(\d+)\s*,.*\]", context.master)
+    if found is not None:
+        return int(found.group(1))
+    cores = context.getConf().get("spark.executor.cores", None)
+    return int(cores) if cores else None
 
 
 def is_connect(spark: Any) -> bool:

@@ -32,6 +32,7 @@ from panes.spark.layout import ChannelCodes, Layout
 from panes.spark.linear import Step, after, linearize, sink_channels
 from panes.spark.metrics import FIELDS, column, metric_fields, observe, observe_keyed
 from panes.spark.processor import PAYLOAD_DDL, ShardProcessor
+from panes.spark.session import executor_slots
 from panes.spark.sources import ColumnarInput, columnar_input, source_rows
 from panes.time import LONG_MAX, LONG_MIN
 from panes.types import RecordType
@@ -131,8 +132,10 @@ class Translator:
         num_shards: int,
         finite: bool = True,
         batch: bool = False,
+        shard_keepers: bool = True,
     ) -> None:
         self.spark = spark
+        self.shard_keepers = shard_keepers
         self.plan = plan
         self.streaming = streaming
         self.batch = batch
@@ -262,7 +265,15 @@ class Translator:
         layout = Layout(self.codes, channels)
         if self.streaming:
             processor = ShardProcessor(
-                step, self.codes, layout, shards, self.max_parallelism, watermarked, self.clocked
+                step,
+                self.codes,
+                layout,
+                shards,
+                self.max_parallelism,
+                watermarked,
+                self.clocked,
+                executor_slots(self.spark),
+                self.shard_keepers,
             )
             df = keyed.groupBy("shard").transformWithStateInPandas(
                 processor, PAYLOAD_DDL, "Append", "EventTime" if watermarked else "ProcessingTime"

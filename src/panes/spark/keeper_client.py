@@ -1,0 +1,158 @@
+"""A Python worker's side of the shard keepers (``keeper``): where a shard call runs.
+
+:func:`run_shard` runs a call in the keeper of the task's slot, starting the keeper when it is not there yet,
+and falls back to running it in this worker (``live_shards.LiveShards``, restoring from the state store) when no
+keeper can be reached: keepers are off (``PANES_SHARD_KEEPERS=0``, or not Linux), one did not start in time, or
+one was lost in the middle of a call. A call is always answered from the committed state, wherever it ran.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+from panes.spark.keeper import address, receive, send
+from panes.spark.live_shards import LiveShards, ShardCall, ShardDefinition, ShardOutcome, load_definition
+
+ENABLED_VARIABLE = "PANES_SHARD_KEEPERS"
+"""Environment variable of the executors: ``0`` hosts every shard in the Python worker that runs its task."""
+START_SECONDS = 30.0
+"""How long a worker waits for a keeper it started to listen; a keeper that does not is not asked again."""
+
+
+class KeeperUnavailable(RuntimeError):
+    """No keeper could run the call (it is not there, or it was lost during the call)."""
+
+
+class KeeperTraceback(RuntimeError):
+    """The traceback, in the keeper, of an exception a call raised there (the ``__cause__`` of that exception)."""
+
+
+def keepers_enabled() -> bool:
+    return sys.platform == "linux" and os.environ.get(ENABLED_VARIABLE, "1") != "0"
+
+
+class Keepers:
+    """This worker's connections to its executor's keepers, by slot. ``parent``: the process the keepers serve
+    and outlive no longer than (default: this worker's parent, the executor's Python daemon)."""
+
+    def __init__(self, parent: int | None = None) -> None:
+        self._connections: dict[int, socket.socket] = {}
+        self._failed: set[int] = set()
+        self.parent = parent
+
+    def run(
+        self,
+        slot: int,
+        uid: str,
+        definition: bytes,
+        call: ShardCall,
+        read_log: Callable[[], list[bytes]],
+    ) -> ShardOutcome:
+        """``call`` in the keeper of ``slot`` (see ``keeper`` for the exchange); the step's code raising there
+        raises here; ``KeeperUnavailable`` when the keeper cannot be reached or is lost."""
+        conn = self._connection(slot)
+        try:
+            send(conn, ("call", uid, call))
+            while True:
+                reply = receive(conn)
+                if reply[0] in ("ok", "error"):
+                    break
+                if reply[0] == "definition?":
+                    send(conn, ("definition", uid, definition))
+                elif reply[0] == "log?":
+                    send(conn, ("log", read_log()))
+                else:
+                    raise KeeperUnavailable(f"unexpected answer {reply[0]!r} from the shard keeper of slot {slot}")
+        except (EOFError, OSError) as lost:
+            self._close(slot)
+            raise KeeperUnavailable(f"the shard keeper of slot {slot} was lost: {lost}") from lost
+        except BaseException:
+            self._close(slot)  # the exchange stopped half-way (reading the log failed, say): start afresh
+            raise
+        if reply[0] == "ok":
+            outcome: ShardOutcome = reply[1]
+            return outcome
+        from panes.spark.failures import rebuilt_exception
+
+        raise rebuilt_exception(reply[1]) from KeeperTraceback(f"in the shard keeper of slot {slot}:\n{reply[2]}")
+
+    def _connection(self, slot: int) -> socket.socket:
+        conn = self._connections.get(slot)
+        if conn is not None:
+            return conn
+        if slot in self._failed:
+            raise KeeperUnavailable(f"the shard keeper of slot {slot} did not start")
+        parent = os.getppid() if self.parent is None else self.parent
+        name = address(parent, slot)
+        conn = _connect(name)
+        if conn is None:
+            _start(parent, slot)
+            deadline = time.monotonic() + START_SECONDS
+            pause = 0.01
+            while conn is None and time.monotonic() < deadline:
+                time.sleep(pause)
+                pause = min(pause * 2, 0.2)
+                conn = _connect(name)
+        if conn is None:
+            self._failed.add(slot)
+            raise KeeperUnavailable(f"the shard keeper of slot {slot} did not start within {START_SECONDS:.0f} s")
+        self._connections[slot] = conn
+        return conn
+
+    def close(self) -> None:
+        for slot in list(self._connections):
+            self._close(slot)
+
+    def _close(self, slot: int) -> None:
+        conn = self._connections.pop(slot, None)
+        if conn is not None:
+            conn.close()
+
+
+def _connect(name: str) -> socket.socket | None:
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(name)
+    except (ConnectionRefusedError, FileNotFoundError):
+        conn.close()
+        return None
+    return conn
+
+
+def _start(parent: int, slot: int) -> None:
+    """Start the keeper of ``slot`` with this worker's interpreter and import path (it detaches at once)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(path for path in sys.path if path)
+    subprocess.run(
+        [sys.executable, "-m", "panes.spark.keeper", str(parent), str(slot)],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        check=False,
+        close_fds=True,
+    )
+
+
+_KEEPERS = Keepers()
+_HERE = LiveShards()
+"""Shards run in this worker: when keepers are off or unreachable."""
+_DEFINITIONS: dict[str, ShardDefinition] = {}
+
+
+def run_shard(
+    slot: int | None, uid: str, definition: bytes, call: ShardCall, read_log: Callable[[], list[bytes]]
+) -> ShardOutcome:
+    """``call`` in the keeper of ``slot`` (``None``: keepers off), else in this worker (module docstring)."""
+    if slot is not None:
+        try:
+            return _KEEPERS.run(slot, uid, definition, call, read_log)
+        except KeeperUnavailable:
+            pass
+    local = _DEFINITIONS.get(uid)
+    if local is None:
+        local = _DEFINITIONS[uid] = load_definition(definition)
+    return _HERE.run(local, call, read_log)

@@ -1,0 +1,213 @@
+"""Live shards: a keyed step's operators kept alive between micro-batches, one per shard, and one call of a shard.
+
+A streaming keyed step calls each shard once per micro-batch (``processor.ShardProcessor``). The shard's
+state is stored in Spark's state store as a log (a snapshot, then the changes of each later call); rebuilding
+the operator from that log costs what the shard holds, so the operator is kept alive between calls, under the
+*version* the call committed. :class:`LiveShards` holds those operators and runs one call of a shard
+(:meth:`LiveShards.run`): with the live operator when its version is the committed one, else with one restored
+from the log (a replayed batch, a restarted query, another executor's newer state: never a stale operator).
+
+Nothing here touches Spark: the caller reads the committed version and, when asked, the log, and writes what a
+call returns. The same :class:`LiveShards` runs inside a Spark Python worker or inside a shard keeper
+(``keeper``), the process that keeps a slot's shards alive whichever Python worker Spark hands the task to.
+"""
+
+from __future__ import annotations
+
+import pickle
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from panes.spark.layout import CLOCK, ChannelCodes, Layout, clock_of, pack, unpack
+from panes.spark.linear import Step
+from panes.spark.shards import ShardHost, shard_host
+
+COMPACT_SLACK = 64 * 1024
+"""Bytes of changes a shard may log beyond twice its last snapshot before it writes a new snapshot."""
+
+IDLE_SECONDS = 3600.0
+"""A live operator not called for this long is dropped (its state stays in the store; a later call restores)."""
+
+
+@dataclass(frozen=True)
+class ShardDefinition:
+    """What a keyed step's shards are made of: the step, its channels and output layout, its shard count and
+    key groups. Built on the driver, pickled once (``pickled``) and sent to wherever the shards run."""
+
+    uid: str
+    step: Step
+    codes: ChannelCodes
+    layout: Layout
+    num_shards: int
+    max_parallelism: int
+
+    def host(self, shard: int) -> ShardHost:
+        return shard_host(self.step, self.codes, self.layout, shard, self.num_shards, self.max_parallelism)
+
+    def pickled(self) -> bytes:
+        from pyspark import cloudpickle
+
+        blob: bytes = cloudpickle.dumps(self)  # type: ignore[no-untyped-call]
+        return blob
+
+
+@dataclass(frozen=True)
+class ShardCall:
+    """One micro-batch of one shard: its rows (Arrow IPC payloads, see ``layout.pack``), the watermark and
+    processing time to advance to, and what the state store holds of it: the committed ``version`` (``None``:
+    no state yet) and the bytes ``stored`` in its log, ``snapshot`` of them its last snapshot.
+
+    ``clock``: for a step whose processing time comes from clock rows (``layout.CLOCK``), the time kept from an
+    earlier call (``None`` before any); the call's own clock rows, if any, override it. ``None`` with
+    ``clocked`` false: processing time is ``now``."""
+
+    shard: int
+    payloads: list[bytes]
+    watermark: int
+    now: int
+    version: int | None = None
+    stored: int = 0
+    snapshot: int = 0
+    clocked: bool = False
+    clock: int | None = None
+
+
+@dataclass
+class ShardOutcome:
+    """What one call did: its output rows (one payload), the log entry to store (``snapshot``: a new snapshot
+    replacing the log, else changes to append) under the new ``version``, the shard's gauges, what its operator
+    counted (``done``, restores included), its next timers, and the clock time it read from its rows."""
+
+    payload: bytes
+    entry: bytes
+    snapshot: bool
+    version: int
+    open_panes: int
+    timers: int
+    stored: int
+    snapshot_bytes: int
+    done: dict[str, int]
+    next_event_time: int | None
+    next_processing_time: int | None
+    clock: int | None = None
+
+
+@dataclass
+class _Live:
+    version: int
+    host: ShardHost
+    used: float = field(default_factory=time.monotonic)
+
+
+class LiveShards:
+    """The live operators of the shards called in this process, by (step uid, shard) (module docstring)."""
+
+    def __init__(self, idle_seconds: float = IDLE_SECONDS) -> None:
+        self._live: dict[tuple[str, int], _Live] = {}
+        self.idle_seconds = idle_seconds
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+    def run(self, definition: ShardDefinition, call: ShardCall, read_log: Callable[[], list[bytes]]) -> ShardOutcome:
+        """Run ``call`` (see the module docstring); ``read_log`` gives the shard's stored log entries (its
+        snapshot first) and is called only when the operator must be restored. An exception leaves no live
+        operator behind for the shard (the next call restores the committed state)."""
+        self._drop_idle()
+        place = (definition.uid, call.shard)
+        live = self._live.pop(place, None)
+        done: dict[str, int] = {"restores": 0, "restore_ms": 0}
+        if live is not None and call.version is not None and live.version == call.version:
+            host = live.host
+        else:
+            host = definition.host(call.shard)
+            if call.version is not None:
+                started = time.perf_counter()
+                entries = read_log()
+                host.restore(entries[0], entries[1:])
+                done = {"restores": 1, "restore_ms": round((time.perf_counter() - started) * 1000)}
+        outcome = _call(host, definition.layout, call)
+        for name, value in done.items():
+            outcome.done[name] = outcome.done.get(name, 0) + value
+        self._live[place] = _Live(outcome.version, host)
+        return outcome
+
+    def forget(self, uid: str, shard: int) -> None:
+        self._live.pop((uid, shard), None)
+
+    def _drop_idle(self) -> None:
+        oldest = time.monotonic() - self.idle_seconds
+        for place in [place for place, live in self._live.items() if live.used < oldest]:
+            del self._live[place]
+
+
+def _call(host: ShardHost, layout: Layout, call: ShardCall) -> ShardOutcome:
+    """``call`` on ``host`` (live, restored or new): process, then the entry to log (see ``processor``)."""
+    batches = [batch for payload in call.payloads for batch in unpack(payload)]
+    now = call.now
+    clock: int | None = None
+    if call.clocked:
+        batches, clock = _without_clock(batches)
+        found = clock if clock is not None else call.clock
+        now = 0 if found is None else found
+    counted = host.counters.values()
+    out = host.run(batches, call.watermark, now)
+    after = host.counters.values()
+    done = {name: after[name] - counted[name] for name in after}
+    stored, snapshot = call.stored, call.snapshot
+    if (
+        call.version is None
+        or stored - snapshot > 2 * snapshot + COMPACT_SLACK
+        or (stored > snapshot and _holds_nothing(host))
+    ):
+        entry = host.snapshot()
+        stored = snapshot = len(entry)
+        is_snapshot = True
+    else:
+        entry = host.changes()
+        stored += len(entry)
+        is_snapshot = False
+    if clock is not None:
+        out.append(layout.row(ch=CLOCK, ts=clock, seq=0, ph=1))
+    return ShardOutcome(
+        payload=pack(out, layout.schema),
+        entry=entry,
+        snapshot=is_snapshot,
+        version=random.getrandbits(62),
+        open_panes=host.open_panes(),
+        timers=host.timer_count(),
+        stored=stored,
+        snapshot_bytes=snapshot,
+        done=done,
+        next_event_time=host.next_event_time_timer(),
+        next_processing_time=host.next_processing_time_timer(),
+        clock=clock,
+    )
+
+
+def _without_clock(batches: list[pa.RecordBatch]) -> tuple[list[pa.RecordBatch], int | None]:
+    """``batches`` without their clock rows, and the latest time those carry (``None`` without any)."""
+    kept: list[pa.RecordBatch] = []
+    latest: int | None = None
+    for batch in batches:
+        rest, clock = clock_of(batch)
+        if clock is not None:
+            latest = clock if latest is None else max(latest, clock)
+        if rest.num_rows:
+            kept.append(rest)
+    return kept, latest
+
+
+def _holds_nothing(host: ShardHost) -> bool:
+    """Whether ``host`` keeps no state entry and no timer (its snapshot is as small as it gets)."""
+    return host.open_panes() == 0 and host.timer_count() == 0
+
+
+def load_definition(blob: bytes) -> ShardDefinition:
+    definition = pickle.loads(blob)
+    assert isinstance(definition, ShardDefinition)
+    return definition

@@ -1,0 +1,215 @@
+"""A keyed step's live operators stay with their shard: ``LiveShards`` runs a call on the live operator only at
+the committed version, and a shard keeper process serves the calls of its slot whichever Python worker sends
+them (``panes.spark.keeper``), failing over to the worker when it is lost."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+
+from panes.datastream import StreamEnvironment
+from panes.errors import UserFunctionError
+from panes.functions import Count
+from panes.spark.keeper import address
+from panes.spark.keeper_client import Keepers, KeeperUnavailable, _connect
+from panes.spark.layout import ChannelCodes, Layout, Record, pack, read_records, unpack
+from panes.spark.linear import linearize
+from panes.spark.live_shards import LiveShards, ShardCall, ShardDefinition, ShardOutcome
+from panes.time import LONG_MIN
+from panes.windowing import TumblingEventTimeWindows
+
+linux = pytest.mark.skipif(sys.platform != "linux", reason="shard keepers listen on Linux abstract sockets")
+
+
+class Boom(ValueError):
+    """What the step's function raises for a poisoned element."""
+
+
+def count_or_fail(value: dict[str, Any]) -> str:
+    if value["k"] == "poison":
+        raise Boom(f"cannot key {value}")
+    return str(value["k"])
+
+
+def definition() -> tuple[ShardDefinition, Layout, Any, Any]:
+    """A keyed tumbling-window count (keyed by a function, so its operator takes elements one by one), with
+    the layout its input rows come in."""
+    env = StreamEnvironment("local")
+    source = env.from_collection([], type_info="k STRING, ts BIGINT")
+    counts = source.key_by(count_or_fail).window(TumblingEventTimeWindows.of(10)).aggregate(Count())
+    counts.print()
+    steps = linearize(env.plan())
+    types: dict[Any, Any] = {}
+    for step in steps:
+        types.update(step.types)
+    codes = ChannelCodes(types)
+    (keyed,) = [s for s in steps if s.kind == "keyed"]
+    layout = Layout(codes, codes.code)
+    return ShardDefinition("job-1", keyed, codes, layout, 1, 128), layout, source, counts
+
+
+def payload(layout: Layout, source: Any, elements: list[tuple[str, int]], first_seq: int = 1) -> bytes:
+    """Rows of the source's elements, processed before the call's watermark (phase 0, see ``host``)."""
+    channel = (source.transformation.id, None)
+    rows = [Record(channel, {"k": k, "ts": ts}, ts, first_seq + i, 0) for i, (k, ts) in enumerate(elements)]
+    return pack([layout.encode(rows)], layout.schema)
+
+
+def results(outcome: ShardOutcome, definition: ShardDefinition, counts: Any) -> list[Any]:
+    channel = (counts.transformation.id, None)
+    found = []
+    for batch in unpack(outcome.payload):
+        for record in read_records(batch, definition.codes, np.ones(batch.num_rows, dtype=bool)):
+            if record.channel == channel:
+                found.append(record.value)
+    return sorted(found)
+
+
+class Log:
+    """What a state store would hold of one shard: its log and committed version."""
+
+    def __init__(self) -> None:
+        self.entries: list[bytes] = []
+        self.version: int | None = None
+        self.stored = self.snapshot = 0
+        self.reads = 0
+
+    def read(self) -> list[bytes]:
+        self.reads += 1
+        return list(self.entries)
+
+    def commit(self, outcome: ShardOutcome) -> None:
+        self.entries = [outcome.entry] if outcome.snapshot else [*self.entries, outcome.entry]
+        self.version, self.stored, self.snapshot = outcome.version, outcome.stored, outcome.snapshot_bytes
+
+    def call(self, payloads: list[bytes], watermark: int) -> ShardCall:
+        return ShardCall(0, payloads, watermark, 0, self.version, self.stored, self.snapshot)
+
+
+def test_the_live_operator_serves_only_the_committed_version() -> None:
+    shards = LiveShards()
+    made, layout, source, counts = definition()
+    log = Log()
+    first = shards.run(made, log.call([payload(layout, source, [("a", 1), ("b", 2)])], LONG_MIN), log.read)
+    assert first.snapshot and first.done["restores"] == 0 and log.reads == 0
+    log.commit(first)
+    second = shards.run(made, log.call([payload(layout, source, [("a", 3)], 3)], LONG_MIN), log.read)
+    assert second.done["restores"] == 0 and log.reads == 0  # live, at the committed version
+    assert not second.snapshot
+    # the second call's state never committed (its task failed, say): the batch is replayed from the log
+    replay = shards.run(made, log.call([payload(layout, source, [("a", 3)], 3)], 100), log.read)
+    assert replay.done["restores"] == 1 and log.reads == 1
+    assert results(replay, made, counts) == [1, 2]  # a: 1 and 3; b: 2, each element once
+    log.commit(replay)
+    after = shards.run(made, log.call([], 200), log.read)
+    assert after.done["restores"] == 0 and log.reads == 1 and results(after, made, counts) == []
+
+
+@pytest.fixture
+def parent() -> Any:
+    """A process standing for the executor's Python daemon: the keepers serve it and end with it."""
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    yield process
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+
+
+def keeper_pids(parent: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                    words = handle.read().split(b"\0")
+            except OSError:
+                continue
+            if b"panes.spark.keeper" in words and words[words.index(b"panes.spark.keeper") + 1] == str(parent).encode():
+                found.append(int(entry))
+    return found
+
+
+def listening(name: str) -> bool:
+    conn = _connect(name)
+    if conn is None:
+        return False
+    conn.close()
+    return True
+
+
+def wait_for(condition: Any, seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+@linux
+def test_a_keeper_keeps_a_shard_alive_for_every_worker_and_ends_with_its_daemon(parent: Any) -> None:
+    made, layout, source, counts = definition()
+    blob = made.pickled()
+    log = Log()
+    one, other = Keepers(parent.pid), Keepers(parent.pid)  # two Python workers of one executor
+    try:
+        first = one.run(0, made.uid, blob, log.call([payload(layout, source, [("a", 1)])], LONG_MIN), log.read)
+        log.commit(first)
+        (keeper,) = keeper_pids(parent.pid)
+        # the next micro-batch's task lands in the other worker: the keeper still holds the shard
+        second = other.run(0, made.uid, blob, log.call([payload(layout, source, [("a", 2)], 2)], 50), log.read)
+        assert second.done["restores"] == 0 and log.reads == 0
+        assert results(second, made, counts) == [2]
+        log.commit(second)
+        # the step's own failure comes back as itself; the keeper goes on serving
+        poisoned = log.call([payload(layout, source, [("poison", 60)], 3)], 50)
+        with pytest.raises(UserFunctionError, match="Boom: cannot key"):
+            one.run(0, made.uid, blob, poisoned, log.read)
+        again = one.run(0, made.uid, blob, log.call([payload(layout, source, [("b", 61)], 4)], 50), log.read)
+        assert again.done["restores"] == 1  # the failed call left no live operator: restored from the log
+        assert keeper_pids(parent.pid) == [keeper]
+    finally:
+        one.close()
+        other.close()
+    parent.kill()
+    parent.wait()
+    assert wait_for(lambda: not keeper_pids(parent.pid) and not listening(address(parent.pid, 0))), (
+        "the keeper outlived its daemon"
+    )
+
+
+@linux
+def test_a_lost_keeper_costs_a_restore_not_a_wrong_answer(parent: Any) -> None:
+    from panes.spark import keeper_client
+
+    made, layout, source, counts = definition()
+    blob = made.pickled()
+    log = Log()
+    worker = Keepers(parent.pid)
+    try:
+        log.commit(worker.run(0, made.uid, blob, log.call([payload(layout, source, [("a", 1)])], LONG_MIN), log.read))
+        (keeper,) = keeper_pids(parent.pid)
+        os.kill(keeper, signal.SIGKILL)
+        assert wait_for(lambda: not keeper_pids(parent.pid) and not listening(address(parent.pid, 0)))
+        call = log.call([payload(layout, source, [("a", 2)], 2)], 50)
+        with pytest.raises(KeeperUnavailable):
+            worker.run(0, made.uid, blob, call, log.read)
+        # what a worker does then: the call runs here, from the committed state
+        here = keeper_client.run_shard(None, made.uid, blob, call, log.read)
+        assert here.done["restores"] == 1 and results(here, made, counts) == [2]
+        log.commit(here)
+        # the next call starts a new keeper, which restores once and then keeps the shard
+        later = worker.run(0, made.uid, blob, log.call([payload(layout, source, [("a", 60)], 3)], 50), log.read)
+        assert later.done["restores"] == 1
+        log.commit(later)
+        last = worker.run(0, made.uid, blob, log.call([], 100), log.read)
+        assert last.done["restores"] == 0 and results(last, made, counts) == [1]
+    finally:
+        worker.close()
