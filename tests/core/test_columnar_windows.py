@@ -8,7 +8,6 @@ multiset: the order across keys may differ) with the same timestamps, and send t
 
 from __future__ import annotations
 
-import pickle
 from collections import Counter
 from typing import Any
 
@@ -119,13 +118,13 @@ def columnar(
         return ColumnarSessions(plan) if plan.kind == "session" else ColumnarAlignedWindows(plan)
 
     operator = create()
-    log = [pickle.dumps(operator.snapshot())]
+    log = [operator.snapshot_state()]
     per_batch = []
     seq = 0
     for index, (mark, batch) in enumerate(zip([*watermarks_of(data), LONG_MAX], [*data, []], strict=True)):
         if compact is not None and index > 0:
             operator = create()
-            operator.restore(pickle.loads(log[0]), [pickle.loads(change) for change in log[1:]])
+            operator.restore_state(log[0], log[1:])
         outputs = [operator.advance(mark)]
         values = INPUT.encode([INPUT.conform(value(e)) for e in batch])
         ts = np.array([e[1] for e in batch], dtype=np.int64)
@@ -138,15 +137,15 @@ def columnar(
             for all_panes in out.panes:
                 panes = emitted(plan, all_panes)
                 values_out = plan.output_type.decode(pane_values(plan, panes))
-                main.update(repr((v, end - 1)) for v, end in zip(values_out, panes.ends, strict=True))
+                main.update(repr((v, end - 1)) for v, end in zip(values_out, panes.ends.tolist(), strict=True))
             for indices in out.late if plan.late_tag is not None else []:
                 late.update(repr(v) for v in INPUT.decode(values.take(pa.array(indices))))
         per_batch.append((main, late))
         if compact is not None:
             if compact[index % len(compact)]:
-                log = [pickle.dumps(operator.snapshot())]
+                log = [operator.snapshot_state()]
             else:
-                log.append(pickle.dumps(operator.changes()))
+                log.append(operator.snapshot_changes())
     return per_batch
 
 
@@ -188,3 +187,25 @@ def test_what_runs_columnar() -> None:
         "key STRING, window_start BIGINT, window_end BIGINT, n BIGINT, total BIGINT, low BIGINT, high DOUBLE, "
         "mean DOUBLE"
     )
+
+
+def test_open_panes_are_columns_of_about_forty_bytes_plus_their_key() -> None:
+    window = spec("tumbling", "dict", 0, False)  # Count and a float Sum
+    plan = plan_columnar(window, INPUT)
+    assert plan is not None
+    operator = ColumnarAlignedWindows(plan)
+    keys = [f"k{i}" for i in range(10_000)]
+    values = INPUT.encode([{"key": k, "ts": 5, "v": 1, "f": 0.5} for k in keys])
+    same = np.full(len(keys), 5, dtype=np.int64)
+    operator.process(values, same, np.arange(len(keys), dtype=np.int64))
+    operator.process(values, same, np.arange(len(keys), dtype=np.int64))  # every pane a second time
+    (table,) = operator.windows.values()
+    assert operator.open_panes() == len(keys) == len(table)
+    arrays = [table.keys, table.dirty, *(column for fields in table.columns for column in fields)]
+    assert all(isinstance(array, np.ndarray) and array.dtype != object for array in arrays)
+    per_pane = sum(array.nbytes for array in arrays) / len(keys)
+    assert per_pane <= 16 + 8 + 16 + 1  # the key (a short string inline), the count, the sum and its count, dirty
+    # and it is what the window operator computes
+    fired = operator.advance(LONG_MAX)
+    results = plan.output_type.decode(pane_values(plan, emitted(plan, fired.panes[0])))
+    assert sorted(results, key=repr)[:1] == [{"n": 2, "fsum": 1.0}]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Callable, Iterable, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -261,24 +261,24 @@ class ColumnarHost:
         indices of the call that made them to ``elements``)."""
         for chunk in emitted_now.panes:
             panes = emitted(self.plan, chunk)
-            self.counters.records_out += len(panes.keys)
-            if panes.keys and self.out_code is not None:
-                seqs = [self._order() if seq is None else seq for seq in panes.seqs]
+            self.counters.records_out += len(panes)
+            if len(panes) and self.out_code is not None:
+                seqs = panes.seqs.copy()
+                timed = seqs < 0  # fired by a timer: numbered in the host's order
+                if timed.any():
+                    count = int(timed.sum())
+                    seqs[timed] = (self.shard << 40) | np.arange(self.counter + 1, self.counter + count + 1)
+                    self.counter += count
                 results = pane_values(self.plan, panes)
-                out.append(self._rows(self.out_code, results, [end - 1 for end in panes.ends], seqs, phase))
+                out.append(self._rows(self.out_code, results, panes.ends - 1, seqs, phase))
         if self.late_code is not None:
             values, ts, seq = elements
             for indices in emitted_now.late:
                 taken = rows[indices]
                 late = values.take(pa.array(taken))
-                out.append(self._rows(self.late_code, late, ts[taken].tolist(), seq[taken].tolist(), phase))
+                out.append(self._rows(self.late_code, late, ts[taken], seq[taken], phase))
 
-    def _order(self) -> int:
-        """The ordering number of a result a timer fired (as ``StepHost`` numbers them)."""
-        self.counter += 1
-        return (self.shard << 40) | self.counter
-
-    def _rows(self, code: int, values: pa.Array, ts: list[int], seqs: list[int], phase: int) -> pa.RecordBatch:
+    def _rows(self, code: int, values: pa.Array, ts: Any, seqs: Any, phase: int) -> pa.RecordBatch:
         count = len(values)
         return self.layout.adapt(
             pa.RecordBatch.from_arrays([values], names=[self.codes.column(code)]),
@@ -291,10 +291,10 @@ class ColumnarHost:
     # -- state -------------------------------------------------------------------------------------------------
 
     def snapshot(self) -> bytes:
-        return pickle.dumps((self.operator.snapshot(), self.counter), protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps((self.operator.snapshot_state(), self.counter), protocol=pickle.HIGHEST_PROTOCOL)
 
     def changes(self) -> bytes:
-        return pickle.dumps((self.operator.changes(), self.counter), protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps((self.operator.snapshot_changes(), self.counter), protocol=pickle.HIGHEST_PROTOCOL)
 
     def restore(self, blob: bytes, changes: Sequence[bytes] = ()) -> None:
         snapshot, self.counter = pickle.loads(blob)
@@ -302,7 +302,7 @@ class ColumnarHost:
         for change in changes:
             delta, self.counter = pickle.loads(change)
             deltas.append(delta)
-        self.operator.restore(snapshot, deltas)
+        self.operator.restore_state(snapshot, deltas)
 
     def next_event_time_timer(self) -> int | None:
         return self.operator.next_timer()

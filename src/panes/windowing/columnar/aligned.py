@@ -1,9 +1,11 @@
 """Tumbling and sliding event-time windows over batches of columns, with the window operator's rules.
 
-State is one dict per window start (key -> accumulator) and one timer per window: ``FIRE`` at its
-``max_timestamp()``, ``CLEANUP`` at ``max_timestamp() + allowed lateness``. Timers follow from the windows and
-the watermark, so snapshots hold only the windows; :meth:`ColumnarAlignedWindows.changes` holds only the
-panes written and the windows dropped since the last snapshot. For a batch of elements at the
+State is one :class:`~panes.windowing.columnar.pane_table.PaneTable` per window start (its keys, sorted, and
+their accumulators as numpy columns: about 40 bytes per open count+sum pane plus its key) and one timer per
+window: ``FIRE`` at its ``max_timestamp()``, ``CLEANUP`` at ``max_timestamp() + allowed lateness``. Timers
+follow from the windows and the watermark, so snapshots hold only the windows;
+:meth:`ColumnarAlignedWindows.snapshot_changes` holds only the panes written and the windows dropped since the
+last snapshot. For a batch of elements at the
 operator's watermark ``W``, each (element, window) pair is:
 
 - late when the window's cleanup time is ``<= W`` (skipped; an element all of whose windows are skipped is
@@ -21,6 +23,8 @@ compare both on random streams.
 from __future__ import annotations
 
 import heapq
+import pickle
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -29,18 +33,12 @@ import pyarrow as pa
 from panes.operators.metrics import OperatorCounters
 from panes.time import LONG_MAX, LONG_MIN, java_add
 from panes.windowing.cleanup import cleanup_time
-from panes.windowing.columnar.accumulate import accumulate
 from panes.windowing.columnar.output import ColumnarOutput, Panes
+from panes.windowing.columnar.pane_table import PaneTable, key_array
 from panes.windowing.columnar.plan import ColumnarWindow
 
 FIRE = 0
 CLEANUP = 1
-
-
-def key_codes(values: pa.StructArray, key: int) -> tuple[np.ndarray, list[Any]]:
-    """Each element's key as an index into the list of distinct keys (in first-seen order)."""
-    encoded = values.field(key).dictionary_encode()
-    return encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64), encoded.dictionary.to_pylist()
 
 
 class ColumnarAlignedWindows:
@@ -50,14 +48,13 @@ class ColumnarAlignedWindows:
         if plan.kind != "aligned":
             raise ValueError(f"ColumnarAlignedWindows runs tumbling and sliding windows, not {plan.kind}")
         self.plan = plan
-        self.windows: dict[int, dict[Any, tuple[Any, ...]]] = {}
+        self.windows: dict[int, PaneTable] = {}
         self.timers: list[tuple[int, int, int]] = []
         self.scheduled: set[tuple[int, int, int]] = set()
         self.watermark = LONG_MIN
         self.counters = OperatorCounters()
         """``late_dropped`` (kept in snapshots) and ``late_out`` (the host counts what passes in and out:
         ``ColumnarHost``)."""
-        self._written: set[tuple[int, Any]] = set()
         self._dropped: set[int] = set()
 
     # -- time ------------------------------------------------------------------------------------------------
@@ -95,13 +92,12 @@ class ColumnarAlignedWindows:
                 self.windows.pop(start, None)
                 self._dropped.add(start)
                 continue
-            panes = self.windows.get(start)
-            if panes:
-                count = len(panes)
+            table = self.windows.get(start)
+            if table is not None and len(table):
+                count = len(table)
                 end = java_add(start, size)
-                out.panes.append(
-                    Panes(list(panes), [start] * count, [end] * count, list(panes.values()), [None] * count)
-                )
+                starts, ends = np.full(count, start, dtype=np.int64), np.full(count, end, dtype=np.int64)
+                out.panes.append(Panes(table.keys, starts, ends, table.results(), np.full(count, -1, np.int64)))
         return out
 
     # -- elements --------------------------------------------------------------------------------------------
@@ -142,45 +138,33 @@ class ColumnarAlignedWindows:
                 self.counters.late_dropped += int(late.size)
             else:
                 self.counters.late_out += int(late.size)
-        codes, keys = key_codes(values, plan.key)
+        keys = key_array(values.field(plan.key))
         pending = live & (max_ts > watermark)
         if pending.any():
-            self._add_pending(values, element[pending], start[pending], cleanup[pending], codes, keys)
+            self._add_pending(values, element[pending], start[pending], cleanup[pending], keys)
         allowed = live & (max_ts <= watermark)
         if allowed.any():
-            self._add_one_by_one(values, element[allowed], start[allowed], cleanup[allowed], codes, keys, seqs, out)
+            self._add_one_by_one(values, element[allowed], start[allowed], cleanup[allowed], keys, seqs, out)
         return out
 
+    def _table(self, start: int, cleanup: int, keys: np.ndarray) -> PaneTable:
+        """The panes of the window at ``start``, made (with its timers) when it has none yet."""
+        table = self.windows.get(start)
+        if table is None:
+            table = self.windows[start] = PaneTable.empty(self.plan, keys.dtype)
+            self._schedule_window(start, cleanup)
+        return table
+
     def _add_pending(
-        self,
-        values: pa.StructArray,
-        element: np.ndarray,
-        start: np.ndarray,
-        cleanup: np.ndarray,
-        codes: np.ndarray,
-        keys: list[Any],
+        self, values: pa.StructArray, element: np.ndarray, start: np.ndarray, cleanup: np.ndarray, keys: np.ndarray
     ) -> None:
-        slide = self.plan.slide
-        low, high = int(start.min()), int(start.max())
-        if high - low <= LONG_MAX:
-            offsets = (start - low) // slide
-        else:  # starts at both ends of the long range (windows that wrapped around): number them instead
-            offsets = np.unique(start, return_inverse=True)[1].reshape(-1)
-        pane = offsets * len(keys) + codes[element]
-        _, first, groups = np.unique(pane, return_index=True, return_inverse=True)
-        pane_starts = start[first].tolist()
-        pane_keys = [keys[c] for c in codes[element[first]].tolist()]
-        pane_cleanups = cleanup[first].tolist()
-        windows = self.windows
-        initial = [windows.get(s, {}).get(k) for s, k in zip(pane_starts, pane_keys, strict=True)]
-        updated = accumulate(self.plan.parts, values.take(pa.array(element)), groups, initial)
-        self._written.update(zip(pane_starts, pane_keys, strict=True))
-        for s, k, c, acc in zip(pane_starts, pane_keys, pane_cleanups, updated, strict=True):
-            window = windows.get(s)
-            if window is None:
-                window = windows[s] = {}
-                self._schedule_window(s, c)
-            window[k] = acc
+        """Elements of windows still ahead of the watermark: added window by window, in element order."""
+        for window in np.unique(start).tolist():
+            chosen = start == window
+            elements = element[chosen]
+            table = self._table(window, int(cleanup[chosen][0]), keys)
+            distinct, pane = np.unique(keys[elements], return_inverse=True)
+            table.add(values.take(pa.array(elements)), table.rows_of(distinct)[pane.reshape(-1)])
 
     def _add_one_by_one(
         self,
@@ -188,8 +172,7 @@ class ColumnarAlignedWindows:
         element: np.ndarray,
         start: np.ndarray,
         cleanup: np.ndarray,
-        codes: np.ndarray,
-        keys: list[Any],
+        keys: np.ndarray,
         seqs: np.ndarray,
         out: ColumnarOutput,
     ) -> None:
@@ -197,16 +180,27 @@ class ColumnarAlignedWindows:
         form = self.plan.form
         decoded = self.plan.input_type.decode(values.take(pa.array(element)))
         size = self.plan.size
+        fired_keys: list[Any] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        accumulators: list[tuple[Any, ...]] = []
+        fired_seqs: list[int | None] = []
         for value, e, s, c in zip(decoded, element.tolist(), start.tolist(), cleanup.tolist(), strict=True):
-            key = keys[codes[e]]
-            window = self.windows.setdefault(s, {})
-            acc = window.get(key)
-            acc = form.add(value, form.create_accumulator() if acc is None else acc)
-            window[key] = acc
-            self._written.add((s, key))
+            table = self.windows.get(s)
+            if table is None:
+                table = self.windows[s] = PaneTable.empty(self.plan, keys.dtype)
+            (row,) = table.rows_of(keys[e : e + 1]).tolist()
+            acc = form.add(value, table.get(row))
+            table.put(row, acc)
             if c != LONG_MAX:
                 self._schedule(c, CLEANUP, s)
-            out.panes.append(Panes([key], [s], [java_add(s, size)], [acc], [int(seqs[e])]))
+            fired_keys.append(keys[e])
+            starts.append(s)
+            ends.append(java_add(s, size))
+            accumulators.append(acc)
+            fired_seqs.append(int(seqs[e]))
+        fired = np.array(fired_keys, dtype=keys.dtype)
+        out.panes.append(Panes.of(self.plan, fired, starts, ends, accumulators, fired_seqs))
 
     # -- state -------------------------------------------------------------------------------------------------
 
@@ -215,36 +209,47 @@ class ColumnarAlignedWindows:
         return len(self.timers)
 
     def open_panes(self) -> int:
-        return sum(len(window) for window in self.windows.values())
+        return sum(len(table) for table in self.windows.values())
 
-    def snapshot(self) -> Any:
-        """The whole state as plain data (for :meth:`restore`); the next :meth:`changes` start from here."""
-        self._written, self._dropped = set(), set()
-        return (self.windows, self.watermark, self.counters.late_dropped)
+    def snapshot_state(self) -> bytes:
+        """The whole state (for :meth:`restore_state`); the next :meth:`snapshot_changes` start from here."""
+        self._dropped = set()
+        for table in self.windows.values():
+            table.dirty[:] = False
+        windows = {start: table.state() for start, table in self.windows.items()}
+        return pickle.dumps((windows, self.watermark, self.counters.late_dropped), protocol=pickle.HIGHEST_PROTOCOL)
 
-    def changes(self) -> Any:
-        """What changed since the last :meth:`snapshot` or :meth:`changes`: the panes written (their current
-        accumulators) and the windows dropped."""
-        windows = self.windows
+    def snapshot_changes(self) -> bytes:
+        """What changed since the last :meth:`snapshot_state` or :meth:`snapshot_changes`: the panes written
+        (their accumulators now) and the windows dropped."""
         written = {}
-        for start, key in self._written:
-            window = windows.get(start)
-            if window is not None and key in window:
-                written[(start, key)] = window[key]
-        dropped = list(self._dropped)
-        self._written, self._dropped = set(), set()
-        return (written, dropped, self.watermark, self.counters.late_dropped)
+        for start, table in self.windows.items():
+            if table.dirty.any():
+                written[start] = table.state(np.flatnonzero(table.dirty))
+                table.dirty[:] = False
+        dropped = sorted(self._dropped)
+        self._dropped = set()
+        changes = (written, dropped, self.watermark, self.counters.late_dropped)
+        return pickle.dumps(changes, protocol=pickle.HIGHEST_PROTOCOL)
 
-    def restore(self, snapshot: Any, changes: list[Any] | tuple[Any, ...] = ()) -> None:
-        """The state of a :meth:`snapshot` followed by the :meth:`changes` taken after it."""
-        windows, self.watermark, self.counters.late_dropped = snapshot
-        self.windows = {start: dict(window) for start, window in windows.items()}
-        for written, dropped, self.watermark, self.counters.late_dropped in changes:
+    def restore_state(self, snapshot: bytes, changes: Sequence[bytes] = ()) -> None:
+        """The state of a :meth:`snapshot_state` followed by the :meth:`snapshot_changes` taken after it."""
+        windows, self.watermark, self.counters.late_dropped = pickle.loads(snapshot)
+        plan = self.plan
+        self.windows = {start: PaneTable.of_state(plan, state) for start, state in windows.items()}
+        for change in changes:
+            written, dropped, self.watermark, self.counters.late_dropped = pickle.loads(change)
             for start in dropped:
                 self.windows.pop(start, None)
-            for (start, key), acc in written.items():
-                self.windows.setdefault(start, {})[key] = acc
+            for start, state in written.items():
+                table = self.windows.get(start)
+                if table is None:
+                    self.windows[start] = table = PaneTable.of_state(plan, state)
+                else:
+                    table.write(state)
+        for table in self.windows.values():
+            table.dirty[:] = False
         self.timers, self.scheduled = [], set()
-        size, lateness = self.plan.size, self.plan.lateness
+        size, lateness = plan.size, plan.lateness
         for start in self.windows:
             self._schedule_window(start, cleanup_time(java_add(start, size - 1), lateness))

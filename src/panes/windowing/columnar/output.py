@@ -13,19 +13,47 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from panes.windowing.columnar.pane_table import key_list
 from panes.windowing.columnar.plan import ColumnarWindow
 
 
 @dataclass
 class Panes:
-    """Results of panes: keys, window starts and ends, accumulators, and the ordering number
-    of the element whose arrival fired them (``None``: a timer did)."""
+    """Results of panes: keys (a list, or a numpy array of the window's keys, see ``pane_table``), window starts
+    and ends, results (an array of ``plan.result_type``, null where a result is ``None``), and the ordering
+    number of the element whose arrival fired each (``-1``: a timer did)."""
 
-    keys: list[Any]
-    starts: list[int]
-    ends: list[int]
-    accumulators: list[tuple[Any, ...]]
-    seqs: list[int | None]
+    keys: Any
+    starts: np.ndarray
+    ends: np.ndarray
+    results: pa.Array
+    seqs: np.ndarray
+
+    @classmethod
+    def of(
+        cls,
+        plan: ColumnarWindow,
+        keys: Any,
+        starts: list[int],
+        ends: list[int],
+        accumulators: list[tuple[Any, ...]],
+        seqs: list[int | None],
+    ) -> Panes:
+        """Panes whose accumulators are in Python form (``panes.functions.aggregates``)."""
+        return cls(
+            keys,
+            np.array(starts, dtype=np.int64),
+            np.array(ends, dtype=np.int64),
+            results(plan, accumulators),
+            np.array([-1 if seq is None else seq for seq in seqs], dtype=np.int64),
+        )
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def take(self, rows: np.ndarray) -> Panes:
+        keys = self.keys[rows] if isinstance(self.keys, np.ndarray) else [self.keys[i] for i in rows.tolist()]
+        return Panes(keys, self.starts[rows], self.ends[rows], self.results.take(pa.array(rows)), self.seqs[rows])
 
 
 @dataclass
@@ -37,7 +65,7 @@ class ColumnarOutput:
     """Indices (into the elements of each ``process`` call, one array per call) of late elements."""
 
     def __len__(self) -> int:
-        return sum(len(p.keys) for p in self.panes)
+        return sum(len(p) for p in self.panes)
 
 
 def results(plan: ColumnarWindow, accumulators: list[tuple[Any, ...]]) -> pa.Array:
@@ -56,37 +84,22 @@ def results(plan: ColumnarWindow, accumulators: list[tuple[Any, ...]]) -> pa.Arr
 def emitted(plan: ColumnarWindow, panes: Panes) -> Panes:
     """The panes that emit something: as the window operator, a pane whose result is ``None`` (a single
     aggregation that saw no value) emits nothing."""
-    if not plan.scalar or plan.parts[0].aggregate.kind == "count":
+    if not plan.scalar or plan.parts[0].aggregate.kind == "count" or panes.results.null_count == 0:
         return panes
-    keep = [i for i, acc in enumerate(panes.accumulators) if _result(plan, acc) is not None]
-    if len(keep) == len(panes.keys):
-        return panes
-    return Panes(
-        [panes.keys[i] for i in keep],
-        [panes.starts[i] for i in keep],
-        [panes.ends[i] for i in keep],
-        [panes.accumulators[i] for i in keep],
-        [panes.seqs[i] for i in keep],
-    )
-
-
-def _result(plan: ColumnarWindow, acc: tuple[Any, ...]) -> Any:
-    first = acc[0]
-    if plan.parts[0].aggregate.kind == "avg":
-        return None if first[1] == 0 else first
-    return first
+    return panes.take(np.flatnonzero(panes.results.is_valid().to_numpy(zero_copy_only=False)))
 
 
 def pane_values(plan: ColumnarWindow, panes: Panes) -> pa.Array:
     """The values a window emits for ``panes`` (see :func:`emitted`): their results, or ``WindowRow``'s rows."""
-    result = results(plan, panes.accumulators)
+    result = panes.results
     row = plan.row
     if row is None:
         return result
     struct = plan.output_type.arrow_type
     arrays = []
     if row.key is not None:
-        arrays.append(pa.array(panes.keys, struct.field(row.key).type))
+        keys = key_list(panes.keys) if isinstance(panes.keys, np.ndarray) else panes.keys
+        arrays.append(pa.array(keys, struct.field(row.key).type))
     if row.start is not None:
         arrays.append(pa.array(panes.starts, pa.int64()))
     if row.end is not None:

@@ -24,6 +24,8 @@ from __future__ import annotations
 import bisect
 import heapq
 import itertools
+import pickle
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -34,9 +36,16 @@ from panes.state.changes import Changes, apply_delta
 from panes.time import LONG_MAX, LONG_MIN, java_add
 from panes.windowing.cleanup import cleanup_time
 from panes.windowing.columnar.accumulate import accumulate
-from panes.windowing.columnar.aligned import CLEANUP, FIRE, key_codes
+from panes.windowing.columnar.aligned import CLEANUP, FIRE
 from panes.windowing.columnar.output import ColumnarOutput, Panes
 from panes.windowing.columnar.plan import ColumnarWindow
+
+
+def key_codes(values: pa.StructArray, key: int) -> tuple[np.ndarray, list[Any]]:
+    """Each element's key as an index into the list of distinct keys (in first-seen order)."""
+    encoded = values.field(key).dictionary_encode()
+    return encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64), encoded.dictionary.to_pylist()
+
 
 Session = list[Any]
 """``[start, end, accumulator, key]``: the window ``[start, end)``, its accumulator (``None`` once merged
@@ -115,7 +124,11 @@ class ColumnarSessions:
         if watermark <= self.watermark:
             return out
         self.watermark = watermark
-        fired = Panes([], [], [], [], [])  # in firing order, one chunk: results leave as one batch of columns
+        # in firing order, one chunk: results leave as one batch of columns
+        keys: list[Any] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        accumulators: list[tuple[Any, ...]] = []
         while self.timers and self.timers[0][0] <= watermark:
             timer = heapq.heappop(self.timers)
             if not self._valid(timer):
@@ -123,11 +136,10 @@ class ColumnarSessions:
             _, kind, _, session, _ = timer
             key = session[3] if len(session) > 3 else None
             if kind == FIRE:
-                fired.keys.append(key)
-                fired.starts.append(session[0])
-                fired.ends.append(session[1])
-                fired.accumulators.append(session[2])
-                fired.seqs.append(None)
+                keys.append(key)
+                starts.append(session[0])
+                ends.append(session[1])
+                accumulators.append(session[2])
             else:
                 sessions = self.sessions.get(key, [])
                 self._touched.replaced(key)
@@ -135,8 +147,8 @@ class ColumnarSessions:
                 if not sessions:
                     self.sessions.pop(key, None)
                 session[2] = None
-        if fired.keys:
-            out.panes.append(fired)
+        if keys:
+            out.panes.append(Panes.of(self.plan, keys, starts, ends, accumulators, [None] * len(keys)))
         return out
 
     # -- elements ---------------------------------------------------------------------------------------------
@@ -207,7 +219,7 @@ class ColumnarSessions:
             session[2] = form.add(value, form.create_accumulator() if session[2] is None else session[2])
             self._tag(session, key)
             if java_add(session[1], -1) <= watermark:
-                out.panes.append(Panes([key], [session[0]], [session[1]], [session[2]], [int(seqs[row])]))
+                out.panes.append(Panes.of(self.plan, [key], [session[0]], [session[1]], [session[2]], [int(seqs[row])]))
         if late:
             out.late.append(np.array(late, dtype=np.int64))
             if self.plan.late_tag is None:
@@ -232,20 +244,24 @@ class ColumnarSessions:
     def open_panes(self) -> int:
         return sum(len(s) for s in self.sessions.values())
 
-    def snapshot(self) -> Any:
-        """The whole state as plain data (for :meth:`restore`); the next :meth:`changes` start from here."""
+    def snapshot_state(self) -> bytes:
+        """The whole state (for :meth:`restore_state`); the next :meth:`snapshot_changes` start from here."""
         self._touched = Changes()
-        return (self.sessions, self.watermark, self.counters.late_dropped)
+        state = (self.sessions, self.watermark, self.counters.late_dropped)
+        return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
 
-    def changes(self) -> Any:
-        """What changed since the last :meth:`snapshot` or :meth:`changes`: the sessions of the keys touched."""
-        return (self._touched.take(self.sessions), self.watermark, self.counters.late_dropped)
+    def snapshot_changes(self) -> bytes:
+        """What changed since the last :meth:`snapshot_state` or :meth:`snapshot_changes`: the sessions of the
+        keys touched."""
+        changes = (self._touched.take(self.sessions), self.watermark, self.counters.late_dropped)
+        return pickle.dumps(changes, protocol=pickle.HIGHEST_PROTOCOL)
 
-    def restore(self, snapshot: Any, changes: list[Any] | tuple[Any, ...] = ()) -> None:
-        """The state of a :meth:`snapshot` followed by the :meth:`changes` taken after it."""
-        sessions, self.watermark, self.counters.late_dropped = snapshot
+    def restore_state(self, snapshot: bytes, changes: Sequence[bytes] = ()) -> None:
+        """The state of a :meth:`snapshot_state` followed by the :meth:`snapshot_changes` taken after it."""
+        sessions, self.watermark, self.counters.late_dropped = pickle.loads(snapshot)
         self.sessions = dict(sessions)
-        for delta, self.watermark, self.counters.late_dropped in changes:
+        for change in changes:
+            delta, self.watermark, self.counters.late_dropped = pickle.loads(change)
             apply_delta(self.sessions, delta)
         self.timers = []
         self._order = itertools.count()

@@ -1,0 +1,195 @@
+"""The panes of one window as columns: one row per key, keys sorted, one numpy column per accumulator field.
+
+A columnar window keeps, per window start, a :class:`PaneTable`: the keys with an open pane in that window (a
+sorted numpy array: integers and other fixed-width types as themselves, strings as numpy's variable-width
+``StringDType``, anything else as Python objects) and each built-in aggregation's accumulator as columns:
+
+- ``Count``: the count;
+- ``Sum``, ``Min``, ``Max``: the value and how many values were added (``0``: the accumulator is ``None``);
+- ``Avg``: the sum and the count of values (``(None, 0)`` when none).
+
+Values are ``int64`` for integral input fields (sums wrap around as Java's ``long`` does) and ``float64``
+otherwise. An open count+sum pane costs 40 bytes plus its key (16 bytes for a string of up to 15 bytes). Adding
+elements is vectorised and keeps element order per pane (``numpy.add.at``/``minimum.at`` apply in index
+order), so a pane holds exactly what adding its elements one by one in Python gives; :meth:`PaneTable.get` and
+:meth:`PaneTable.put` read and write one pane in the Python form of ``panes.functions.aggregates`` (for the
+element-at-a-time path of late firings).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from panes.windowing.columnar.plan import ColumnarWindow, Part
+
+STRINGS = np.dtypes.StringDType()
+
+
+def key_array(column: pa.Array) -> np.ndarray:
+    """The keys of an Arrow column as a sortable numpy array (see the module docstring; no nulls)."""
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        return np.asarray(column.to_numpy(zero_copy_only=False)).astype(STRINGS)
+    return np.asarray(column.to_numpy(zero_copy_only=False))
+
+
+def key_list(keys: np.ndarray) -> list[Any]:
+    """``keys`` as Python values."""
+    found: list[Any] = keys.astype(object).tolist() if keys.dtype == STRINGS else keys.tolist()
+    return found
+
+
+def _dtype(part: Part) -> Any:
+    if part.aggregate.kind == "count":
+        return np.int64
+    assert part.field_type is not None
+    return np.int64 if pa.types.is_integer(part.field_type) else np.float64
+
+
+def _fill(kind: str, dtype: Any) -> Any:
+    """The starting value of a new pane's value column: the neutral element of its aggregation."""
+    if kind == "min":
+        return np.iinfo(np.int64).max if dtype is np.int64 else np.inf
+    if kind == "max":
+        return np.iinfo(np.int64).min if dtype is np.int64 else -np.inf
+    return 0
+
+
+def _values(column: pa.Array, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A column's values as numpy ``dtype`` (nulls dropped), and which rows had one."""
+    valid = np.ones(len(column), dtype=bool) if column.null_count == 0 else ~column.is_null().to_numpy(False)
+    filled = column.fill_null(0) if column.null_count else column
+    return np.asarray(filled.to_numpy(zero_copy_only=False)).astype(dtype, copy=False)[valid], valid
+
+
+class PaneTable:
+    """The open panes of one window (module docstring). ``columns[i]`` holds part ``i``'s fields: the count
+    (``Count``) or the value and the number of values (the others)."""
+
+    def __init__(self, plan: ColumnarWindow, keys: np.ndarray, columns: list[list[np.ndarray]]) -> None:
+        self.plan = plan
+        self.keys = keys
+        self.columns = columns
+        self.dirty = np.zeros(len(keys), dtype=bool)
+        """Rows written since the state was last snapshotted (see ``ColumnarAlignedWindows.changes``)."""
+
+    @classmethod
+    def empty(cls, plan: ColumnarWindow, key_dtype: Any) -> PaneTable:
+        return cls(plan, np.empty(0, dtype=key_dtype), [_new_fields(part, 0) for part in plan.parts])
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def rows_of(self, keys: np.ndarray) -> np.ndarray:
+        """The rows of ``keys`` (sorted, distinct), adding an empty pane for each key not there yet."""
+        at = np.searchsorted(self.keys, keys)
+        found = at < len(self.keys)
+        found[found] = self.keys[at[found]] == keys[found]
+        if not found.all():
+            self._insert(at[~found], keys[~found])
+            at = np.searchsorted(self.keys, keys)
+        return at
+
+    def _insert(self, at: np.ndarray, keys: np.ndarray) -> None:
+        self.keys = np.insert(self.keys, at, keys)
+        self.dirty = np.insert(self.dirty, at, False)
+        for part, fields in zip(self.plan.parts, self.columns, strict=True):
+            fresh = _new_fields(part, len(keys))
+            for index, column in enumerate(fields):
+                fields[index] = np.insert(column, at, fresh[index])
+
+    def add(self, values: pa.StructArray, rows: np.ndarray) -> None:
+        """Add element ``i`` of ``values`` to the pane in row ``rows[i]``, in element order."""
+        self.dirty[rows] = True
+        for part, fields in zip(self.plan.parts, self.columns, strict=True):
+            kind = part.aggregate.kind
+            if kind == "count":
+                np.add.at(fields[0], rows, 1)
+                continue
+            assert part.field is not None
+            data, valid = _values(values.field(part.field), fields[0].dtype)
+            targets = rows[valid]
+            if kind in ("sum", "avg"):
+                np.add.at(fields[0], targets, data)
+            else:
+                (np.minimum if kind == "min" else np.maximum).at(fields[0], targets, data)
+            np.add.at(fields[1], targets, 1)
+
+    def get(self, row: int) -> tuple[Any, ...]:
+        """Pane ``row``'s accumulator in Python form (``panes.functions.aggregates``)."""
+        found: list[Any] = []
+        for part, fields in zip(self.plan.parts, self.columns, strict=True):
+            kind = part.aggregate.kind
+            if kind == "count":
+                found.append(int(fields[0][row]))
+                continue
+            seen = int(fields[1][row])
+            value = fields[0][row].item() if seen else None
+            found.append((value, seen) if kind == "avg" else value)
+        return tuple(found)
+
+    def put(self, row: int, accumulator: tuple[Any, ...]) -> None:
+        """Set pane ``row`` to ``accumulator`` (Python form, as :meth:`get` gives it)."""
+        self.dirty[row] = True
+        for part, fields, acc in zip(self.plan.parts, self.columns, accumulator, strict=True):
+            kind = part.aggregate.kind
+            if kind == "count":
+                fields[0][row] = acc
+                continue
+            # Sum, Min and Max need only whether a value was added; Avg's accumulator carries its count
+            value, seen = acc if kind == "avg" else (acc, 0 if acc is None else max(1, int(fields[1][row])))
+            fields[0][row] = _fill(kind, fields[0].dtype.type) if value is None else value
+            fields[1][row] = seen
+
+    def results(self, rows: np.ndarray | slice = slice(None)) -> pa.Array:
+        """The results of panes ``rows`` as an array of ``plan.result_type`` (null where a result is ``None``)."""
+        plan = self.plan
+        arrays = []
+        for index, (part, fields) in enumerate(zip(plan.parts, self.columns, strict=True)):
+            kind = part.aggregate.kind
+            target = plan.result_type if plan.scalar else plan.result_type.field(index).type
+            if kind == "count":  # a copy: Arrow would share the column's memory, which later elements change
+                arrays.append(pa.array(np.array(fields[0][rows]), target))
+                continue
+            value, seen = fields[0][rows], fields[1][rows]
+            if kind == "avg":
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    value = value.astype(np.float64) / seen
+            none = seen == 0
+            found = pa.array(np.where(none, 0, value), mask=none)
+            arrays.append(found if found.type == target else found.cast(target))
+        if plan.scalar:
+            return arrays[0]
+        return pa.StructArray.from_arrays(arrays, fields=list(plan.result_type))
+
+    # -- state -------------------------------------------------------------------------------------------------
+
+    def state(self, rows: np.ndarray | slice = slice(None)) -> tuple[Any, ...]:
+        """Rows ``rows`` (all by default) as plain data for :meth:`of_state` and :meth:`write`."""
+        return (self.keys[rows], [[column[rows] for column in fields] for fields in self.columns])
+
+    @classmethod
+    def of_state(cls, plan: ColumnarWindow, state: tuple[Any, ...]) -> PaneTable:
+        keys, columns = state
+        return cls(plan, keys, [list(fields) for fields in columns])
+
+    def write(self, state: tuple[Any, ...]) -> None:
+        """Set the panes of a :meth:`state` (its keys sorted and distinct), adding those not there yet."""
+        keys, columns = state
+        if not len(keys):
+            return
+        rows = self.rows_of(keys)
+        for fields, written in zip(self.columns, columns, strict=True):
+            for column, values in zip(fields, written, strict=True):
+                column[rows] = values
+
+
+def _new_fields(part: Part, count: int) -> list[np.ndarray]:
+    """The accumulator columns of ``count`` new panes of ``part``."""
+    dtype = _dtype(part)
+    if part.aggregate.kind == "count":
+        return [np.zeros(count, dtype=np.int64)]
+    return [np.full(count, _fill(part.aggregate.kind, dtype), dtype=dtype), np.zeros(count, dtype=np.int64)]
+
