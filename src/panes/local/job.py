@@ -17,13 +17,14 @@ time does not move.
 
 from __future__ import annotations
 
+import copy
 import pickle
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from panes.datastream.execution import metric_names
-from panes.datastream.fingerprint import STATE_FORMAT, JobFingerprint, check_restart, fingerprint
+from panes.datastream.fingerprint import STATE_FORMAT, JobFingerprint, check_restart, fingerprint, is_keyed
 from panes.datastream.partitioning import StreamPartitioner
 from panes.datastream.plan import (
     OneInputTransformation,
@@ -43,6 +44,7 @@ from panes.local.files import LocalFileSink
 from panes.local.graph import Edge, Node, build_graph
 from panes.operators.base import AbstractStreamOperator, OneInputStreamOperator
 from panes.operators.metrics import OperatorMetrics, combine
+from panes.operators.rescaling import rescale
 from panes.operators.sorted_input import BroadcastFirstInput, SortedKeyedInput, sorted_input_for
 from panes.operators.two_input import TwoInputStreamOperator
 from panes.tags import OutputTag
@@ -491,7 +493,8 @@ class LocalJob:
         parallelism = {node.transformation.id: node.parallelism for node in self.nodes}
 
         def local_properties(transformation: Transformation) -> dict[str, str | None]:
-            return {"parallelism": str(parallelism[transformation.id])}
+            # a keyed step's state is redistributed to any parallelism (``_rescaled``): it does not shape state
+            return {"parallelism": None if is_keyed(transformation) else str(parallelism[transformation.id])}
 
         return fingerprint(self.plan, self.types, {"max_parallelism": self.max_parallelism}, local_properties)
 
@@ -536,18 +539,38 @@ class LocalJob:
         changed = [
             (node.key, state["parallelism"][node.key], node.parallelism)
             for node in self.nodes
-            if node.key in state["parallelism"] and state["parallelism"][node.key] != node.parallelism
+            if node.key in state["parallelism"]
+            and state["parallelism"][node.key] != node.parallelism
+            and not is_keyed(node.transformation)
         ]
         if changed:
             lines = "\n".join(
                 f"- step {uid!r}: parallelism {old} in the snapshot, {new} now" for uid, old, new in changed
             )
             raise IncompatibleCheckpointError(
-                f"cannot restore {where}: the local runner restores each parallel instance one to one, and the "
-                f"parallelism of these steps changed (keep their former parallelism):\n{lines}\n{RESTART_ADVICE}",
+                f"cannot restore {where}: the local runner restores each instance of a step that is not keyed one to "
+                "one (a keyed step's state is redistributed by key to any parallelism), and the parallelism of "
+                f"these steps changed (keep their former parallelism):\n{lines}\n{RESTART_ADVICE}",
                 operator=changed[0][0],
                 changes=tuple((uid, "parallelism", str(old), str(new)) for uid, old, new in changed),
             )
+
+    def _rescaled(self, state: dict[str, Any]) -> dict[str, list[bytes]]:
+        """The new instances' operator snapshots of each keyed step whose parallelism changed since ``state``
+        (``panes.operators.rescaling``), by step uid. Instances other than the operator's state (their inputs'
+        watermarks, whether their inputs ended) are alike for every instance of a keyed step: each new one
+        takes the first old one's."""
+        found: dict[str, list[bytes]] = {}
+        for node in self.nodes:
+            old = state["parallelism"].get(node.key)
+            if old is None or old == node.parallelism or not is_keyed(node.transformation):
+                continue
+            operator = self.instances[id(node)][0].operator
+            if operator is None:
+                continue
+            snapshots = _old_snapshots(state, node.key, old)
+            found[node.key] = rescale(type(operator), snapshots, self.max_parallelism, node.parallelism)
+        return found
 
     def _restore(self, snapshot: bytes) -> None:
         """Resume from :meth:`snapshot`. Steps the snapshot does not know (added since, stateless or with new
@@ -561,13 +584,24 @@ class LocalJob:
         if setter is not None:
             setter(state["clock"])
         fresh: list[_Instance] = []
+        rescaled = self._rescaled(state)
         for instance in self._all_instances():
             saved = state["instances"].get((instance.node.key, instance.index))
+            if instance.node.key in rescaled:
+                # a keyed step with another parallelism: its instance holds its keys' share of every old one's
+                saved = state["instances"].get((instance.node.key, 0))
+                if saved is not None:
+                    # each new instance its own copy of the first old one's valves, ends and routes
+                    rest = copy.deepcopy({name: value for name, value in saved.items() if name != "operator"})
+                    saved = {**rest, "operator": rescaled[instance.node.key][instance.index]}
             if saved is None:
                 fresh.append(instance)
                 continue
             if instance.operator is not None and saved["operator"] is not None:
+                started = time.perf_counter()
                 instance.operator.restore_state(saved["operator"])
+                instance.operator.counters.restores += 1
+                instance.operator.counters.restore_ms += round((time.perf_counter() - started) * 1000)
             if instance.reader is not None and saved["reader"] is not None:
                 instance.reader.restore(saved["reader"])
             if [max(1, len(mapping)) for mapping in instance.channels] == [v.num_inputs for v in saved["valves"]]:
@@ -588,6 +622,11 @@ class LocalJob:
                     for upstream in self.instances[id(edge.upstream)]:
                         if upstream.finished:
                             instance.ended[index].add(instance.channels[index][(id(edge), upstream.index)])
+
+
+def _old_snapshots(state: dict[str, Any], key: str, parallelism: int) -> list[bytes]:
+    saved = [state["instances"].get((key, index)) for index in range(parallelism)]
+    return [entry["operator"] for entry in saved if entry is not None and entry["operator"] is not None]
 
 
 def _route_key(edge: Edge) -> tuple[str, int, str | None]:

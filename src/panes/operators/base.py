@@ -25,6 +25,7 @@ from panes.errors import BadRecordError, ErrorRecord, is_reported, located
 from panes.functions.base import RuntimeContext
 from panes.operators.keys import KeySelector, extract_key
 from panes.operators.metrics import OperatorCounters, OperatorMetrics
+from panes.operators.rescaling import Owner, dumped, heap_snapshots, same_for_all
 from panes.state.backend import VOID_NAMESPACE, HeapKeyedStateBackend
 from panes.state.store import NamespacedStateStore
 from panes.tags import OutputTag
@@ -397,6 +398,21 @@ class AbstractStreamOperator(ABC):
     def apply_extra_changes(extra: Any, changes: Any) -> Any:
         """``extra`` (a :meth:`snapshot_extra`) with ``changes`` (an :meth:`extra_changes`) applied."""
         return changes
+
+    @classmethod
+    def rescale_snapshots(cls, snapshots: Sequence[bytes], owner: Owner, count: int) -> list[bytes]:
+        """The :meth:`snapshot_state` of ``count`` instances holding the state of ``snapshots`` (one per old
+        instance): keyed state and timers go to the instance ``owner`` gives their key, the extras as
+        :meth:`rescale_extra` says (``panes.operators.rescaling``)."""
+        parts, extras = heap_snapshots(snapshots, owner, count)
+        return dumped(parts, cls.rescale_extra(extras, owner, count))
+
+    @classmethod
+    def rescale_extra(cls, extras: list[Any], owner: Owner, count: int) -> list[Any]:
+        """The extras of ``count`` new instances from the old instances' ``extras``: by default every instance
+        holds them alike (broadcast state, the watermarks of the inputs), so each new one gets the first's.
+        An operator whose extras hold something per key or a count overrides this."""
+        return same_for_all(extras, count)
 
     def snapshot_state(self) -> bytes:
         """All keyed state, timers and operator extras as bytes (values and keys must be picklable).

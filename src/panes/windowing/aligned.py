@@ -22,6 +22,7 @@ from typing import Any
 
 from panes.elements import StreamRecord, Watermark
 from panes.operators.keys import KeySelector
+from panes.operators.rescaling import Owner, split_keyed
 from panes.state.changes import Changes, apply_delta
 from panes.tags import OutputTag
 from panes.time import LONG_MAX, LONG_MIN, Duration, java_add
@@ -267,6 +268,22 @@ class AlignedWindowOperator(WindowOperator):
             self._timers = [(time, order, key, start) for order, (time, key, start) in enumerate(self._pending)]
             heapq.heapify(self._timers)
             self._order = len(self._timers)
+
+    @classmethod
+    def rescale_extra(cls, extras: list[Any], owner: Owner, count: int) -> list[Any]:
+        """The window operator's extras, with the panes (by ``(key, start)``) and pending timers (by ``(time, key,
+        start)``) of each key at its new instance."""
+        base = super().rescale_extra(extras, owner, count)
+        parts = [{**(extra or {}), "panes": {}, "pending": {}} for extra in base]
+        for extra in extras:
+            if not extra or "panes" not in extra:
+                continue
+            for part, panes in zip(parts, split_keyed(extra["panes"], lambda slot: slot[0], owner, count), strict=True):
+                part["panes"].update(panes)
+            pending = split_keyed(extra["pending"], lambda slot: slot[1], owner, count)
+            for part, timers in zip(parts, pending, strict=True):
+                part["pending"].update(timers)
+        return parts
 
     def track_changes(self) -> None:
         super().track_changes()

@@ -28,6 +28,7 @@ from panes.elements import StreamRecord, Watermark
 from panes.errors import UnsupportedOperationError
 from panes.operators.base import OneInputStreamOperator, TimestampedCollector
 from panes.operators.keys import KeySelector
+from panes.operators.rescaling import Owner
 from panes.state.api import KeyedStateStore
 from panes.state.backend import VOID_NAMESPACE
 from panes.state.descriptors import ListStateDescriptor, StateDescriptor
@@ -318,6 +319,16 @@ class WindowOperator(OneInputStreamOperator):
 
     def snapshot_extra(self) -> Any:
         return {"stagger_offset": getattr(self.assigner, "stagger_offset", None), "late": self.num_late_records_dropped}
+
+    @classmethod
+    def rescale_extra(cls, extras: list[Any], owner: Owner, count: int) -> list[Any]:
+        """The stagger offset is the same everywhere; the late records dropped so far are counted once (by the
+        first new instance)."""
+        first = next((extra for extra in extras if extra), None)
+        if first is None:
+            return [None] * count
+        late = sum((extra or {}).get("late", 0) for extra in extras)
+        return [{**first, "late": late if index == 0 else 0} for index in range(count)]
 
     def restore_extra(self, data: Any) -> None:
         if data is None:
