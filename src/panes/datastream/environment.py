@@ -8,11 +8,13 @@ the default; ``"spark"``, ``panes.spark``) or a runner object with ``execute(pla
 
 from __future__ import annotations
 
+import dataclasses
+
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult, Runner, lookup_runner
-from panes.datastream.plan import Plan, SinkTransformation, SourceTransformation
+from panes.datastream.plan import Plan, SinkTransformation, SourceTransformation, Transformation
 from panes.datastream.runtime_mode import RuntimeExecutionMode
 from panes.datastream.sources import (
     CollectionSource,
@@ -58,6 +60,8 @@ class StreamEnvironment:
         self._runner_options = runner_options
         self._runner: Runner | None = None
         self._sinks: list[SinkTransformation] = []
+        self._settled: dict[int, Transformation] = {}
+        """The latest settings (name, uid, parallelism) of each transformation given any (see :meth:`settle`)."""
         self.parallelism: int | None = None
         if parallelism is not None:
             self.set_parallelism(parallelism)
@@ -212,13 +216,30 @@ class StreamEnvironment:
     def add_sink_transformation(self, sink: SinkTransformation) -> None:
         self._sinks.append(sink)
 
-    def replace_sink_transformation(self, old: SinkTransformation, new: SinkTransformation) -> None:
-        """Put ``new`` where ``old`` was (a sink renamed or given a parallelism before ``execute``)."""
-        self._sinks = [new if sink.id == old.id else sink for sink in self._sinks]
+    def settle(self, transformation: Transformation) -> None:
+        """``transformation`` is its step as it is now (renamed, given a uid or a parallelism): the plan uses it
+        wherever the step is read, also by streams taken from the step before (a side output, say), as Flink's
+        settings change the one operator every stream of it refers to."""
+        self._settled[transformation.id] = transformation
 
     def plan(self) -> Plan:
-        """The plan of every sink added so far."""
-        return Plan(tuple(self._sinks))
+        """The plan of every sink added so far, each step with its latest settings (:meth:`settle`)."""
+        if not self._settled:
+            return Plan(tuple(self._sinks))
+        made: dict[int, Transformation] = {}
+
+        def current(node: Transformation) -> Transformation:
+            found = made.get(node.id)
+            if found is None:
+                latest = self._settled.get(node.id, node)
+                inputs = tuple(current(parent) for parent in latest.inputs)
+                if any(a is not b for a, b in zip(inputs, latest.inputs, strict=True)):
+                    latest = dataclasses.replace(latest, inputs=inputs)
+                found = made[node.id] = latest
+            return found
+
+        sinks = [current(sink) for sink in self._sinks]
+        return Plan(tuple(sink for sink in sinks if isinstance(sink, SinkTransformation)))
 
     def explain(self) -> str:
         return self.plan().explain()
@@ -231,7 +252,7 @@ class StreamEnvironment:
         if not self._sinks:
             raise RuntimeError("No operators defined in streaming topology. Cannot execute: add a sink first.")
         plan = self.plan()
-        self._sinks = []
+        self._sinks, self._settled = [], {}
         return self.runner.execute(plan, self.config(), job_name)
 
     def execute_plan(self, plan: Plan, job_name: str = "panes job") -> JobExecutionResult:

@@ -91,7 +91,9 @@ class DataStream:
     # -- naming and parallelism ------------------------------------------
 
     def _with(self, **changes: Any) -> DataStream:
-        return type(self)._rebuild(self, self.transformation.with_settings(**changes))
+        changed = self.transformation.with_settings(**changes)
+        self.env.settle(changed)
+        return type(self)._rebuild(self, changed)
 
     def _rebuild(self, transformation: Transformation) -> DataStream:
         return DataStream(self.env, transformation)
@@ -416,7 +418,7 @@ class DataStreamSink:
     def _with(self, **changes: Any) -> DataStreamSink:
         changed = self.transformation.with_settings(**changes)
         assert isinstance(changed, SinkTransformation)
-        self.env.replace_sink_transformation(self.transformation, changed)
+        self.env.settle(changed)
         self.transformation = changed
         return self
 
