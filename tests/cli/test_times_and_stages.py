@@ -9,8 +9,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from panes.datastream import StreamEnvironment
-from panes.spark.codec import END_MS, SHIFT, progress_watermark, spark_instant_ms, to_spark_time
 from panes.spark.stages import spark_stages
+from panes.spark.watermarks import END_MS, SHIFT, progress_watermark, spark_instant_ms, to_spark_time
 from panes.time import LONG_MAX, LONG_MIN, format_instant
 from panes.watermarks import WatermarkStrategy
 from panes.windowing import TumblingEventTimeWindows

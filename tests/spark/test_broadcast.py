@@ -13,7 +13,6 @@ import pytest
 
 from panes.datastream import ListSink, StreamEnvironment
 from panes.spark import SparkRunner
-from panes.spark.microbatch import MicroBatchExecutor
 from tests.local.test_broadcast import (
     BATCHES,
     EXPECTED_KEYED,
@@ -26,6 +25,7 @@ from tests.local.test_broadcast import (
     unkeyed_process,
 )
 from tests.local.test_state_ttl_local import TTL_BATCHES, TTL_EXPECTED, TTL_TIMES, CountWithTtl
+from tests.spark.microbatch_model import MicroBatchExecutor
 
 pytestmark = pytest.mark.spark
 

@@ -11,7 +11,7 @@ import pytest
 
 from panes.datastream import ListSink, StreamEnvironment
 from panes.local import LocalRunner
-from panes.spark.codec import EVENT_TIMES
+from panes.spark.watermarks import EVENT_TIMES
 from panes.testing.scenario import PANE_FIELDS, Scenario, collect_result, comparable
 from tests.conftest import CONFORMANCE, DERIVED_SCENARIOS
 from tests.scenario_api import PROCESSING_MARKER, input_elements, scenario_pipeline

@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 
 from panes.datastream import StreamEnvironment
-from panes.spark.functions import Chain, chain_function
+from panes.spark.fused import Chain, chain_function
 from panes.spark.layout import END, ChannelCodes, Layout, Record, channel_mask, pack, read_records, unpack
 from panes.spark.linear import linearize
 from panes.types import RecordType, Row, Types

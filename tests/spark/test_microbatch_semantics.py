@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from panes.datastream import ListSink, StreamEnvironment
-from panes.spark.microbatch import MicroBatchExecutor
 from panes.testing.scenario import PANE_FIELDS, Scenario, collect_result, comparable
 from tests.conftest import CONFORMANCE
 from tests.scenario_api import input_elements, scenario_pipeline
+from tests.spark.microbatch_model import MicroBatchExecutor
 
 SCENARIOS = Scenario.load_all(CONFORMANCE)
 WITHOUT_EMISSION_ORDER = [f for f in PANE_FIELDS if f != "emit_seq"]

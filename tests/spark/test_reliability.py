@@ -18,13 +18,13 @@ from panes.datastream import ListSink, OutputTag, StreamEnvironment
 from panes.errors import BadRecordError, ErrorRecord, UserFunctionError
 from panes.functions import Count
 from panes.spark.failures import carried
-from panes.spark.functions import Chain, chain_function
+from panes.spark.fused import Chain, chain_function
 from panes.spark.layout import ChannelCodes, Layout, read_records, unpack
 from panes.spark.linear import linearize
-from panes.spark.microbatch import MicroBatchExecutor
 from panes.watermarks import WatermarkStrategy
 from panes.windowing import GlobalWindows, TumblingEventTimeWindows
 from panes.windowing.windows import TimeWindow
+from tests.spark.microbatch_model import MicroBatchExecutor
 
 ERRORS: OutputTag[Any] = OutputTag("errors")
 ROWS: list[Any] = [{"k": "a", "ts": 1}, {"k": None, "ts": 2}, {"k": "b", "ts": 3}, {"k": "a", "ts": 4}]

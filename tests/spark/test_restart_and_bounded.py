@@ -10,12 +10,12 @@ import pytest
 
 from panes.datastream import ListSink, StreamEnvironment
 from panes.spark import SparkRunner
-from panes.spark.microbatch import MicroBatchExecutor
 from panes.testing.scenario import PANE_FIELDS, PaneFunction, Scenario, collect_result, comparable
 from panes.watermarks import WatermarkStrategy
 from panes.windowing import EventTimeSessionWindows
 from tests.conftest import CONFORMANCE
 from tests.scenario_api import input_elements, scenario_pipeline
+from tests.spark.microbatch_model import MicroBatchExecutor
 
 pytestmark = pytest.mark.spark
 

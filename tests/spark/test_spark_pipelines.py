@@ -12,11 +12,11 @@ import pytest
 from panes.datastream import DataStream, ListSink, StreamEnvironment
 from panes.local import LocalRunner
 from panes.spark import SparkRunner
-from panes.spark.microbatch import MicroBatchExecutor
 from panes.watermarks import WatermarkStrategy
 from panes.windowing import SlidingEventTimeWindows, TumblingEventTimeWindows
 from tests.aggregates import Count
 from tests.local.test_process_functions import CountWithTimeout, IntervalJoin
+from tests.spark.microbatch_model import MicroBatchExecutor
 
 pytestmark = pytest.mark.spark
 

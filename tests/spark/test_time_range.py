@@ -1,4 +1,4 @@
-"""Event times on Spark: the Spark runner represents ``codec.EVENT_TIMES`` (about years 1 to 292,000, from
+"""Event times on Spark: the Spark runner represents ``watermarks.EVENT_TIMES`` (about years 1 to 292,000, from
 Spark's microsecond timestamps and panes' shift). Windows at the edges of that range fire as on the local
 runner; records outside it are refused as bad records naming the range (error output, or a failed job),
 never read as the end of input; a generator's watermark beyond it fails the job. The tests marked ``spark``
@@ -14,11 +14,11 @@ from panes.datastream import ListSink, OutputTag, StreamEnvironment
 from panes.elements import Watermark
 from panes.errors import BadRecordError, ErrorRecord
 from panes.local import LocalRunner
-from panes.spark.codec import END_MS, EVENT_TIMES, to_spark_watermark
-from panes.spark.microbatch import MicroBatchExecutor
+from panes.spark.watermarks import END_MS, EVENT_TIMES, to_spark_watermark
 from panes.time import LONG_MAX
 from panes.watermarks import EventTimeRange, WatermarkGenerator, WatermarkOutput, WatermarkStrategy
 from panes.windowing import TumblingEventTimeWindows
+from tests.spark.microbatch_model import MicroBatchExecutor
 
 ERRORS: OutputTag[Any] = OutputTag("errors")
 TOP, BOTTOM = EVENT_TIMES.highest, EVENT_TIMES.lowest

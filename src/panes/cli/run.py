@@ -202,7 +202,7 @@ def summary(result: Any, seconds: float) -> str:
     text = f"panes: done in {seconds:.1f} s"
     if "batches" in details:  # a streaming query on Spark
         text += f" over {details.get('batches', 0)} micro-batches"
-        from panes.spark.codec import progress_watermark
+        from panes.spark.watermarks import progress_watermark
 
         progress = details.get("progress") or []
         if progress:

@@ -23,7 +23,7 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamArrowWriter, Data
 from panes.datastream.file_format import EXTENSIONS, write_table
 from panes.datastream.sinks import FileSink
 from panes.spark.failures import carrying
-from panes.spark.functions import unpacked
+from panes.spark.fused import unpacked
 from panes.spark.layout import ChannelCodes
 from panes.spark.sinks import SinkTarget, target_table
 

@@ -33,9 +33,9 @@ from typing import Any
 import pyarrow as pa
 
 from panes.operators.metrics import COUNTERS, GAUGES, OperatorMetrics
-from panes.spark.codec import progress_watermark
 from panes.spark.layout import METRICS
 from panes.spark.sources import offset_control_rows
+from panes.spark.watermarks import progress_watermark
 
 FIELDS = (*COUNTERS, *GAUGES, "state_bytes_written", "shard_calls", "shard_call_ms")
 """What a streaming keyed step's call reports: the operator's counters, the changes of its gauges, the state

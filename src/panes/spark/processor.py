@@ -8,7 +8,7 @@ three times the state and the write cost per call stays proportional to its work
 holding nothing (no state entries, no timers) writes its (tiny) snapshot in place of the log at once, so the
 stored bytes return to almost nothing when the final watermark has fired everything. A ValueState
 holds the shard's version and gauges, and one Spark timer is its wake-up:
-in event time at the operator's next event-time timer (shifted, see ``codec``); in a query without
+in event time at the operator's next event-time timer (shifted, see ``watermarks``); in a query without
 watermarks (processing time) at its next processing-time timer. On every call it advances the
 operator to Spark's current watermark before handling the batch's rows (``host``), so timers fire and
 rows are processed in Flink's order at micro-batch granularity.
@@ -35,13 +35,13 @@ import pandas as pd
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
-from panes.spark.codec import from_spark_watermark, to_spark_time
 from panes.spark.failures import carrying_iterators
 from panes.spark.keeper_client import keepers_enabled, run_shard
 from panes.spark.layout import ChannelCodes, Layout
 from panes.spark.linear import Step
 from panes.spark.live_shards import ShardCall, ShardDefinition
 from panes.spark.metrics import DDL, Gauges, counters
+from panes.spark.watermarks import from_spark_watermark, to_spark_time
 
 LOG = StructType([StructField("entry", BinaryType())])
 CLOCK_STATE = StructType([StructField("now", LongType())])

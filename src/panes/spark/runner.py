@@ -1,6 +1,6 @@
 """``SparkRunner``: executes plans on Spark, streaming (Structured Streaming) or bounded (a batch job).
 
-Translation (see ``linear``, ``functions``, ``processor``): the sources become DataFrames of panes rows
+Translation (see ``linear``, ``fused``, ``keying``, ``processor``): the sources become DataFrames of panes rows
 (``layout``); each step transforms them in order — stateless operators with ``mapInArrow``; timestamps steps
 with ``mapInArrow`` plus ``withWatermark`` on a shifted column of Flink-formula watermarks (dropped again
 before any keyed step, so Spark never drops late rows); keyed operators by hashing keys to shards and
@@ -82,7 +82,7 @@ class SparkJob:
 
     def progress(self) -> list[Any]:
         """The query's progress so far (Spark's, one entry per micro-batch; its event-time watermark is shifted,
-        see ``panes.spark.codec``), with panes' counters added to :attr:`observed`."""
+        see ``panes.spark.watermarks``), with panes' counters added to :attr:`observed`."""
         progress = sorted(self.query.recentProgress, key=lambda p: p["batchId"])
         for entry in progress:
             if entry["batchId"] not in self._counted:

@@ -59,7 +59,7 @@ def dataframe_type(dataframe: Any, as_: str = "dict") -> RecordType:
 @dataclass(frozen=True)
 class ColumnarInput:
     """A source DataFrame whose columns become the source channel's values inside the first fused step of
-    its branch (``functions``), saving a Spark and a Python pass."""
+    its branch (``fused``), saving a Spark and a Python pass."""
 
     dataframe: Any
     record_type: RecordType

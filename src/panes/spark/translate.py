@@ -2,7 +2,7 @@
 
 Rows start in one *branch* per source. Row-local steps (stateless operators, a timestamps step) are queued
 on the branch that holds the channels they read (branches merge, by union, when a step reads several), and
-run fused in one ``mapInArrow`` when the branch is *flushed* (``functions.Chain``). A timestamps step's
+run fused in one ``mapInArrow`` when the branch is *flushed* (``fused.Chain``). A timestamps step's
 branch gets Spark's watermark right after its flush: ``withWatermark`` on the carried column, then a filter
 that names that column (so Spark keeps it above the watermark operator) drops carriers and sentinels, and
 the column is dropped — before any keyed step, so Spark never drops late rows. Spark refuses a second
@@ -26,14 +26,14 @@ from pyspark.sql import functions as F
 from panes.datastream.execution import ExecutionConfig, metric_names
 from panes.datastream.plan import Channel, Plan, declared_source_type
 from panes.datastream.sources import MicroBatchSource
-from panes.spark.codec import END_MS, from_spark_watermark
-from panes.spark.functions import Chain, chain_function, keyed_shard_function
+from panes.spark.fused import Chain, chain_function, keyed_shard_function
 from panes.spark.layout import ChannelCodes, Layout
 from panes.spark.linear import Step, after, linearize, sink_channels
 from panes.spark.metrics import FIELDS, column, metric_fields, observe, observe_keyed
 from panes.spark.processor import PAYLOAD_DDL, ShardProcessor
 from panes.spark.session import executor_slots
 from panes.spark.sources import ColumnarInput, columnar_input, source_rows
+from panes.spark.watermarks import END_MS, from_spark_watermark
 from panes.time import LONG_MAX, LONG_MIN
 from panes.types import RecordType
 
@@ -352,7 +352,7 @@ class Translator:
 
 def keying_outputs(keyed: Step | None) -> set[Channel]:
     """The channels the keying before ``keyed`` adds to the rows it shuffles: the step's error output, where
-    rows whose key cannot be read go (``microbatch.shard_rows``), when anything reads it."""
+    rows whose key cannot be read go (``keying.shard_rows``), when anything reads it."""
     if keyed is None or keyed.transformation.error_tag is None:
         return set()
     channel = (keyed.transformation.id, keyed.transformation.error_tag.tag_id)

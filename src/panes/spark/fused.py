@@ -1,4 +1,6 @@
-"""The Python functions Spark runs (shipped to executors with cloudpickle).
+"""Fused steps: the row-local steps of a branch (and the keying before a keyed step) run as one ``mapInArrow``
+call, the Python function Spark ships to executors with cloudpickle; and the bounded keyed step's ``applyInArrow``
+function.
 
 Consecutive row-local steps of one branch of the plan (stateless operators, one timestamps step, and the
 keying before a keyed step) run fused in one ``mapInArrow`` call (:func:`chain_function`): the rows they
@@ -27,13 +29,11 @@ import numpy as np
 import pyarrow as pa
 
 from panes.datastream.plan import Channel
-from panes.functions.aggregators import FieldKey
-from panes.keygroups import key_groups
 from panes.operators.base import CountingOutput
 from panes.operators.metrics import OperatorCounters
-from panes.spark.codec import END_MS, EVENT_TIMES, to_spark_watermark
 from panes.spark.failures import carrying_iterators
 from panes.spark.host import StepHost
+from panes.spark.keying import has_null_keys, keys_by_column, shards_of_columns, shards_out
 from panes.spark.layout import (
     CARRIER,
     CLOCK,
@@ -49,12 +49,9 @@ from panes.spark.layout import (
 )
 from panes.spark.linear import Step
 from panes.spark.metrics import FIELDS, metered, metric_fields
-from panes.spark.microbatch import rate_watermarks, shard_rows, timestamps_operator
+from panes.spark.watermarks import END_MS, rate_watermarks, stamp_columns, timestamps_operator, to_spark_watermark
 from panes.time import LONG_MIN
 from panes.watermarks import (
-    AscendingTimestampsWatermarks,
-    BoundedOutOfOrdernessWatermarks,
-    ColumnTimestampAssigner,
     TimestampsAndWatermarksOperator,
 )
 
@@ -254,7 +251,7 @@ def chain_function(
             if chain.keyed is None:
                 yield from _rows_out(rated_layout if chain.rates else layout, rows, rest, chain.rates, top)
             else:
-                yield _shards_out(
+                yield shards_out(
                     chain.keyed,
                     layout,
                     rows,
@@ -281,134 +278,6 @@ def _share(counters: dict[int, OperatorCounters], index: int, operator: Any) -> 
         output = operator.output
         if isinstance(output, CountingOutput):
             output._counters = shared
-
-
-def stamp_columns(
-    batch: pa.RecordBatch, step: Step, operator: TimestampsAndWatermarksOperator, codes: ChannelCodes
-) -> tuple[pa.RecordBatch, int | None] | None:
-    """A timestamps step on columns, when it can run there: its input is typed records, its assigner reads an
-    integer column and its generator is bounded out-of-orderness (or monotonous). Returns the batch with the
-    step's rows stamped (and moved to its output) and the largest watermark it rated; ``None`` when the step
-    needs records (another strategy, or a batch with a missing timestamp or one outside the Spark runner's
-    event times: its bad records need the operator)."""
-    generator, assigner = operator.watermark_generator, operator._assigner
-    if not isinstance(generator, BoundedOutOfOrdernessWatermarks) or type(generator) not in (
-        BoundedOutOfOrdernessWatermarks,
-        AscendingTimestampsWatermarks,
-    ):
-        return None
-    if type(assigner) is not ColumnTimestampAssigner or len(step.consumed) != 1:
-        return None
-    (source,) = step.consumed
-    target = (step.transformation.id, None)
-    record_type = codes.types.get(codes.code[source])
-    if record_type is None or record_type.shape == "scalar" or target not in codes.code:
-        return None
-    index = record_type.arrow_type.get_field_index(assigner.column)
-    if index < 0 or not pa.types.is_integer(record_type.arrow_type.field(index).type):
-        return None
-    channel = batch.column("ch").to_numpy(zero_copy_only=False)
-    mine = channel == codes.code[source]
-    if not mine.any():
-        return batch, None
-    rows = batch.filter(pa.array(mine))
-    values = rows.column(codes.column(codes.code[source]))
-    timestamps = values.field(index)
-    if timestamps.null_count:
-        return None
-    ts = timestamps.to_numpy(zero_copy_only=False).astype(np.int64)
-    top = int(ts.max())
-    if top > EVENT_TIMES.highest or int(ts.min()) < EVENT_TIMES.lowest:
-        return None  # records outside Spark's times: the operator refuses them
-    assert operator._emitter is not None
-    generator.on_event(None, top, operator._emitter)
-    best = generator.max_timestamp - generator.out_of_orderness - 1
-    count = rows.num_rows
-    operator.counters.records_in += count
-    operator.counters.records_out += count
-    stamped = pa.RecordBatch.from_arrays(
-        [
-            pa.array(np.full(count, codes.code[target], dtype=np.int32)),
-            pa.array(ts),
-            rows.column("seq"),
-            rows.column("ph"),
-            values,
-        ],
-        names=["ch", "ts", "seq", "ph", codes.column(codes.code[target])],
-    )
-    keep = ~mine | (channel_mask(batch, codes.codes(step.passthrough)) if step.passthrough else False)
-    parts = [stamped] + ([batch.filter(pa.array(keep))] if keep.any() else [])
-    channels = {codes.channel[c] for c in np.unique(channel[keep]).tolist() if c in codes.channel} | {target}
-    layout = Layout(codes, channels)
-    merged = pa.Table.from_batches([layout.adapt(part) for part in parts]).combine_chunks().to_batches()
-    return (merged[0] if merged else layout.adapt(stamped)), best
-
-
-def keys_by_column(keyed: Step, codes: ChannelCodes) -> bool:
-    """Whether the keyed step's keys are fields of typed records (``key_by("field")``): shards by column."""
-    for channel in keyed.consumed:
-        selector = keyed.key_selectors[keyed.input_of[channel]]
-        record_type = codes.types.get(codes.code[channel])
-        if not isinstance(selector, FieldKey) or record_type is None or record_type.shape == "scalar":
-            return False
-        if not isinstance(selector.field, str) or record_type.arrow_type.get_field_index(selector.field) < 0:
-            return False
-    return True
-
-
-def has_null_keys(batch: pa.RecordBatch, keyed: Step, codes: ChannelCodes) -> bool:
-    """Whether a row the keyed step reads has a null key column (``keys_by_column`` steps): such a batch takes
-    the record path, where null keys are bad records (``panes.operators.keys``)."""
-    return any(keys.null_count for _, keys in _key_columns(batch, keyed, codes))
-
-
-def _key_columns(batch: pa.RecordBatch, keyed: Step, codes: ChannelCodes) -> Iterator[tuple[np.ndarray, pa.Array]]:
-    """For each channel the keyed step reads (``keys_by_column`` steps) with rows in ``batch``: the mask of its
-    rows and their key column."""
-    channel = batch.column("ch").to_numpy(zero_copy_only=False)
-    for code_channel in keyed.consumed:
-        code = codes.code[code_channel]
-        mine = channel == code
-        if not mine.any():
-            continue
-        selector = keyed.key_selectors[keyed.input_of[code_channel]]
-        assert isinstance(selector, FieldKey)
-        yield mine, batch.column(codes.column(code)).filter(pa.array(mine)).field(selector.field)
-
-
-def shards_of_columns(
-    batch: pa.RecordBatch,
-    keyed: Step,
-    layout: Layout,
-    codes: ChannelCodes,
-    num_shards: int,
-    max_parallelism: int,
-    top: int | None,
-    timestamps: bool,
-    schema: pa.Schema,
-) -> pa.RecordBatch:
-    """The batch's rows as one payload per shard, keys hashed to shards with numpy (as :func:`_shards_out`
-    does for records); rows the keyed step does not read go by their ordering number."""
-    rows = layout.adapt(batch)
-    shards = rows.column("seq").to_numpy(zero_copy_only=False) % num_shards
-    for mine, keys in _key_columns(rows, keyed, codes):
-        shards[mine] = key_groups(keys, max_parallelism) * num_shards // max_parallelism
-    order = np.argsort(shards, kind="stable")
-    ordered = rows.take(pa.array(order))
-    sorted_shards = shards[order]
-    present, starts = np.unique(sorted_shards, return_index=True)
-    ends = np.append(starts[1:], len(order)) if len(order) else starts
-    payloads = [
-        pack([ordered.slice(a, b - a)], layout.schema) for a, b in zip(starts.tolist(), ends.tolist(), strict=True)
-    ]
-    arrays = [pa.array(present.astype(np.int32)), pa.array(payloads, pa.binary())]
-    if timestamps:
-        arrays = [
-            pa.concat_arrays([arrays[0], pa.array([-1], pa.int32())]),
-            pa.concat_arrays([arrays[1], pa.array([b""], pa.binary())]),
-            pa.array([None] * len(payloads) + [top], pa.int64()),
-        ]
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def clock_rows(clock: int, layout: Layout, schema: pa.Schema, num_shards: int | None) -> pa.RecordBatch:
@@ -469,49 +338,6 @@ def _rows_out(
         yield layout.adapt(rest, **wm(rest.num_rows))
     if timestamps:
         yield layout.row(ch=CARRIER, seq=0, ph=1, wm=top)
-
-
-def _shards_out(
-    keyed: Step,
-    layout: Layout,
-    rows: list[Record],
-    rest: pa.RecordBatch | None,
-    num_shards: int,
-    max_parallelism: int,
-    cache: dict[Any, int],
-    top: int | None,
-    timestamps: bool,
-    schema: pa.Schema,
-    counters: OperatorCounters | None = None,
-) -> pa.RecordBatch:
-    """One ``(shard, payload)`` row per shard that has rows: the keyed step's rows by their key's shard, other
-    rows spread by their ordering number; plus the carrier row when the chain rates watermarks. Rows refused
-    for their key count in ``counters`` (the keyed step's)."""
-    rows, shards = shard_rows(keyed, rows, num_shards, max_parallelism, cache, counters)
-    by_shard: dict[int, list[Record]] = defaultdict(list)
-    for row, shard in zip(rows, shards, strict=True):
-        by_shard[shard].append(row)
-    passing: dict[int, pa.RecordBatch] = {}
-    if rest is not None and rest.num_rows:
-        adapted = layout.adapt(rest)
-        spread = adapted.column("seq").to_numpy(zero_copy_only=False) % num_shards
-        for shard in np.unique(spread):
-            passing[int(shard)] = adapted.filter(pa.array(spread == shard))
-    ordered = sorted(set(by_shard) | set(passing))
-    payloads = []
-    for shard in ordered:
-        parts = [layout.encode(by_shard[shard])] if by_shard.get(shard) else []
-        if shard in passing:
-            parts.append(passing[shard])
-        payloads.append(pack(parts, layout.schema))
-    arrays = [pa.array(ordered, pa.int32()), pa.array(payloads, pa.binary())]
-    if timestamps:
-        arrays = [
-            pa.concat_arrays([arrays[0], pa.array([-1], pa.int32())]),
-            pa.concat_arrays([arrays[1], pa.array([b""], pa.binary())]),
-            pa.array([None] * len(ordered) + [top], pa.int64()),
-        ]
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def keyed_shard_function(
