@@ -9,7 +9,6 @@ the default; ``"spark"``, ``panes.spark``) or a runner object with ``execute(pla
 from __future__ import annotations
 
 import dataclasses
-
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
