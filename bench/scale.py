@@ -114,7 +114,8 @@ def row(found: dict[str, Any]) -> str:
     time_share = found["restore_ms"] / max(1, found["call_ms"])
     slots = found["master"][len("local[") : -1]
     return (
-        f"| {found['keys']:,} | {slots} | {'yes' if found['keepers'] else 'no'} | {found['seconds']:.1f} "
+        f"| {found['keys']:,} | {found['events']:,} | {slots} | {'yes' if found['keepers'] else 'no'} "
+        f"| {found['seconds']:.1f} "
         f"| {b2:.2f} | {b10:.2f} | {found['rebuilds']} of {found['calls']} ({rebuild_share:.0%} after each "
         f"shard's first) | {found['restore_ms'] / 1000:.1f} s ({time_share:.0%}) "
         f"| {found['cpu_jvm']:.0f} / {found['cpu_python']:.0f} "
@@ -124,17 +125,19 @@ def row(found: dict[str, Any]) -> str:
 
 
 HEADER = (
-    "| keys | task slots | shard keepers | job s | batch 2 s | batch 10 s | rebuilt from the store "
+    "| keys | events | task slots | shard keepers | job s | batch 2 s | batch 10 s | rebuilt from the store "
     "| time rebuilding (share of the keyed step) | CPU s: JVM / Python | Python MB: one process / all "
     "| state store MB | results |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keys", type=int, nargs="+", default=[100_000])
-    parser.add_argument("--events", type=int, default=300_000)
+    parser.add_argument(
+        "--events", type=int, default=300_000, help="events per run (at least one per key: more keys take more)"
+    )
     parser.add_argument("--batches", type=int, default=10)
     parser.add_argument("--masters", nargs="+", default=["local[2]", "local[8]"])
     parser.add_argument("--keepers", choices=["on", "off", "both"], default="on")
@@ -154,7 +157,8 @@ def main() -> int:
         for master in args.masters:
             for keepers in (["on", "off"] if args.keepers == "both" else [args.keepers]):
                 command = [sys.executable, __file__, "--one", "--master", master, "--key-count", str(keys)]
-                command += ["--events", str(args.events), "--batches", str(args.batches), "--keepers", keepers]
+                events = max(args.events, keys)
+                command += ["--events", str(events), "--batches", str(args.batches), "--keepers", keepers]
                 command += ["--memory", args.memory]
                 done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
                 found = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
@@ -179,7 +183,7 @@ def write(args: argparse.Namespace, lines: list[str]) -> None:
         f"{BEGIN}\n## Scale: state that stays with its shard\n\n"
         f"`.venv/bin/python bench/scale.py {' '.join(sys.argv[1:])}` on {time.strftime('%Y-%m-%d')}: "
         f"{platform.machine()}, {os.cpu_count()} cores, Spark {pyspark.__version__}. The growing-state job "
-        f"(one-hour tumbling windows, count+sum, {args.events:,} events in {args.batches} micro-batches of "
+        f"(one-hour tumbling windows, count+sum, max({args.events:,}, keys) events in {args.batches} micro-batches of "
         "Parquet; every pane stays open until the end), `spark.sql.shuffle.partitions` = task slots, shards = "
         "twice that. Rebuilt: shard calls that found no live operator of the committed version and restored it "
         "from Spark's state store (each shard's first call restores nothing). Python MB: peak resident memory of "

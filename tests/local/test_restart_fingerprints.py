@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from panes.datastream import KeyedProcessFunction, ListSink, StreamEnvironment
-from panes.datastream.fingerprint import operator_uids
+from panes.datastream.fingerprint import STATE_FORMAT, operator_uids
 from panes.errors import IncompatibleCheckpointError
 from panes.local import LocalRunner
 from panes.local.job import LocalJob
@@ -143,7 +143,8 @@ def test_a_snapshot_of_another_state_format_is_refused() -> None:
     del old["state_format"]
     old["version"] = 1  # what panes wrote before it kept fingerprints
     env, _ = build()
-    with pytest.raises(IncompatibleCheckpointError, match="state format 1, and this panes reads state format 2"):
+    refused = f"state format 1, and this panes reads state format {STATE_FORMAT}"
+    with pytest.raises(IncompatibleCheckpointError, match=refused):
         start(env, pickle.dumps(old))
 
 

@@ -51,10 +51,12 @@ from panes.datastream.plan import (
 from panes.errors import RESTART_ADVICE, IncompatibleCheckpointError
 from panes.types import RecordType
 
-STATE_FORMAT = 2
+STATE_FORMAT = 3
 """The version of the state format (operator snapshots, the Spark runner's state log, the local runner's job
 snapshot). Raised whenever what is stored changes shape; a checkpoint of another format is refused.
-(1: before fingerprints; 2: operators keyed by uid, fingerprints kept with the state.)"""
+(1: before fingerprints; 2: operators keyed by uid, fingerprints kept with the state; 3: columnar windows
+keep columns, the Spark runner's shard versions carry the rescaling generation and its queries read a
+control input.)"""
 
 STATELESS_KEYED_KINDS = frozenset({"map", "flat_map", "filter", "co_map", "co_flat_map"})
 """Keyed operator kinds that keep no state (removing one is compatible)."""
@@ -246,10 +248,19 @@ def fingerprint(
     )
 
 
-def check_restart(stored: JobFingerprint, new: JobFingerprint, where: str, *, ordered: bool = False) -> None:
+def check_restart(
+    stored: JobFingerprint,
+    new: JobFingerprint,
+    where: str,
+    *,
+    ordered: bool = False,
+    rescaled: frozenset[str] = frozenset(),
+) -> None:
     """Raise :class:`IncompatibleCheckpointError` when ``new`` cannot resume from state written by ``stored``
     (the rules are in the module docstring). ``where`` names the checkpoint in the message; ``ordered`` says
-    the runner maps state to keyed operators by their order (Spark)."""
+    the runner maps state to keyed operators by their order (Spark); ``rescaled`` names the settings and
+    operator properties that may change because the runner redistributes the state when they do (shard
+    counts)."""
     if stored.state_format != new.state_format:
         raise IncompatibleCheckpointError(
             f"cannot restart from {where}: it was written by panes {stored.panes_version} in state format "
@@ -259,7 +270,7 @@ def check_restart(stored: JobFingerprint, new: JobFingerprint, where: str, *, or
         )
     changes: list[tuple[str | None, str, str, str]] = []
     lines: list[str] = []
-    for name in sorted(set(stored.settings) & set(new.settings)):
+    for name in sorted((set(stored.settings) & set(new.settings)) - rescaled):
         if stored.settings[name] != new.settings[name]:
             changes.append((None, name, stored.settings[name], new.settings[name]))
             lines.append(f"- the job's {name} changed from {stored.settings[name]} to {new.settings[name]}")
@@ -278,7 +289,7 @@ def check_restart(stored: JobFingerprint, new: JobFingerprint, where: str, *, or
             changes.append((old.uid, "kind", old.kind, current.kind))
             lines.append(f"- {old.label()}: its kind changed from {old.kind} to {current.kind}")
             continue
-        for what in sorted(set(old.properties) | set(current.properties)):
+        for what in sorted((set(old.properties) | set(current.properties)) - rescaled):
             before, after = old.properties.get(what), current.properties.get(what)
             if before is None or after is None or before == after:
                 continue

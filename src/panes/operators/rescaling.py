@@ -22,8 +22,25 @@ from typing import Any, Protocol
 
 from panes.time import LONG_MIN
 
-Owner = Callable[[Any], int]
-"""The new instance ``[0, count)`` that owns a key."""
+
+class Owner:
+    """The new instance ``[0, count)`` that owns a key when a step has ``count`` instances (its key group's share):
+    ``owner(key)`` for one key, :meth:`of_keys` for an Arrow array of them."""
+
+    def __init__(self, max_parallelism: int, count: int) -> None:
+        from panes import keygroups  # imported here: keygroups imports the windowing package, which imports this
+
+        self.max_parallelism = max_parallelism
+        self.count = count
+        self._keygroups = keygroups
+
+    def __call__(self, key: Any) -> int:
+        return self._keygroups.assign_key_to_parallel_operator(key, self.max_parallelism, self.count)
+
+    def of_keys(self, keys: Any) -> Any:
+        """The owners of the keys of an Arrow array, as an ``int64`` numpy array."""
+        groups = self._keygroups.key_groups(keys, self.max_parallelism)
+        return self._keygroups.operator_index_for_key_group(self.max_parallelism, self.count, groups)
 
 
 class Rescalable(Protocol):
@@ -33,22 +50,12 @@ class Rescalable(Protocol):
     def rescale_snapshots(cls, snapshots: Sequence[bytes], owner: Owner, count: int) -> list[bytes]: ...
 
 
-def owner_of(max_parallelism: int, count: int) -> Owner:
-    """The new instance of a key when a step has ``count`` instances (its key group's share)."""
-    from panes.keygroups import assign_key_to_parallel_operator  # (keygroups imports the windowing package)
-
-    def owner(key: Any) -> int:
-        return assign_key_to_parallel_operator(key, max_parallelism, count)
-
-    return owner
-
-
 def rescale(kind: Rescalable, snapshots: Sequence[bytes], max_parallelism: int, count: int) -> list[bytes]:
     """The snapshots of ``count`` instances of an operator of class ``kind`` holding the state of ``snapshots``
     (one per old instance, full snapshots, not changes), each key's state at the instance that owns it now."""
     if count <= 0:
         raise ValueError(f"a step needs at least one instance to hold its state (got {count})")
-    return kind.rescale_snapshots(snapshots, owner_of(max_parallelism, count), count)
+    return kind.rescale_snapshots(snapshots, Owner(max_parallelism, count), count)
 
 
 def split_keyed(items: dict[Any, Any], key_of: Callable[[Any], Any], owner: Owner, count: int) -> list[dict[Any, Any]]:

@@ -7,6 +7,11 @@ the operator from that log costs what the shard holds, so the operator is kept a
 (:meth:`LiveShards.run`): with the live operator when its version is the committed one, else with one restored
 from the log (a replayed batch, a restarted query, another executor's newer state: never a stale operator).
 
+A version also says which *generation* of the step's shards wrote it: a restart with another number of shards
+redistributes the state by key (``panes.spark.rescaling``) and starts a new generation. Its first micro-batch
+hands each new shard the *pieces* of the old shards' state that its keys own (:attr:`ShardCall.pieces`); state of
+an older generation that a shard still holds under its number is not its state any more and is ignored.
+
 Nothing here touches Spark: the caller reads the committed version and, when asked, the log, and writes what a
 call returns. The same :class:`LiveShards` runs inside a Spark Python worker or inside a shard keeper
 (``keeper``), the process that keeps a slot's shards alive whichever Python worker Spark hands the task to.
@@ -22,12 +27,18 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from panes.operators.rescaling import Owner
 from panes.spark.layout import CLOCK, ChannelCodes, Layout, clock_of, pack, unpack
 from panes.spark.linear import Step
 from panes.spark.shards import ShardHost, shard_host
 
 COMPACT_SLACK = 64 * 1024
 """Bytes of changes a shard may log beyond twice its last snapshot before it writes a new snapshot."""
+
+GENERATION_SHIFT = 48
+"""A version is ``generation << GENERATION_SHIFT`` plus 48 random bits."""
+PIECE = b"panes-piece\0"
+"""The prefix of a payload that carries a piece of rescaled state (a shard snapshot) instead of rows."""
 
 IDLE_SECONDS = 3600.0
 """A live operator not called for this long is dropped (its state stays in the store; a later call restores)."""
@@ -74,6 +85,17 @@ class ShardCall:
     snapshot: int = 0
     clocked: bool = False
     clock: int | None = None
+    generation: int = 0
+    pieces: list[bytes] = field(default_factory=list)
+    """Pieces of the state of the previous generation's shards that this shard's keys own (its first call of a
+    new generation; see the module docstring)."""
+
+    @property
+    def committed(self) -> int | None:
+        """The committed version when it is of this generation (an older one is not this shard's state)."""
+        if self.version is None or self.version >> GENERATION_SHIFT != self.generation:
+            return None
+        return self.version
 
 
 @dataclass
@@ -120,17 +142,26 @@ class LiveShards:
         self._drop_idle()
         place = (definition.uid, call.shard)
         live = self._live.pop(place, None)
-        done: dict[str, int] = {"restores": 0, "restore_ms": 0}
-        if live is not None and call.version is not None and live.version == call.version:
-            host = live.host
+        committed = call.committed
+        started = time.perf_counter()
+        restored = True
+        if call.pieces:
+            host = definition.host(call.shard)
+            (merged,) = host.rescale(call.pieces, Owner(definition.max_parallelism, 1), 1)
+            host.restore(merged)
+            committed = None  # a new generation's state: its log starts with a snapshot
+        elif live is not None and committed is not None and live.version == committed:
+            host, restored = live.host, False
         else:
             host = definition.host(call.shard)
-            if call.version is not None:
-                started = time.perf_counter()
+            if committed is None:
+                restored = False
+            else:
                 entries = read_log()
                 host.restore(entries[0], entries[1:])
-                done = {"restores": 1, "restore_ms": round((time.perf_counter() - started) * 1000)}
-        outcome = _call(host, definition.layout, call)
+        seconds = time.perf_counter() - started
+        done = {"restores": int(restored), "restore_ms": round(seconds * 1000) if restored else 0}
+        outcome = _call(host, definition.layout, call, committed)
         for name, value in done.items():
             outcome.done[name] = outcome.done.get(name, 0) + value
         self._live[place] = _Live(outcome.version, host)
@@ -145,8 +176,9 @@ class LiveShards:
             del self._live[place]
 
 
-def _call(host: ShardHost, layout: Layout, call: ShardCall) -> ShardOutcome:
-    """``call`` on ``host`` (live, restored or new): process, then the entry to log (see ``processor``)."""
+def _call(host: ShardHost, layout: Layout, call: ShardCall, committed: int | None) -> ShardOutcome:
+    """``call`` on ``host`` (live, restored or new): process, then the entry to log (see ``processor``): a snapshot
+    when nothing of this generation was ``committed`` yet, or when the log outgrew it."""
     batches = [batch for payload in call.payloads for batch in unpack(payload)]
     now = call.now
     clock: int | None = None
@@ -160,7 +192,7 @@ def _call(host: ShardHost, layout: Layout, call: ShardCall) -> ShardOutcome:
     done = {name: after[name] - counted[name] for name in after}
     stored, snapshot = call.stored, call.snapshot
     if (
-        call.version is None
+        committed is None
         or stored - snapshot > 2 * snapshot + COMPACT_SLACK
         or (stored > snapshot and _holds_nothing(host))
     ):
@@ -177,7 +209,7 @@ def _call(host: ShardHost, layout: Layout, call: ShardCall) -> ShardOutcome:
         payload=pack(out, layout.schema),
         entry=entry,
         snapshot=is_snapshot,
-        version=random.getrandbits(62),
+        version=(call.generation << GENERATION_SHIFT) | random.getrandbits(GENERATION_SHIFT),
         open_panes=host.open_panes(),
         timers=host.timer_count(),
         stored=stored,

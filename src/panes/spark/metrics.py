@@ -34,6 +34,7 @@ import pyarrow as pa
 
 from panes.operators.metrics import COUNTERS, GAUGES, OperatorMetrics
 from panes.spark.layout import METRICS
+from panes.spark.rescaling import is_control_source
 from panes.spark.sources import offset_control_rows
 from panes.spark.watermarks import progress_watermark
 
@@ -177,12 +178,16 @@ def observed_values(row: Any) -> dict[str, Any]:
 
 def source_records(progress: Any) -> int:
     """The records the sources read in a micro-batch: Spark's ``numInputRows`` less the control rows of
-    panes' micro-batch sources (end-of-input sentinels, clock rows; ``sources.offset_control_rows``)."""
+    panes' micro-batch sources (end-of-input sentinels, clock rows; ``sources.offset_control_rows``) and the
+    rows of the query's control input (``rescaling``)."""
     control = 0
     read = 0
     for source in _field(progress, "sources") or []:
         control += offset_control_rows(_field(source, "endOffset")) - offset_control_rows(_field(source, "startOffset"))
-        read += int(_field(source, "numInputRows") or 0)
+        rows = int(_field(source, "numInputRows") or 0)
+        if is_control_source(_field(source, "description")):
+            control += rows  # pieces of rescaled state, not records
+        read += rows
     total = _field(progress, "numInputRows")  # Spark Connect's progress has the sources' counts only
     return (read if total is None else int(total)) - control
 

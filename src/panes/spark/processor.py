@@ -39,7 +39,7 @@ from panes.spark.failures import carrying_iterators
 from panes.spark.keeper_client import keepers_enabled, run_shard
 from panes.spark.layout import ChannelCodes, Layout
 from panes.spark.linear import Step
-from panes.spark.live_shards import ShardCall, ShardDefinition
+from panes.spark.live_shards import PIECE, ShardCall, ShardDefinition
 from panes.spark.metrics import DDL, Gauges, counters
 from panes.spark.watermarks import from_spark_watermark, to_spark_time
 
@@ -77,6 +77,8 @@ class ShardProcessor(StatefulProcessor):
         self.definition = ShardDefinition(self.uid, step, codes, layout, num_shards, max_parallelism).pickled()
         self.slots = slots
         self.keepers = keepers
+        self.generation = 0
+        """The generation of the step's shards (``live_shards``): raised by a restart that rescales them."""
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
@@ -102,7 +104,7 @@ class ShardProcessor(StatefulProcessor):
         meta = self.meta.get() if self.meta.exists() else None
         call = ShardCall(
             shard=shard,
-            payloads=payloads,
+            payloads=[payload for payload in payloads if not payload.startswith(PIECE)],
             watermark=from_spark_watermark(timer_values.getCurrentWatermarkInMs()),
             now=max(int(timer_values.getCurrentProcessingTimeInMs()), 0),
             version=None if meta is None else int(meta[0]),
@@ -110,6 +112,8 @@ class ShardProcessor(StatefulProcessor):
             snapshot=0 if meta is None else int(meta[3]),
             clocked=self.clocked,
             clock=kept,
+            generation=self.generation,
+            pieces=[payload[len(PIECE) :] for payload in payloads if payload.startswith(PIECE)],
         )
         outcome = run_shard(self._slot(), self.uid, self.definition, call, self._read_log)
         if outcome.snapshot:

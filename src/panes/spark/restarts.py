@@ -11,11 +11,12 @@ checkpoint would look like one written before panes kept fingerprints). It lives
 Hadoop filesystem, or on a Spark Connect server): Spark's file committer makes a folder's file appear whole or
 not at all, and the newest complete folder is the fingerprint. Metadata only: no data is ever written there.
 
-On Spark the fingerprint adds the runner's settings that shape state (``num_shards``: keys are hashed to
-shards, and Spark keeps each shard's state under the shard; ``max_parallelism``: the key groups) and each
-keyed step's state layout (``columnar``, ``aligned`` or ``general``: the operator whose snapshots the shard
-log holds). Spark's state store maps state to stateful operators by their order in the query, so the keyed
-steps must stay the same, in the same order (``check_restart(..., ordered=True)``).
+On Spark the fingerprint adds the runner's settings that shape state (``max_parallelism``: the key groups;
+``num_shards`` and each keyed step's shard count, which a restart may change because ``rescaling`` redistributes
+the state, and the ``generation`` of the shards it counts) and each keyed step's state layout (``columnar``,
+``aligned`` or ``general``: the operator whose snapshots the shard log holds). Spark's state store maps state to
+stateful operators by their order in the query, so the keyed steps must stay the same, in the same order
+(``check_restart(..., ordered=True)``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from panes.datastream.plan import Channel, Plan, Transformation
 from panes.datastream.windowed import WindowSpec
 from panes.errors import RESTART_ADVICE, IncompatibleCheckpointError
 from panes.spark.linear import Step
+from panes.spark.rescaling import RESCALED
 from panes.spark.shards import columnar_plan
 from panes.spark.translate import Translation
 from panes.types import RecordType
@@ -48,8 +50,11 @@ def state_layout(step: Step) -> str:
     return "general"
 
 
-def query_fingerprint(plan: Plan, translation: Translation, num_shards: int, max_parallelism: int) -> JobFingerprint:
-    """The fingerprint of ``plan`` translated as ``translation``."""
+def query_fingerprint(
+    plan: Plan, translation: Translation, num_shards: int, max_parallelism: int, generation: int = 0
+) -> JobFingerprint:
+    """The fingerprint of ``plan`` translated as ``translation``, its shards of ``generation``
+    (``rescaling``)."""
     codes = translation.codes
     types: dict[Channel, RecordType | None] = {codes.channel[code]: codes.types[code] for code in codes.channel}
     keyed = {step.transformation.id: step for step in translation.steps if step.kind == "keyed"}
@@ -58,10 +63,10 @@ def query_fingerprint(plan: Plan, translation: Translation, num_shards: int, max
         step = keyed.get(transformation.id)
         if step is None:
             return {"state layout": None, "shards": None}
-        # a key's shard follows the step's shard count: its state cannot move to another count
+        # a key's shard follows the step's shard count: another count redistributes the state (``rescaling``)
         return {"state layout": state_layout(step), "shards": str(translation.shards.get(transformation.id))}
 
-    settings = {"num_shards": num_shards, "max_parallelism": max_parallelism}
+    settings = {"num_shards": num_shards, "max_parallelism": max_parallelism, "generation": generation}
     return fingerprint(plan, types, settings, spark_properties)
 
 
@@ -110,6 +115,7 @@ def restored_fingerprint(spark: Any, checkpoint: str) -> JobFingerprint | None:
 
 def check_checkpoint(checkpoint: str, stored: JobFingerprint | None, new: JobFingerprint) -> None:
     """Refuse to start ``new`` on the state of ``checkpoint`` (fingerprint ``stored``, ``None``: no state) when
-    the state does not fit it (``IncompatibleCheckpointError``; keyed steps are mapped by their order)."""
+    the state does not fit it (``IncompatibleCheckpointError``; keyed steps are mapped by their order; shard
+    counts may change: ``rescaling`` redistributes the state)."""
     if stored is not None:
-        check_restart(stored, new, f"checkpoint {checkpoint}", ordered=True)
+        check_restart(stored, new, f"checkpoint {checkpoint}", ordered=True, rescaled=RESCALED)

@@ -29,17 +29,27 @@ from collections.abc import Callable
 from typing import Any
 
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult
+from panes.datastream.fingerprint import operator_uids
 from panes.datastream.plan import Plan, SinkTransformation, Transformation
 from panes.datastream.runtime_mode import RuntimeExecutionMode, resolve_runtime_mode
 from panes.operators.metrics import OperatorMetrics
 from panes.spark.direct import PanesFiles, options, writes_directly
 from panes.spark.failures import carrying, with_carried
 from panes.spark.metrics import BatchProgress, JobMetrics
+from panes.spark.rescaling import (
+    check_committed,
+    control_folder,
+    generation_of,
+    prepare_control_folder,
+    rescales,
+    shards_changed,
+    write_pieces,
+)
 from panes.spark.restarts import check_checkpoint, query_fingerprint, restored_fingerprint, store_fingerprint
 from panes.spark.session import create_session, is_connect
 from panes.spark.sinks import SinkTarget, SinkWriter
 from panes.spark.sources import reads_as_stream
-from panes.spark.translate import Translation, Translator
+from panes.spark.translate import Translation, Translator, shard_count
 from panes.types import RecordType
 
 
@@ -196,11 +206,20 @@ class SparkRunner:
         return self.num_shards or 2 * int(self.spark.conf.get("spark.sql.shuffle.partitions"))
 
     def _translate(
-        self, plan: Plan, config: ExecutionConfig, streaming: bool, batch: bool = False, num_shards: int | None = None
+        self,
+        plan: Plan,
+        config: ExecutionConfig,
+        streaming: bool,
+        batch: bool = False,
+        num_shards: int | None = None,
+        control: str | None = None,
+        generation: int = 0,
     ) -> Translation:
         shards = num_shards or self.default_parallelism()
         finite = not streaming or self._trigger(plan) == "available_now"
-        translator = Translator(self.spark, plan, config, streaming, shards, finite, batch, self.shard_keepers)
+        translator = Translator(
+            self.spark, plan, config, streaming, shards, finite, batch, self.shard_keepers, control, generation
+        )
         return translator.translate()
 
     def runtime_mode(self, plan: Plan, config: ExecutionConfig) -> RuntimeExecutionMode:
@@ -246,9 +265,26 @@ class SparkRunner:
         shards = self.default_parallelism()
         if stored is not None and self.num_shards is None and stored.settings.get("num_shards", "").isdigit():
             shards = int(stored.settings["num_shards"])
-        translation = self._translate(plan, config, streaming=True, num_shards=shards)
-        own_fingerprint = query_fingerprint(plan, translation, shards, config.max_parallelism)
+        prepare_control_folder(self.spark, checkpoint)
+        generation = generation_of(stored)
+        changed = shards_changed(stored, plan, lambda t: shard_count(t, config.parallelism, shards))
+        new_generation = generation + 1 if changed else generation
+        translation = self._translate(
+            plan, config, True, num_shards=shards, control=control_folder(checkpoint), generation=new_generation
+        )
+        own_fingerprint = query_fingerprint(plan, translation, shards, config.max_parallelism, new_generation)
         check_checkpoint(checkpoint, stored, own_fingerprint)
+        if changed:
+            # each key's state to its new shard, through the query's control input (``rescaling``)
+            uids = operator_uids(plan)
+            keyed = [
+                (uids[step.transformation.id], step, translation.shards[step.transformation.id])
+                for step in translation.steps
+                if step.index in translation.processors
+            ]
+            check_committed(self.spark, checkpoint)
+            definitions = {index: p.definition for index, p in translation.processors.items()}
+            write_pieces(self.spark, checkpoint, rescales(stored, keyed), definitions, generation)
         folder = os.path.join(checkpoint, "panes")
         staged = os.path.join(folder, "driver-sinks") if is_connect(self.spark) else None
         writer = SinkWriter(

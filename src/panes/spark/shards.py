@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from panes.errors import ErrorRecord, located
 from panes.operators.metrics import OperatorCounters
+from panes.operators.rescaling import Owner
 from panes.spark.host import StepHost
 from panes.spark.layout import ChannelCodes, Layout, Record, channel_mask, read_records, unpack
 from panes.spark.linear import Step
@@ -47,6 +48,13 @@ class ShardHost(Protocol):
 
     def restore(self, blob: bytes, changes: Sequence[bytes] = ()) -> None:
         """The state of a :meth:`snapshot` followed by the :meth:`changes` taken after it, in order."""
+
+    def open(self) -> None:
+        """Open the operator (as the first :meth:`run` does): a restored operator then holds all its state."""
+
+    def rescale(self, snapshots: Sequence[bytes], owner: Owner, count: int) -> list[bytes]:
+        """The :meth:`snapshot` of ``count`` shards of this step holding the state of ``snapshots`` (shards'
+        snapshots), each key's at its ``owner`` (``panes.operators.rescaling``)."""
 
     def next_event_time_timer(self) -> int | None: ...
 
@@ -134,6 +142,12 @@ class RecordHost:
 
     def restore(self, blob: bytes, changes: Sequence[bytes] = ()) -> None:
         self.host.restore(blob, changes)
+
+    def open(self) -> None:
+        self.host.open()
+
+    def rescale(self, snapshots: Sequence[bytes], owner: Owner, count: int) -> list[bytes]:
+        return type(self.host.operator).rescale_snapshots(snapshots, owner, count)
 
     def next_event_time_timer(self) -> int | None:
         return self.host.next_event_time_timer()
@@ -303,6 +317,17 @@ class ColumnarHost:
             delta, self.counter = pickle.loads(change)
             deltas.append(delta)
         self.operator.restore_state(snapshot, deltas)
+
+    def open(self) -> None:
+        return None
+
+    def rescale(self, snapshots: Sequence[bytes], owner: Owner, count: int) -> list[bytes]:
+        """The operator's snapshots rescaled; each new shard numbers the results of timers on from the highest
+        number an old one reached."""
+        states = [pickle.loads(blob) for blob in snapshots]
+        counter = max((state[1] for state in states), default=0)
+        parts = type(self.operator).rescale_snapshots([state[0] for state in states], owner, count)
+        return [pickle.dumps((part, counter), protocol=pickle.HIGHEST_PROTOCOL) for part in parts]
 
     def next_event_time_timer(self) -> int | None:
         return self.operator.next_timer()

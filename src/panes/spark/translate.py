@@ -12,7 +12,7 @@ then every branch is flushed together with the keying and unioned, and the keyed
 A keyed step has one shard per parallel instance, as a Flink operator has one subtask per unit of its
 parallelism: the step's own parallelism, else the environment's, else the runner's ``num_shards``. A key goes
 to shard ``key_group * shards // max_parallelism``, the index of the Flink subtask that owns it, and each
-shard hosts one operator, so one instance of the step's function (:meth:`Translator.shards_of`).
+shard hosts one operator, so one instance of the step's function (:func:`shard_count`).
 """
 
 from __future__ import annotations
@@ -24,13 +24,15 @@ from typing import Any
 from pyspark.sql import functions as F
 
 from panes.datastream.execution import ExecutionConfig, metric_names
-from panes.datastream.plan import Channel, Plan, declared_source_type
+from panes.datastream.plan import Channel, Plan, Transformation, declared_source_type
 from panes.datastream.sources import MicroBatchSource
 from panes.spark.fused import Chain, chain_function, keyed_shard_function
 from panes.spark.layout import ChannelCodes, Layout
 from panes.spark.linear import Step, after, linearize, sink_channels
+from panes.spark.live_shards import PIECE
 from panes.spark.metrics import FIELDS, column, metric_fields, observe, observe_keyed
 from panes.spark.processor import PAYLOAD_DDL, ShardProcessor
+from panes.spark.rescaling import CONTROL_DDL
 from panes.spark.session import executor_slots
 from panes.spark.sources import ColumnarInput, columnar_input, source_rows
 from panes.spark.watermarks import END_MS, from_spark_watermark
@@ -103,6 +105,8 @@ class Translation:
     layout of their rows (:meth:`rows` unpacks them)."""
     shards: dict[int, int] = field(default_factory=dict)
     """Each keyed step's number of shards (transformation id -> shards), its parallel instances."""
+    processors: dict[int, ShardProcessor] = field(default_factory=dict)
+    """A streaming query's keyed steps' processors, by step index (in the order Spark numbers their state)."""
 
     @property
     def result_steps(self) -> frozenset[int]:
@@ -133,9 +137,18 @@ class Translator:
         finite: bool = True,
         batch: bool = False,
         shard_keepers: bool = True,
+        control: str | None = None,
+        generation: int = 0,
     ) -> None:
         self.spark = spark
         self.shard_keepers = shard_keepers
+        self.control = control
+        """The folder of the query's control input (``rescaling``): pieces of rescaled state reach the streaming
+        keyed steps' shards through it. ``None``: no control input (bounded runs, ``to_dataframe``)."""
+        self._control_df: Any = None
+        self.generation = generation
+        """The generation of the keyed steps' shards (``rescaling``), which their processors carry."""
+        self.processors: dict[int, ShardProcessor] = {}
         self.plan = plan
         self.streaming = streaming
         self.batch = batch
@@ -206,6 +219,7 @@ class Translator:
             self.observations,
             packed,
             self.shards,
+            self.processors,
         )
 
     # -- steps -------------------------------------------------------------------------------------------------
@@ -255,7 +269,7 @@ class Translator:
 
     def shards_of(self, step: Step) -> int:
         """How many shards (parallel instances) the keyed ``step`` has (see the module docstring)."""
-        return step.transformation.parallelism or self.default_parallelism or self.num_shards
+        return shard_count(step.transformation, self.default_parallelism, self.num_shards)
 
     def _keyed(self, step: Step) -> None:
         shards = self.shards[step.transformation.id] = self.shards_of(step)
@@ -275,6 +289,10 @@ class Translator:
                 executor_slots(self.spark),
                 self.shard_keepers,
             )
+            processor.generation = self.generation
+            self.processors[step.index] = processor
+            if self.control is not None:
+                keyed = keyed.unionByName(self._pieces(step))
             df = keyed.groupBy("shard").transformWithStateInPandas(
                 processor, PAYLOAD_DDL, "Append", "EventTime" if watermarked else "ProcessingTime"
             )
@@ -298,6 +316,14 @@ class Translator:
             df = self._observe(keyed.groupBy("shard").applyInArrow(function, ddl), columns, "ch")
             chain = Chain()
         self.branches = [Branch(df, channels, chain, watermarked=watermarked)]
+
+    def _pieces(self, step: Step) -> Any:
+        """The control input's pieces of rescaled state for ``step``, as its shards' payloads (``rescaling``): one
+        streaming file source for the whole query, read by every keyed step."""
+        if self._control_df is None:
+            self._control_df = self.spark.readStream.schema(CONTROL_DDL).parquet(self.control)
+        pieces = self._control_df.filter(F.col("step") == F.lit(step.index))
+        return pieces.select(F.col("shard"), F.concat(F.lit(PIECE), F.col("piece")).alias("payload"))
 
     def _observe(self, df: Any, columns: list[str], mark: str) -> Any:
         """``df`` with its metrics rows observed (see ``metrics``), then dropped."""
@@ -348,6 +374,11 @@ class Translator:
         branch.df = df
         branch.chain = Chain()
         return df
+
+
+def shard_count(transformation: Transformation, default_parallelism: int | None, num_shards: int) -> int:
+    """How many shards a keyed step has: its own parallelism, else the environment's, else ``num_shards``."""
+    return transformation.parallelism or default_parallelism or num_shards
 
 
 def keying_outputs(keyed: Step | None) -> set[Channel]:

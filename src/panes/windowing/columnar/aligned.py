@@ -31,10 +31,11 @@ import numpy as np
 import pyarrow as pa
 
 from panes.operators.metrics import OperatorCounters
+from panes.operators.rescaling import Owner
 from panes.time import LONG_MAX, LONG_MIN, java_add
 from panes.windowing.cleanup import cleanup_time
 from panes.windowing.columnar.output import ColumnarOutput, Panes
-from panes.windowing.columnar.pane_table import PaneTable, key_array
+from panes.windowing.columnar.pane_table import PaneTable, key_array, key_list
 from panes.windowing.columnar.plan import ColumnarWindow
 
 FIRE = 0
@@ -232,6 +233,30 @@ class ColumnarAlignedWindows:
         changes = (written, dropped, self.watermark, self.counters.late_dropped)
         return pickle.dumps(changes, protocol=pickle.HIGHEST_PROTOCOL)
 
+    @classmethod
+    def rescale_snapshots(cls, snapshots: Sequence[bytes], owner: Owner, count: int) -> list[bytes]:
+        """``count`` snapshots holding the panes of ``snapshots`` (full ones), each key's at its ``owner``
+        (``panes.operators.rescaling``): a window's rows split by key, the late records dropped counted once."""
+        parts: list[dict[int, list[tuple[Any, ...]]]] = [{} for _ in range(count)]
+        marks, late = [], 0
+        for blob in snapshots:
+            windows, watermark, dropped = pickle.loads(blob)
+            marks.append(watermark)
+            late += dropped
+            for start, (keys, columns) in windows.items():
+                owners = owner.of_keys(pa.array(key_list(keys))) if len(keys) else np.empty(0, np.int64)
+                for index in np.unique(owners).tolist():
+                    rows = np.flatnonzero(owners == index)
+                    part = (keys[rows], [[column[rows] for column in fields] for fields in columns])
+                    parts[index].setdefault(start, []).append(part)
+        watermark = min(marks, default=LONG_MIN)
+        blobs = []
+        for index, windows_of in enumerate(parts):
+            merged = {start: _merged(pieces) for start, pieces in windows_of.items()}
+            state = (merged, watermark, late if index == 0 else 0)
+            blobs.append(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+        return blobs
+
     def restore_state(self, snapshot: bytes, changes: Sequence[bytes] = ()) -> None:
         """The state of a :meth:`snapshot_state` followed by the :meth:`snapshot_changes` taken after it."""
         windows, self.watermark, self.counters.late_dropped = pickle.loads(snapshot)
@@ -253,3 +278,16 @@ class ColumnarAlignedWindows:
         size, lateness = plan.size, plan.lateness
         for start in self.windows:
             self._schedule_window(start, cleanup_time(java_add(start, size - 1), lateness))
+
+
+def _merged(pieces: list[tuple[Any, ...]]) -> tuple[Any, ...]:
+    """One window's rows from pieces holding distinct keys (a :meth:`PaneTable.state` each), keys sorted."""
+    if len(pieces) == 1:
+        return pieces[0]
+    keys = np.concatenate([piece[0] for piece in pieces])
+    order = np.argsort(keys, kind="stable")
+    columns = [
+        [np.concatenate([piece[1][part][field] for piece in pieces])[order] for field in range(len(fields))]
+        for part, fields in enumerate(pieces[0][1])
+    ]
+    return (keys[order], columns)

@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from panes.operators.metrics import OperatorCounters
+from panes.operators.rescaling import Owner, split_keyed
 from panes.state.changes import Changes, apply_delta
 from panes.time import LONG_MAX, LONG_MIN, java_add
 from panes.windowing.cleanup import cleanup_time
@@ -255,6 +256,24 @@ class ColumnarSessions:
         keys touched."""
         changes = (self._touched.take(self.sessions), self.watermark, self.counters.late_dropped)
         return pickle.dumps(changes, protocol=pickle.HIGHEST_PROTOCOL)
+
+    @classmethod
+    def rescale_snapshots(cls, snapshots: Sequence[bytes], owner: Owner, count: int) -> list[bytes]:
+        """``count`` snapshots holding the sessions of ``snapshots`` (full ones), each key's at its ``owner``
+        (``panes.operators.rescaling``), the late records dropped counted once."""
+        parts: list[dict[Any, list[Session]]] = [{} for _ in range(count)]
+        marks, late = [], 0
+        for blob in snapshots:
+            sessions, watermark, dropped = pickle.loads(blob)
+            marks.append(watermark)
+            late += dropped
+            for index, piece in enumerate(split_keyed(sessions, lambda key: key, owner, count)):
+                parts[index].update(piece)
+        watermark = min(marks, default=LONG_MIN)
+        return [
+            pickle.dumps((part, watermark, late if index == 0 else 0), protocol=pickle.HIGHEST_PROTOCOL)
+            for index, part in enumerate(parts)
+        ]
 
     def restore_state(self, snapshot: bytes, changes: Sequence[bytes] = ()) -> None:
         """The state of a :meth:`snapshot_state` followed by the :meth:`snapshot_changes` taken after it."""
