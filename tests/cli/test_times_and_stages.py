@@ -103,6 +103,9 @@ def test_progress_lines_show_real_watermarks_and_the_job_so_far() -> None:
     expected = "(0.5 s); so far 2 open panes, 2 late rows to late outputs, 1 late rows dropped, 1 error rows"
     assert progress_line(second, totals).endswith(expected)
     assert "watermark -inf (none yet)" in progress_line(BatchProgress(0, 1, 10, LONG_MIN, {}, 0), ProgressTotals())
+    third = BatchProgress(6, 0, 500, LONG_MAX, {"Window": {"restores": 3, "restore_ms": 1250}}, 0)
+    totals.add(third)
+    assert progress_line(third, totals).endswith(", 1 error rows, 3 operators rebuilt from stored state (1.2 s)")
 
 
 def test_a_batchs_results_are_what_the_steps_feeding_sinks_emitted() -> None:

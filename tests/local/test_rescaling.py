@@ -45,15 +45,19 @@ class Silence(KeyedProcessFunction[Any, Any, Any]):
             yield (ctx.get_current_key(), timestamp, self.count.value())
 
 
-def build(kind: str, parallelism: int, late_output: bool = True) -> tuple[StreamEnvironment, ListSink, ListSink]:
-    env = StreamEnvironment(LocalRunner(clock="stepping"))
-    keyed = (
+def keyed_events(env: StreamEnvironment) -> Any:
+    return (
         env.from_collection(EVENTS)
         .assign_timestamps_and_watermarks(
             WatermarkStrategy.for_bounded_out_of_orderness(400).with_timestamp_assigner(lambda e, _: e[1])
         )
         .key_by(lambda e: e[0])
     )
+
+
+def build(kind: str, parallelism: int, late_output: bool = True) -> tuple[StreamEnvironment, ListSink, ListSink]:
+    env = StreamEnvironment(LocalRunner(clock="stepping"))
+    keyed = keyed_events(env)
     late = ListSink()
     if kind == "timers":
         result = keyed.process(Silence())
@@ -119,11 +123,7 @@ def test_settings_given_after_a_side_output_was_taken_apply_to_the_one_step() ->
     # as in Flink, where uid and parallelism change the one operator every stream of it refers to
     env = StreamEnvironment(LocalRunner(clock="stepping"))
     windows = (
-        env.from_collection(EVENTS)
-        .assign_timestamps_and_watermarks(
-            WatermarkStrategy.for_bounded_out_of_orderness(400).with_timestamp_assigner(lambda e, _: e[1])
-        )
-        .key_by(lambda e: e[0])
+        keyed_events(env)
         .window(TumblingEventTimeWindows.of(1000))
         .side_output_late_data(LATE)
         .process(Contents())

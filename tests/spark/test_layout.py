@@ -3,8 +3,6 @@ the functions Spark runs are plain Python over Arrow batches."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pyarrow as pa
 
@@ -56,10 +54,7 @@ def test_a_fused_call_decodes_only_what_its_steps_read() -> None:
     kept.print()
     source.print()  # the source's rows also pass on, untouched, to a sink
     steps = linearize(env.plan())
-    types: dict[Any, Any] = {}
-    for step in steps:
-        types.update(step.types)
-    codes = ChannelCodes(types)
+    codes = ChannelCodes.of_steps(steps)
     chain = Chain(steps=[s for s in steps if s.kind == "stateless"], source=(source.transformation.id, None))
     out = Layout(codes, [(source.transformation.id, None), (kept.transformation.id, None)])
     frame = pa.RecordBatch.from_pydict({"user": ["a", "b"], "n": [1, 5]})

@@ -74,10 +74,7 @@ def keyed_chain(errors: bool) -> tuple[Any, ChannelCodes, Layout, Any]:
     if errors:
         counts.get_side_output(ERRORS).print()
     steps = linearize(env.plan())
-    types: dict[Any, Any] = {}
-    for step in steps:
-        types.update(step.types)
-    codes = ChannelCodes(types)
+    codes = ChannelCodes.of_steps(steps)
     (keyed,) = [s for s in steps if s.kind == "keyed"]
     chain = Chain(keyed=keyed, source=(source.transformation.id, None))
     channels = [(source.transformation.id, None)] + ([(counts.transformation.id, ERRORS.tag_id)] if errors else [])

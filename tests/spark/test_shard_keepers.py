@@ -46,10 +46,7 @@ def definition() -> tuple[ShardDefinition, Layout, Any, Any]:
     counts = source.key_by(count_or_fail).window(TumblingEventTimeWindows.of(10)).aggregate(Count())
     counts.print()
     steps = linearize(env.plan())
-    types: dict[Any, Any] = {}
-    for step in steps:
-        types.update(step.types)
-    codes = ChannelCodes(types)
+    codes = ChannelCodes.of_steps(steps)
     (keyed,) = [s for s in steps if s.kind == "keyed"]
     layout = Layout(codes, codes.code)
     return ShardDefinition("job-1", keyed, codes, layout, 1, 128), layout, source, counts

@@ -7,7 +7,8 @@ previous report, so their sums are the current values. Two views read the totals
 
 - :class:`LiveView`, on a terminal: a table redrawn in place after every batch (``rich``'s ``Live``): rows in,
   results, rate, the watermark in real time (ISO-8601 UTC), batch duration, and per step the records in and out, open
-  panes, late rows sent to a late output and late rows dropped, error rows, timers and state bytes;
+  panes, late rows sent to a late output and late rows dropped, error rows, timers, state bytes and how often its
+  operators were rebuilt from stored state (after a restart, or when state did not stay with its shard);
 - :func:`progress_line`, when the output is not a terminal (a log, a pipe, CI): one plain line per batch.
 
 ``--quiet`` shows neither. In code, the same figures come from the job handle (``SparkJob.metrics()``) or
@@ -26,7 +27,7 @@ from rich.text import Text
 
 from panes.time import LONG_MAX, LONG_MIN, format_instant
 
-SUMMED = ("records_in", "records_out", "late_out", "late_dropped", "error_out")
+SUMMED = ("records_in", "records_out", "late_out", "late_dropped", "error_out", "restores", "restore_ms")
 """Counters: what a step did in a batch (summed over batches)."""
 CURRENT = ("open_panes", "timers", "state_bytes")
 """Gauges: reported as changes since the step's previous report (their sums are the current values)."""
@@ -78,8 +79,8 @@ class ProgressTotals:
 
 def progress_line(batch: Any, totals: ProgressTotals) -> str:
     """One micro-batch as a plain line (after ``totals.add(batch)``): rows in, results, the watermark in real
-    time, the batch's duration, and the job's open panes, late rows (sent to a late output; dropped) and error
-    rows so far when there are any."""
+    time, the batch's duration, and the job's open panes, late rows (sent to a late output; dropped), error
+    rows and operators rebuilt from stored state so far when there are any."""
     watermark = format_instant(batch.watermark)
     if batch.watermark == LONG_MIN:
         watermark += " (none yet)"
@@ -98,6 +99,9 @@ def progress_line(batch: Any, totals: ProgressTotals) -> str:
         extras.append(f"{totals.total('late_dropped')} late rows dropped")
     if totals.total("error_out"):
         extras.append(f"{totals.total('error_out')} error rows")
+    if totals.total("restores"):
+        seconds = totals.total("restore_ms") / 1000
+        extras.append(f"{totals.total('restores')} operators rebuilt from stored state ({seconds:.1f} s)")
     return text + (f"; so far {', '.join(extras)}" if extras else "")
 
 
@@ -114,7 +118,8 @@ def render(totals: ProgressTotals) -> Group:
         f"  last batch {totals.last_duration_ms / 1000:.1f} s",
     )
     table = Table(expand=False, show_edge=False, pad_edge=False)
-    for column in ("step", "in", "out", "open panes", "late out", "late dropped", "errors", "timers", "state"):
+    columns = ("step", "in", "out", "open panes", "late out", "late dropped", "errors", "timers", "state", "rebuilt")
+    for column in columns:
         table.add_column(column, justify="left" if column == "step" else "right")
     for name, step in totals.steps.items():
         table.add_row(
@@ -127,6 +132,7 @@ def render(totals: ProgressTotals) -> Group:
             f"{step['error_out']:,}",
             f"{step['timers']:,}",
             _bytes(step["state_bytes"]),
+            f"{step['restores']:,}",
         )
     return Group(headline, table)
 

@@ -74,6 +74,14 @@ class ChannelCodes:
         self.channel: dict[int, Channel] = {index: channel for channel, index in self.code.items()}
         self.types: dict[int, RecordType | None] = {self.code[c]: types[c] for c in ordered}
 
+    @classmethod
+    def of_steps(cls, steps: Iterable[Any]) -> ChannelCodes:
+        """The codes of every channel the ``steps`` (``linear.Step``) read or write."""
+        types: dict[Channel, RecordType | None] = {}
+        for step in steps:
+            types.update(step.types)
+        return cls(types)
+
     def codes(self, channels: Iterable[Channel]) -> list[int]:
         return sorted(self.code[c] for c in channels if c in self.code)
 

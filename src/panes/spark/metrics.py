@@ -68,11 +68,6 @@ def counters(done: dict[str, int], before: Gauges, now: Gauges, written: int, ca
     }
 
 
-def difference(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
-    """``after - before`` per counter."""
-    return {name: after[name] - before[name] for name in COUNTERS}
-
-
 MARK = METRICS
 """The ``ch`` (or ``shard``) value of metrics rows (``layout.METRICS``)."""
 _COLUMN = re.compile(r"^m(\d+)_([a-z_]+)$")

@@ -167,10 +167,7 @@ class Translator:
             return found.record_type if found is not None else declared_source_type(source)
 
         self.steps = linearize(plan, source_type)
-        types: dict[Channel, RecordType | None] = {}
-        for step in self.steps:
-            types.update(step.types)
-        self.codes = ChannelCodes(types)
+        self.codes = ChannelCodes.of_steps(self.steps)
         names = metric_names(plan)
         self.names = {s.index: names[s.transformation.id] for s in self.steps if s.transformation.id in names}
         """The steps that report metrics: index -> name (an operator's step, not a copy the translation added)."""
