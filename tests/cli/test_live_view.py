@@ -47,6 +47,10 @@ def test_the_live_view_redraws_the_table_on_a_terminal() -> None:
     for column in ("step", "open panes", "late out", "late dropped", "errors", "timers", "state"):
         assert all(word in last for word in column.split()), column  # 80 columns: headers may wrap
     assert "Window" in last and "2.0 KiB" in last and "100 rows/s" in last and "4 results" in last
+    assert "rebuilt" not in last  # no operator was rebuilt: no column for it
+    with LiveView(screen) as view:
+        view(BatchProgress(2, 0, 100, START + 20_000, {"Window": {"restores": 2, "restore_ms": 40}}, 0))
+    assert "rebuilt" in screen.getvalue()[screen.getvalue().rindex("0 rows in") :]
 
 
 def test_a_pipe_gets_one_line_per_batch_and_quiet_nothing() -> None:

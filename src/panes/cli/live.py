@@ -7,8 +7,9 @@ previous report, so their sums are the current values. Two views read the totals
 
 - :class:`LiveView`, on a terminal: a table redrawn in place after every batch (``rich``'s ``Live``): rows in,
   results, rate, the watermark in real time (ISO-8601 UTC), batch duration, and per step the records in and out, open
-  panes, late rows sent to a late output and late rows dropped, error rows, timers, state bytes and how often its
-  operators were rebuilt from stored state (after a restart, or when state did not stay with its shard);
+  panes, late rows sent to a late output and late rows dropped, error rows, timers, state bytes and, once any
+  were, how often its operators were rebuilt from stored state (after a restart, or when state did not stay
+  with its shard);
 - :func:`progress_line`, when the output is not a terminal (a log, a pipe, CI): one plain line per batch.
 
 ``--quiet`` shows neither. In code, the same figures come from the job handle (``SparkJob.metrics()``) or
@@ -118,11 +119,12 @@ def render(totals: ProgressTotals) -> Group:
         f"  last batch {totals.last_duration_ms / 1000:.1f} s",
     )
     table = Table(expand=False, show_edge=False, pad_edge=False)
-    columns = ("step", "in", "out", "open panes", "late out", "late dropped", "errors", "timers", "state", "rebuilt")
-    for column in columns:
+    rebuilt = totals.total("restores") > 0  # a column only once operators were rebuilt (the table fits 80 columns)
+    columns = ("step", "in", "out", "open panes", "late out", "late dropped", "errors", "timers", "state")
+    for column in (*columns, "rebuilt") if rebuilt else columns:
         table.add_column(column, justify="left" if column == "step" else "right")
     for name, step in totals.steps.items():
-        table.add_row(
+        cells = [
             name,
             f"{step['records_in']:,}",
             f"{step['records_out']:,}",
@@ -132,8 +134,8 @@ def render(totals: ProgressTotals) -> Group:
             f"{step['error_out']:,}",
             f"{step['timers']:,}",
             _bytes(step["state_bytes"]),
-            f"{step['restores']:,}",
-        )
+        ]
+        table.add_row(*cells, *([f"{step['restores']:,}"] if rebuilt else []))
     return Group(headline, table)
 
 
