@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from panes.datastream.aggregations import FieldAggregations
 from panes.datastream.plan import INHERIT, Derived, Inherit, OneInputTransformation
+from panes.operators.base import OneInputStreamOperator
 from panes.tags import OutputTag
 from panes.time import Duration
 from panes.windowing.assigners.base import WindowAssigner
+from panes.windowing.assigners.global_windows import GlobalWindows
 from panes.windowing.columnar.plan import columnar_output_type
 from panes.windowing.evictors import Evictor
 from panes.windowing.internal_functions import (
@@ -28,6 +30,7 @@ from panes.windowing.internal_functions import (
 )
 from panes.windowing.operator import EvictingWindowOperator, WindowOperator, validate_window_configuration
 from panes.windowing.triggers.base import Trigger
+from panes.windowing.triggers.never import EndOfStreamTrigger
 
 if TYPE_CHECKING:
     from panes.datastream.stream import DataStream, KeyedStream
@@ -46,14 +49,35 @@ class WindowSpec:
     key_selector: Any
     keyed: bool
 
-    def create_operator(self) -> WindowOperator:
-        """The window operator computing this window (Flink's, element by element)."""
+    @property
+    def output_only_after_end_of_input(self) -> bool:
+        """Whether the window emits only at the end of its input: a keyed global window with the end-of-stream
+        trigger (Flink's ``isOutputOnlyAfterEndOfStream``); in STREAMING execution it then runs on sorted input
+        (``panes.operators.sorted_input.SortedUntilEndOfInput``), as Flink 2 runs it."""
+        return self.keyed and isinstance(self.assigner, GlobalWindows) and type(self.trigger) is EndOfStreamTrigger
+
+    def create_operator(self) -> OneInputStreamOperator:
+        """The operator computing this window in STREAMING execution (Flink's window operator, element by
+        element; on sorted input when :attr:`output_only_after_end_of_input`)."""
+        return self._sorted_until_end(self._create(aligned=False))
+
+    def create_batch_operator(self) -> WindowOperator:
+        """The window operator of BATCH execution (its input is sorted already)."""
         return self._create(aligned=False)
 
-    def create_aligned_operator(self) -> WindowOperator:
+    def create_aligned_operator(self, batch: bool = False) -> OneInputStreamOperator:
         """The lean operator for tumbling/sliding event-time windows with the default trigger (same results,
-        panes of different keys firing together may leave in another order), or the general one otherwise."""
-        return self._create(aligned=True)
+        panes of different keys firing together may leave in another order), or the general one otherwise
+        (``batch``: of BATCH execution)."""
+        operator = self._create(aligned=True)
+        return operator if batch else self._sorted_until_end(operator)
+
+    def _sorted_until_end(self, operator: WindowOperator) -> OneInputStreamOperator:
+        if not self.output_only_after_end_of_input:
+            return operator
+        from panes.operators.sorted_input import SortedUntilEndOfInput
+
+        return SortedUntilEndOfInput(operator)
 
     def _create(self, aligned: bool) -> WindowOperator:
         from panes.datastream.stream import instance_copy
@@ -159,6 +183,7 @@ class _Windowed(FieldAggregations):
             op_kind="window",
             spec=spec,
             operator_factory=spec.create_operator,
+            batch_operator_factory=spec.create_batch_operator,
             key_selector=self._key(),
             error_tag=self._error_tag,
             output_type=output_type if isinstance(output_type, (Derived, Inherit)) else declared_type(output_type),

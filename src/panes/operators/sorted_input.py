@@ -19,11 +19,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from panes.elements import StreamRecord
-from panes.operators.base import AbstractStreamOperator, OneInputStreamOperator
+from panes.elements import StreamRecord, Watermark
+from panes.operators.base import AbstractStreamOperator, OneInputStreamOperator, Output
 from panes.operators.keys import extract_key
 from panes.operators.two_input import TwoInputStreamOperator
-from panes.time import LONG_MIN
+from panes.state.backend import VOID_NAMESPACE
+from panes.state.descriptors import ListStateDescriptor
+from panes.time import LONG_MAX, LONG_MIN
+from panes.timers.clock import ProcessingTimeService
 
 
 class SortedKeyedInput:
@@ -132,3 +135,109 @@ def sorted_input_for(operator: AbstractStreamOperator) -> SortedKeyedInput | Bro
     if operator.key_selector is not None:
         return SortedKeyedInput(operator)
     return None
+
+
+class SortedUntilEndOfInput(OneInputStreamOperator):
+    """STREAMING execution of a keyed operator that emits only at the end of its input (Flink 2's
+    ``isOutputOnlyAfterEndOfStream``, FLIP-331: a window of ``GlobalWindows.create_with_end_of_stream_trigger()``):
+    Flink runs such an operator on sorted input even in STREAMING execution, so its function (and an evictor) sees
+    each key's elements in timestamp order, as in BATCH execution.
+
+    The records are kept in keyed list state (so snapshots, changes and rescaling hold them as any keyed state)
+    until the final watermark (``LONG_MAX``); then they go to ``inner`` through a :class:`SortedKeyedInput`, key by
+    key and in timestamp order, each key ending as in BATCH execution, and the final watermark follows. Earlier
+    watermarks are forwarded (``inner`` emits nothing before the end)."""
+
+    BUFFER = ListStateDescriptor("sorted-until-end-of-input")
+
+    def __init__(self, inner: OneInputStreamOperator) -> None:
+        if inner.key_selector is None:
+            raise ValueError(f"{inner.task_name} is not keyed: only keyed operators take sorted inputs")
+        super().__init__(inner.key_selector)
+        self.inner = inner
+        self._arrivals = 0
+
+    def setup(
+        self,
+        output: Output,
+        processing_time_service: ProcessingTimeService | None = None,
+        *,
+        task_name: str | None = None,
+        subtask_index: int = 0,
+        parallelism: int = 1,
+        max_parallelism: int = 128,
+    ) -> None:
+        super().setup(
+            output,
+            processing_time_service,
+            task_name=task_name,
+            subtask_index=subtask_index,
+            parallelism=parallelism,
+            max_parallelism=max_parallelism,
+        )
+        # the inner operator emits through this one's counted output and counts into its counters
+        self.inner.setup(
+            self.output,
+            processing_time_service,
+            task_name=task_name,
+            subtask_index=subtask_index,
+            parallelism=parallelism,
+            max_parallelism=max_parallelism,
+        )
+        self.inner.counters = self.counters
+
+    def open(self) -> None:
+        self.inner.error_tag = self.error_tag
+        self.inner.open()
+        self._buffer = self.runtime_context().get_list_state(self.BUFFER)
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def process_element(self, record: StreamRecord[Any]) -> None:
+        self._arrivals += 1
+        self._buffer.add((self._arrivals, record.timestamp, record.value))
+
+    def process_watermark(self, watermark: Watermark) -> None:
+        if watermark.timestamp < LONG_MAX:
+            self._watermark = watermark.timestamp
+            self.output.emit_watermark(watermark)
+            return
+        buffered: list[tuple[int, int | None, Any, Any]] = []
+
+        def collect(key: Any, state: Any) -> None:
+            buffered.extend((arrival, ts, value, key) for arrival, ts, value in state.get())
+            state.clear()
+
+        self.backend.apply_to_all_keys(VOID_NAMESPACE, self.BUFFER, collect)
+        sorted_input = SortedKeyedInput(self.inner)
+        for _, timestamp, value, _ in sorted(buffered, key=lambda entry: entry[0]):
+            sorted_input.add(StreamRecord(value, timestamp))
+        self.inner.counters.records_in -= len(buffered)  # counted once, when they arrived here
+        sorted_input.drain()
+        self._watermark = LONG_MAX
+        self.inner.process_watermark(watermark)
+
+    def open_panes(self) -> int:
+        """The keys whose elements wait for the end of input, and the panes the inner operator holds."""
+        return self.state_entries() + self.inner.open_panes()
+
+    def timer_count(self) -> int:
+        return self.inner.timer_count()
+
+    def next_event_time_timer(self) -> int | None:
+        """``LONG_MAX`` while elements wait for the end of input (a runner that wakes the operator for its
+        timers wakes it then), else the inner operator's next timer."""
+        if self.state_entries():
+            return LONG_MAX
+        return self.inner.next_event_time_timer()
+
+    def snapshot_extra(self) -> Any:
+        return {"arrivals": self._arrivals}
+
+    def restore_extra(self, data: Any) -> None:
+        if data:
+            self._arrivals = data["arrivals"]
+
+    def extra_changes(self) -> Any:
+        return self.snapshot_extra()

@@ -77,7 +77,7 @@ class StepHost:
         spec = getattr(transformation, "spec", None)
         if isinstance(spec, WindowSpec):
             # Spark does not promise Flink's cross-key emission order: the lean operator is as exact otherwise
-            self.operator: AbstractStreamOperator = spec.create_aligned_operator()
+            self.operator: AbstractStreamOperator = spec.create_aligned_operator(batch)
         elif isinstance(transformation, OneInputTransformation):
             self.operator = transformation.factory_for(batch)()
         else:

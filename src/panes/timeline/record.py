@@ -63,6 +63,7 @@ def record_timeline(
     recorders: dict[int, StepRecorder] = {}
 
     def hook(transformation: Transformation, subtask: int, operator: AbstractStreamOperator) -> None:
+        operator = getattr(operator, "inner", operator)  # a window run on sorted input (``SortedUntilEndOfInput``)
         if not isinstance(operator, WindowOperator):
             return
         if steps is not None and transformation.name not in steps:
