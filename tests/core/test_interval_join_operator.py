@@ -293,3 +293,15 @@ def test_bounds_at_the_long_edges_wrap_as_java_longs() -> None:
 def test_bounds_must_be_ordered() -> None:
     with pytest.raises(ValueError, match="lowerBound <= upperBound"):
         harness(2, True, 1, True)
+
+
+def test_an_element_meets_the_other_sides_buffer_in_ascending_timestamp_order() -> None:
+    # left 17 then 16, right 20, between(-10, 10): Flink (RocksDB, and the heap backend for such timestamps)
+    # gives (16, 20) then (17, 20); panes took the buffer's insertion order before
+    h = harness(-10, True, 10, True)
+    h.open()
+    feed1(h, 17)
+    feed1(h, 16)
+    feed2(h, 20)
+    pairs = [record.value for record in h.extract_output_records()]
+    assert [(left[1], right[1]) for left, right in pairs] == [(16, 20), (17, 20)]

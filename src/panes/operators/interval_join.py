@@ -147,7 +147,8 @@ class IntervalJoinOperator(TwoInputStreamOperator):
         ours.put(timestamp, [value] if bucket is None else [*bucket, value])
         low = java_add(timestamp, relative_lower)
         high = java_add(timestamp, relative_upper)
-        for other_timestamp, elements in other.items():
+        # the other side's buffer in ascending timestamp order, as Flink's RocksDB state backend iterates it
+        for other_timestamp, elements in sorted(other.items(), key=lambda item: item[0]):
             if other_timestamp < low or other_timestamp > high:
                 continue
             for element in elements:
