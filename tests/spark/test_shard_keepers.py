@@ -11,7 +11,6 @@ import sys
 import time
 from typing import Any
 
-import numpy as np
 import pytest
 
 from panes.datastream import StreamEnvironment
@@ -19,7 +18,7 @@ from panes.errors import UserFunctionError
 from panes.functions import Count
 from panes.spark.keeper import address
 from panes.spark.keeper_client import Keepers, KeeperUnavailable, _connect
-from panes.spark.layout import ChannelCodes, Layout, Record, pack, read_records, unpack
+from panes.spark.layout import ChannelCodes, Layout, Record, channel_mask, pack, read_records, unpack
 from panes.spark.linear import linearize
 from panes.spark.live_shards import LiveShards, ShardCall, ShardDefinition, ShardOutcome
 from panes.time import LONG_MIN
@@ -63,9 +62,8 @@ def results(outcome: ShardOutcome, definition: ShardDefinition, counts: Any) -> 
     channel = (counts.transformation.id, None)
     found = []
     for batch in unpack(outcome.payload):
-        for record in read_records(batch, definition.codes, np.ones(batch.num_rows, dtype=bool)):
-            if record.channel == channel:
-                found.append(record.value)
+        for record in read_records(batch, definition.codes, channel_mask(batch, [definition.codes.code[channel]])):
+            found.append(record.value)
     return sorted(found)
 
 

@@ -131,10 +131,18 @@ class _Context(TimerCallContext, KeyedBroadcastContext, KeyedBroadcastOnTimerCon
 
     _operator: _BroadcastHost
 
-    def __init__(self, operator: _BroadcastHost, writable: bool, timers: TimerService | None) -> None:
+    def __init__(
+        self,
+        operator: _BroadcastHost,
+        writable: bool,
+        timers: TimerService | None,
+        watermarks: TimerService | None = None,
+    ) -> None:
         self._operator = operator
         self._writable = writable
         self._timers = timers
+        self._watermarks = watermarks or timers
+        """Where ``current_watermark`` reads (the keyed operator's timer service, on either side)."""
         self.domain: TimeDomain | None = None
 
     def timestamp(self) -> int | None:
@@ -144,6 +152,10 @@ class _Context(TimerCallContext, KeyedBroadcastContext, KeyedBroadcastOnTimerCon
         return self._operator.current_processing_time()
 
     def current_watermark(self) -> int:
+        """The timer service's watermark on a keyed operator (as Flink's ``currentWatermark()`` reads it: so a
+        timer firing at the end of a key's input in BATCH execution reads ``LONG_MAX``), else the operator's."""
+        if self._watermarks is not None:
+            return self._watermarks.current_watermark()
         return self._operator.current_watermark()
 
     def output(self, output_tag: OutputTag[Any], value: Any) -> None:
@@ -197,7 +209,7 @@ class CoBroadcastWithKeyedOperator(_BroadcastHost):
         self.timer_service = self.get_internal_timer_service(USER_TIMERS, self, owner)
         timers = KeyedTimerService(self.timer_service)
         self.read_only_context = _Context(self, False, timers)
-        self.broadcast_context = _Context(self, True, None)
+        self.broadcast_context = _Context(self, True, None, timers)
         super().open()
 
     def process_element1(self, record: StreamRecord[Any]) -> None:

@@ -43,6 +43,7 @@ from panes.spark.layout import (
     Record,
     channel_mask,
     clock_of,
+    forwarded_of,
     pack,
     read_records,
     unpack,
@@ -171,6 +172,7 @@ def chain_function(
         shard_cache: dict[Any, int] = {}
         base, count = _partition_base(), 0
         now: int | None = None
+        forwarded: dict[int, tuple[int, int]] = {}
         for incoming in unpacked(batches, chain.packed):
             batch = incoming
             if chain.source is not None:
@@ -181,6 +183,10 @@ def chain_function(
                 if clock is not None:
                     now = clock if now is None else max(now, clock)
                     yield clock_rows(clock, layout, schema, num_shards if chain.keyed is not None else None)
+                batch, marks = forwarded_of(batch)
+                for index, (before, after) in marks.items():
+                    known = forwarded.get(index, (LONG_MIN, LONG_MIN))
+                    forwarded[index] = (max(known[0], before), max(known[1], after))
             top: int | None = None
             sentinels = _sentinels(batch, sources) if chain.rates else None
             if sentinels is not None:
@@ -247,7 +253,10 @@ def chain_function(
                         host = hosts[step.index] = StepHost(step)
                         _share(counters, step.index, host.operator)
                     for index, group in sorted(by_batch(own).items()):
-                        rows += host.process(group, LONG_MIN, 0 if now is None else now, index)
+                        # the watermark the keyed step before forwarded: before its results of timers, then after
+                        before, after = forwarded.get(index, (LONG_MIN, LONG_MIN))
+                        host.advance(before, 0 if now is None else now)
+                        rows += host.process(group, after, 0 if now is None else now, index)
             if chain.keyed is None:
                 yield from _rows_out(rated_layout if chain.rates else layout, rows, rest, chain.rates, top)
             else:

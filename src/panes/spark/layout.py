@@ -4,8 +4,9 @@ Every DataFrame between panes steps has four head columns and one value column p
 belong to:
 
 - ``ch INT``: the channel code (:class:`ChannelCodes`); :data:`END` marks an end-of-input sentinel (its
-  ``seq`` is the id of the source that ended), :data:`CARRIER` a watermark carrier and :data:`CLOCK` the
-  micro-batch's processing time (in ``ts``) when the job's source gives it;
+  ``seq`` is the id of the source that ended), :data:`CARRIER` a watermark carrier, :data:`CLOCK` the
+  micro-batch's processing time (in ``ts``) when the job's source gives it, and :data:`FORWARDED` the
+  watermark a keyed step forwarded;
 - ``ts BIGINT``: the record's timestamp (null for none);
 - ``seq BIGINT``: the ordering number of the element the record came from;
 - ``ph INT``: the phase (see ``host``);
@@ -38,6 +39,10 @@ METRICS = -3
 CLOCK = -4
 """The channel code of clock rows: ``ts`` is the processing time of the micro-batch (a source that gives its
 batches' processing times sends one per batch; every step passes it on, a keying to every shard)."""
+FORWARDED = -5
+"""The channel code of the watermark a keyed step forwarded (one row before each shard's rows of a batch):
+``seq`` is the watermark its operator had before the batch, ``ts`` the one it advanced to, ``ph`` the batch's
+phase 1 (``host``). The steps fused after it read them (:func:`forwarded_of`) and drop them."""
 
 HEAD = [
     pa.field("ch", pa.int32()),
@@ -233,3 +238,25 @@ def clock_of(batch: pa.RecordBatch) -> tuple[pa.RecordBatch, int | None]:
         return batch, None
     now = int(pc.max(batch.column("ts").filter(pa.array(clocks))).as_py())
     return batch.filter(pa.array(~clocks)), now
+
+
+def forwarded_row(layout: Layout, before: int, after: int, batch: int) -> pa.RecordBatch:
+    """The :data:`FORWARDED` row of a keyed step's shard in batch ``batch`` (see there)."""
+    return layout.row(ch=FORWARDED, ts=after, seq=before, ph=2 * batch + 1)
+
+
+def forwarded_of(batch: pa.RecordBatch) -> tuple[pa.RecordBatch, dict[int, tuple[int, int]]]:
+    """``batch`` without its :data:`FORWARDED` rows, and what they say by batch (``ph // 2``): the latest watermark
+    before it and after it."""
+    channel = batch.column("ch").to_numpy(zero_copy_only=False)
+    marks = channel == FORWARDED
+    if not marks.any():
+        return batch, {}
+    rows = batch.filter(pa.array(marks))
+    found: dict[int, tuple[int, int]] = {}
+    for before, after, phase in zip(
+        rows.column("seq").to_pylist(), rows.column("ts").to_pylist(), rows.column("ph").to_pylist(), strict=True
+    ):
+        known = found.get(phase // 2)
+        found[phase // 2] = (before, after) if known is None else (max(known[0], before), max(known[1], after))
+    return batch.filter(pa.array(~marks)), found

@@ -42,6 +42,7 @@ from panes.spark.linear import Step
 from panes.spark.live_shards import PIECE, ShardCall, ShardDefinition
 from panes.spark.metrics import DDL, Gauges, counters
 from panes.spark.watermarks import from_spark_watermark, to_spark_time
+from panes.time import LONG_MAX
 
 LOG = StructType([StructField("entry", BinaryType())])
 CLOCK_STATE = StructType([StructField("now", LongType())])
@@ -129,6 +130,10 @@ class ShardProcessor(StatefulProcessor):
         gauges = Gauges(outcome.open_panes, outcome.timers, outcome.stored)
         if self.event_time:
             wake_up = outcome.next_event_time
+            if wake_up is not None and call.watermark < LONG_MAX:
+                # a timer registered behind the watermark fires at the next watermark, as in Flink (Spark would
+                # never fire a timer at or below the watermark it has passed)
+                wake_up = max(wake_up, call.watermark + 1)
             self._set_wake_up(None if wake_up is None else to_spark_time(wake_up), fired)
         else:
             self._set_wake_up(None if self.clocked else outcome.next_processing_time, fired)

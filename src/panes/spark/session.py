@@ -147,6 +147,28 @@ def create_session(
     return session
 
 
+EMPTY_RELATION_RULE = "org.apache.spark.sql.execution.adaptive.AQEPropagateEmptyRelation"
+EXCLUDED_RULES = "spark.sql.adaptive.optimizer.excludedRules"
+
+
+@contextlib.contextmanager
+def observed_metrics_kept(spark: Any) -> Iterator[None]:
+    """While the block runs, adaptive execution keeps every part of a plan whose rows turned out empty: with
+    ``AQEPropagateEmptyRelation`` it would replace a finished plan that yields no rows by an empty relation,
+    dropping the ``observe`` nodes in it, and a step's counters would be lost (a bounded job whose sinks
+    receive nothing). The session's own setting comes back afterwards."""
+    before = spark.conf.get(EXCLUDED_RULES, None)
+    rules = [rule for rule in (before or "").split(",") if rule]
+    spark.conf.set(EXCLUDED_RULES, ",".join([*rules, EMPTY_RELATION_RULE]))
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(EXCLUDED_RULES)
+        else:
+            spark.conf.set(EXCLUDED_RULES, before)
+
+
 def ship_by_value(module: Any) -> None:
     """Send the functions and classes of ``module`` (a module loaded from a file the executors cannot import,
     such as a job file) to Spark's Python workers by value instead of by module name."""

@@ -20,7 +20,7 @@ from panes.errors import ErrorRecord, located
 from panes.operators.metrics import OperatorCounters
 from panes.operators.rescaling import Owner
 from panes.spark.host import StepHost
-from panes.spark.layout import ChannelCodes, Layout, Record, channel_mask, read_records, unpack
+from panes.spark.layout import ChannelCodes, Layout, Record, channel_mask, forwarded_row, read_records, unpack
 from panes.spark.linear import Step
 from panes.windowing.assigners.base import MissingTimestampError
 from panes.windowing.columnar.aligned import ColumnarAlignedWindows
@@ -34,7 +34,8 @@ class ShardHost(Protocol):
     """What the step's operator counted (``panes.operators.metrics``); a caller diffs them around ``run``."""
 
     def run(self, batches: list[pa.RecordBatch], watermark: int, now: int, batch: int = 0) -> list[pa.RecordBatch]:
-        """One micro-batch of the shard: its rows (any layout) in, rows in the output layout out."""
+        """One micro-batch of the shard: its rows (any layout) in, rows in the output layout out, led by the
+        watermark the step forwards (``layout.FORWARDED``)."""
 
     def open_panes(self) -> int: ...
 
@@ -116,7 +117,9 @@ class RecordHost:
         return self._run(batches, lambda records: self.host.process_sorted(records, now))
 
     def run(self, batches: list[pa.RecordBatch], watermark: int, now: int, batch: int = 0) -> list[pa.RecordBatch]:
-        return self._run(batches, lambda records: self.host.process(records, watermark, now, batch))
+        before = self.host.operator.current_watermark()
+        out = self._run(batches, lambda records: self.host.process(records, watermark, now, batch))
+        return [forwarded_row(self.layout, before, self.host.operator.current_watermark(), batch), *out]
 
     def _run(
         self, batches: list[pa.RecordBatch], process: Callable[[list[Record]], list[Record]]
@@ -194,6 +197,7 @@ class ColumnarHost:
 
     def run(self, batches: list[pa.RecordBatch], watermark: int, now: int, batch: int = 0) -> list[pa.RecordBatch]:
         mine, passing = split(batches, self.step, self.codes)
+        before = self.operator.watermark
         values, ts, seq, phase, out = self._elements(mine, batch)
         early = (phase % 2) == 0
         order = np.lexsort((seq, ~early))
@@ -207,7 +211,8 @@ class ColumnarHost:
         self._emit(out, operator.advance(watermark), elements, first, 2 * batch)
         later = operator.process(values.take(pa.array(second)), ts[second], seq[second])
         self._emit(out, later, elements, second, 2 * batch + 1)
-        return out + [self.layout.adapt(b) for b in passing]
+        forwarded = forwarded_row(self.layout, before, operator.watermark, batch)
+        return [forwarded, *out, *(self.layout.adapt(b) for b in passing)]
 
     def _elements(
         self, mine: list[pa.RecordBatch], batch: int
