@@ -137,6 +137,19 @@ def located(error: Exception, operator: str, key: Any = None, window: Any = None
     return UserFunctionError(error, operator=operator, key=key, window=window)
 
 
+ERROR_RECORD_DDL = (
+    "value STRING, timestamp BIGINT, reason STRING, error_type STRING, operator STRING, key STRING, window STRING"
+)
+"""The columns an error output has in a file sink or a DataFrame, whatever the records it refused
+(:meth:`ErrorRecord.as_row`)."""
+
+
+def _json_text(value: Any) -> str | None:
+    import json
+
+    return None if value is None else json.dumps(value, default=str, ensure_ascii=False)
+
+
 @dataclass(frozen=True)
 class ErrorRecord:
     """An element on an error side output: the element (``None`` for a failure while firing a timer), its
@@ -151,6 +164,19 @@ class ErrorRecord:
     operator: str
     key: Any = None
     window: Any = None
+
+    def as_row(self) -> dict[str, Any]:
+        """The record as a row of :data:`ERROR_RECORD_DDL` (what file sinks and DataFrames hold): the value, the
+        key and the window as JSON text (values JSON has no form for, as their ``str``), the rest as they are."""
+        return {
+            "value": _json_text(self.value),
+            "timestamp": self.timestamp,
+            "reason": self.reason,
+            "error_type": self.error_type,
+            "operator": self.operator,
+            "key": _json_text(self.key),
+            "window": None if self.window is None else str(self.window),
+        }
 
     @staticmethod
     def of(error: Exception, value: Any, timestamp: int | None) -> ErrorRecord:

@@ -18,7 +18,7 @@ with no schema. :func:`resolve_types` works out every channel's type for a runne
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -308,3 +308,8 @@ class Plan:
             virtual = " (virtual)" if node.is_virtual else ""
             lines.append(f"#{node.id} {node.kind}{virtual} <- {inputs}  parallelism={parallelism}  {node.describe()}")
         return "\n".join(lines)
+
+
+def error_output_channels(transformations: Iterable[Transformation]) -> set[Channel]:
+    """The channels that are error outputs (``side_output_errors``) of ``transformations``."""
+    return {(t.id, t.error_tag.tag_id) for t in transformations if t.error_tag is not None}

@@ -10,8 +10,9 @@ from typing import Any
 import pyarrow as pa
 
 from panes.elements import StreamRecord
+from panes.errors import ERROR_RECORD_DDL, ErrorRecord
 from panes.functions.stream import SinkFunction, as_sink_function
-from panes.types import RecordType
+from panes.types import RecordType, infer_record_type
 
 
 class Sink:
@@ -110,9 +111,11 @@ class FileSink(Sink):
 
 
 def as_row(value: Any) -> dict[str, Any]:
-    """A value as a dict of columns (see :class:`FileSink`)."""
+    """A value as a dict of columns (see :class:`FileSink`; an ``ErrorRecord`` as ``ErrorRecord.as_row``)."""
     import dataclasses
 
+    if isinstance(value, ErrorRecord):
+        return value.as_row()
     if isinstance(value, dict):
         return dict(value)
     if hasattr(value, "asDict"):
@@ -124,6 +127,35 @@ def as_row(value: Any) -> dict[str, Any]:
     if isinstance(value, (tuple, list)):
         return {f"_{i + 1}": item for i, item in enumerate(value)}
     return {"value": value}
+
+
+def error_row_type() -> RecordType:
+    """The rows of an error output in a sink (:data:`~panes.errors.ERROR_RECORD_DDL`)."""
+    found = RecordType.of(ERROR_RECORD_DDL)
+    assert found is not None
+    return sink_row_type(found)
+
+
+def sink_stream_type(sink: Any, channel_types: list[RecordType | None], error_output: bool) -> RecordType | None:
+    """The row type a sink writes when it is known before any value arrives: the one it declares, else its
+    stream's type (one type over its channels), else, for an error output, :func:`error_row_type`."""
+    declared = sink_type(sink)
+    if declared is not None:
+        return declared
+    types = set(channel_types)
+    if len(types) == 1 and None not in types:
+        found = types.pop()
+        assert found is not None
+        return sink_row_type(found)
+    return error_row_type() if error_output else None
+
+
+def inferred_row_type(values: list[Any]) -> RecordType:
+    """The row type of a sink that declares none, from its first values (``SchemaInferenceError`` when they do
+    not tell): an error output's (``ErrorRecord`` values) is always :data:`~panes.errors.ERROR_RECORD_DDL`."""
+    if values and all(isinstance(value, ErrorRecord) for value in values):
+        return error_row_type()
+    return sink_row_type(infer_record_type([as_row(value) for value in values]))
 
 
 def sink_row_type(record_type: RecordType) -> RecordType:
@@ -146,12 +178,15 @@ def check_flat(record_type: RecordType) -> None:
 
 
 def as_sink_row(value: Any) -> Any:
-    """A value in the form a sink's row type conforms: records (dicts, tuples, rows, dataclasses, objects with
-    ``asDict``) as they are, any other value as a one-field tuple (the ``value`` column)."""
+    """A value in the form a sink's row type conforms: an ``ErrorRecord`` as its row
+    (:data:`~panes.errors.ERROR_RECORD_DDL`), records (dicts, tuples, rows, dataclasses, objects with ``asDict``)
+    as they are, any other value as a one-field tuple (the ``value`` column)."""
     import dataclasses
 
     from panes.types import Row
 
+    if isinstance(value, ErrorRecord):
+        return value.as_row()
     if isinstance(value, (dict, tuple, list, Row)) or hasattr(value, "asDict") or hasattr(value, "_asdict"):
         return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):

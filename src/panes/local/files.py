@@ -18,10 +18,10 @@ from typing import Any
 import pyarrow as pa
 
 from panes.datastream.file_format import EXTENSIONS, write_table
-from panes.datastream.sinks import FileSink, as_row, as_sink_row, refusal, sink_row_type, sink_type
+from panes.datastream.sinks import FileSink, as_sink_row, inferred_row_type, refusal
 from panes.elements import StreamRecord
 from panes.errors import BadRecordError, ErrorRecord
-from panes.types import RecordType, SchemaInferenceError, SchemaMismatchError, infer_record_type
+from panes.types import RecordType, SchemaInferenceError, SchemaMismatchError
 
 SAMPLE = 1000
 """How many records (in arrival order) inference may look at to type fields that are ``None`` in the first."""
@@ -34,13 +34,11 @@ class LocalFileSink:
 
     ``refuse`` receives each refused record with its ``ErrorRecord``; ``None`` means refused values raise."""
 
-    def __init__(self, sink: FileSink, name: str, stream_type: RecordType | None, refuse: Refuse | None) -> None:
+    def __init__(self, sink: FileSink, name: str, schema: RecordType | None, refuse: Refuse | None) -> None:
         self.sink = sink
         self.name = name
-        declared = sink_type(sink)
-        if declared is None and stream_type is not None:
-            declared = sink_row_type(stream_type)
-        self.schema = declared
+        self.schema = schema
+        """The rows' type when known before any value (``sink_stream_type``), else inferred from the first."""
         self.refuse = refuse
         self.pending: list[StreamRecord[Any]] = []
         self.rows: list[Any] = []
@@ -68,7 +66,7 @@ class LocalFileSink:
         if not self.pending:
             return
         try:
-            self.schema = sink_row_type(infer_record_type([as_row(r.value) for r in self.pending]))
+            self.schema = inferred_row_type([r.value for r in self.pending])
         except SchemaInferenceError:
             if not final and len(self.pending) < SAMPLE:
                 return
@@ -97,7 +95,7 @@ class LocalFileSink:
 
 def _unresolved(records: list[StreamRecord[Any]]) -> bool:
     try:
-        infer_record_type([as_row(r.value) for r in records])
+        inferred_row_type([r.value for r in records])
     except SchemaInferenceError:
         return True
     return False

@@ -33,10 +33,11 @@ from panes.datastream.plan import (
     SourceTransformation,
     Transformation,
     checked_outputs,
+    error_output_channels,
     resolve_types,
     stream_channels,
 )
-from panes.datastream.sinks import FileSink, deliver, sink_name
+from panes.datastream.sinks import FileSink, deliver, sink_name, sink_stream_type
 from panes.datastream.sources import ProcessingTimeAdvance, Source
 from panes.elements import MAX_WATERMARK, StreamRecord, Watermark, WatermarkStatus
 from panes.errors import RESTART_ADVICE, ErrorRecord, IncompatibleCheckpointError, located
@@ -342,19 +343,23 @@ class LocalJob:
         assert isinstance(transformation, SinkTransformation)
         sink = transformation.sink
         if id(sink) not in self.files:
-            channels = stream_channels(transformation.inputs[0])
-            types = {self.types.get(c) for c in channels}
-            stream_type = types.pop() if len(types) == 1 else None
             tag = transformation.error_tag
 
             def refuse(record: StreamRecord[Any], failure: ErrorRecord) -> None:
                 assert tag is not None
                 output.collect_side(tag, StreamRecord(failure, record.timestamp))
 
-            self.files[id(sink)] = LocalFileSink(
-                sink, sink_name(transformation), stream_type, None if tag is None else refuse
-            )
+            self.files[id(sink)] = self._local_file(transformation, None if tag is None else refuse)
         return self.files[id(sink)]
+
+    def _local_file(self, transformation: SinkTransformation, refuse: Any) -> LocalFileSink:
+        channels = stream_channels(transformation.inputs[0])
+        schema = sink_stream_type(
+            transformation.sink,
+            [self.types.get(c) for c in channels],
+            bool(channels) and set(channels) <= error_output_channels(self.plan.transformations()),
+        )
+        return LocalFileSink(transformation.sink, sink_name(transformation), schema, refuse)
 
     def _all_instances(self) -> Iterator[_Instance]:
         for node in self.nodes:
@@ -478,6 +483,15 @@ class LocalJob:
         for instance in self._all_instances():
             if instance.operator is not None:
                 instance.operator.close()
+        # every file sink writes its dataset, also one that received nothing (empty, with its schema when known)
+        for node in self.nodes:
+            transformation = node.transformation
+            if (
+                isinstance(transformation, SinkTransformation)
+                and isinstance(transformation.sink, FileSink)
+                and id(transformation.sink) not in self.files
+            ):
+                self.files[id(transformation.sink)] = self._local_file(transformation, None)
         # in plan order: a sink writing another sink's refused values settles after it
         for file in self.files.values():
             file.finish()

@@ -15,7 +15,6 @@ import os
 import pickle
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlparse
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceStreamArrowWriter, DataSourceStreamWriter, WriterCommitMessage
@@ -25,18 +24,10 @@ from panes.datastream.sinks import FileSink
 from panes.spark.failures import carrying
 from panes.spark.fused import unpacked
 from panes.spark.layout import ChannelCodes
-from panes.spark.sinks import SinkTarget, target_table
+from panes.spark.sinks import SinkTarget, local_path, target_table
 
 BATCH_ID = "streaming.sql.batchId"
 """The local property Spark sets on a micro-batch's jobs (``MicroBatchExecution.BATCH_ID_KEY``)."""
-
-
-def local_path(path: str) -> str | None:
-    """``path`` as a local path, or ``None`` when it names another filesystem (``hdfs://``, ``s3a://``, ...)."""
-    parsed = urlparse(path)
-    if parsed.scheme in ("", "file"):
-        return parsed.path if parsed.scheme else path
-    return None
 
 
 def writes_directly(targets: list[SinkTarget]) -> bool:

@@ -46,7 +46,7 @@ from panes.spark.rescaling import (
     write_pieces,
 )
 from panes.spark.restarts import check_checkpoint, query_fingerprint, restored_fingerprint, store_fingerprint
-from panes.spark.session import create_session, is_connect
+from panes.spark.session import create_session, is_connect, observed_metrics_kept
 from panes.spark.sinks import SinkTarget, SinkWriter
 from panes.spark.sources import reads_as_stream
 from panes.spark.translate import Translation, Translator, shard_count
@@ -83,6 +83,8 @@ class SparkJob:
         self._owns_checkpoint = owns_checkpoint
         self._spark = spark
         self._staged = staged
+        self.writer: SinkWriter | None = None
+        """The writer of the job's sinks (``execute`` completes its outputs when the job ends)."""
         self._delivered = -1
         self.observed = JobMetrics({})
         """Counters of the steps (see ``panes.spark.metrics``), from the progress read so far."""
@@ -249,7 +251,10 @@ class SparkRunner:
         translation = self._translate(plan, config, streaming=False, batch=batch)
         writer = SinkWriter(translation.steps, translation.codes, None, session=self.spark)
         metrics = JobMetrics(translation.metrics_steps, translation.result_steps)
-        if writer.write(translation.rows(), 0):
+        with observed_metrics_kept(self.spark):
+            written = writer.write(translation.rows(), 0)
+        writer.complete_outputs(self.spark)
+        if written:
             metrics.add_observed({observation._name: observation.get for observation in translation.observations})
         return metrics
 
@@ -320,6 +325,7 @@ class SparkRunner:
             # built and checked; stored before Spark can commit a batch of it (see ``restarts``)
             store_fingerprint(self.spark, checkpoint, own_fingerprint)
         job = SparkJob(stream.start(), checkpoint, owns, self.spark, writer if staged else None, self.on_progress)
+        job.writer = writer
         job.observed = JobMetrics(translation.metrics_steps, translation.result_steps)
         return job
 
@@ -364,6 +370,8 @@ class SparkRunner:
             else:
                 while not job.await_termination(1.0):
                     job.progress()
+            if job.writer is not None:
+                job.writer.complete_outputs(self.spark)
         finally:
             job.cleanup()
         progress = job.progress()

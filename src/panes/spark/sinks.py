@@ -22,10 +22,12 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlparse
 
 import pyarrow as pa
 from pyspark.sql import functions as F
 
+from panes.datastream.plan import error_output_channels
 from panes.datastream.sinks import (
     FileSink,
     FunctionSink,
@@ -35,9 +37,11 @@ from panes.datastream.sinks import (
     as_row,
     as_sink_row,
     deliver,
+    inferred_row_type,
     refusal,
     sink_name,
     sink_row_type,
+    sink_stream_type,
     sink_type,
 )
 from panes.elements import StreamRecord
@@ -112,14 +116,14 @@ class SinkWriter:
     targets: list[SinkTarget] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        error_outputs = error_output_channels(step.transformation for step in self.steps)
         for step in self.steps:
             if step.kind != "sink":
                 continue
             sink = step.transformation.sink  # type: ignore[attr-defined]
             codes = self.codes.codes(step.consumed)
-            types = {self.codes.types[code] for code in codes}
-            declared = sink_type(sink)
-            schema = declared if declared is not None else (types.pop() if len(types) == 1 else None)
+            errors = step.consumed <= error_outputs
+            schema = sink_stream_type(sink, [self.codes.types[code] for code in codes], bool(codes) and errors)
             error_tag = step.transformation.error_tag
             error_code = None
             if error_tag is not None:
@@ -153,6 +157,29 @@ class SinkWriter:
         finally:
             batch.unpersist()
         return True
+
+    def complete_outputs(self, spark: Any) -> None:
+        """At the end of a job, every file sink's dataset exists: one that received nothing gets an empty one
+        (``path/batch=0``) with its schema, when that is known (declared, its stream's, an error output's, or
+        inferred and kept by an earlier run), so that it reads back like any other output."""
+        from panes.spark.session import is_connect
+
+        for target in self.targets:
+            sink = target.sink
+            if not isinstance(sink, FileSink):
+                continue
+            local = None if is_connect(spark) else local_path(sink.path)
+            if local is not None and os.path.isdir(local):
+                continue  # it has output
+            schema = target.schema
+            if schema is None and self.schema_folder is not None:
+                schema = load_schema(spark, self.schema_folder, target.key)
+            if schema is None:
+                continue
+            writer = spark.createDataFrame([], schema.ddl()).write.mode("ignore").format(sink.format)
+            if sink.format == "csv":
+                writer = writer.option("header", "true")
+            writer.save(os.path.join(sink.path, "batch=0"))
 
     def _reads_errors(self, target: SinkTarget) -> bool:
         errors = {t.error_code for t in self.targets if t.error_code is not None}
@@ -250,7 +277,7 @@ class SinkWriter:
         values = [r.value for chunk in sample.to_batches() for r in read_records(chunk, self.codes, _all(chunk))]
         if not values:
             return None
-        schema = sink_row_type(infer_record_type([as_row(v) for v in values]))
+        schema = inferred_row_type(values)
         if self.schema_folder is not None:
             store_schema(rows.sparkSession, self.schema_folder, target.key, schema)
         target.schema = schema
@@ -401,3 +428,11 @@ def store_schema(spark: Any, folder: str, key: str, schema: RecordType) -> None:
     spark.createDataFrame([(schema.ddl(),)], "value STRING").coalesce(1).write.mode("overwrite").text(
         os.path.join(folder, key)
     )
+
+
+def local_path(path: str) -> str | None:
+    """``path`` as a local path, or ``None`` when it names another filesystem (``hdfs://``, ``s3a://``, ...)."""
+    parsed = urlparse(path)
+    if parsed.scheme in ("", "file"):
+        return parsed.path if parsed.scheme else path
+    return None

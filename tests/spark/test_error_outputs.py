@@ -1,0 +1,112 @@
+"""An error output written to files has one documented schema (``ERROR_RECORD_DDL``), whatever the records it
+refused and whether any field is ``None`` in all of them, on both runners."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from panes.datastream import OutputTag, StreamEnvironment
+from panes.errors import ERROR_RECORD_DDL
+from panes.types import RecordType
+from panes.watermarks import WatermarkStrategy
+
+ERRORS: OutputTag[Any] = OutputTag("errors")
+ROWS = [{"user": "u1", "ts": 1_000}, {"user": "u2"}, {"user": "u3", "ts": None}, {"user": "u4", "ts": 2_000}]
+"""Two rows without a timestamp: the timestamps step refuses them (their ``timestamp`` is ``None``)."""
+
+
+def build(env: StreamEnvironment, folder: Path) -> None:
+    stamped = env.from_collection(ROWS).assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner("ts")
+    )
+    stamped = stamped.side_output_errors(ERRORS)
+    stamped.get_side_output(ERRORS).sink_to_files(str(folder / "errors"))
+    stamped.map(lambda row: {"user": row["user"]}, output_type="user STRING").sink_to_files(str(folder / "users"))
+
+
+def read_errors(folder: Path) -> list[dict[str, Any]]:
+    table = pq.read_table(folder / "errors")
+    expected = RecordType.of(ERROR_RECORD_DDL)
+    assert expected is not None
+    assert table.drop_columns(["batch"]).schema.names == [field.name for field in expected.columns()]
+    return sorted(table.drop_columns(["batch"]).to_pylist(), key=lambda row: row["value"])
+
+
+def check(rows: list[dict[str, Any]]) -> None:
+    assert [json.loads(row["value"]) for row in rows] == [{"user": "u2"}, {"user": "u3", "ts": None}]
+    assert all(row["timestamp"] is None and row["key"] is None and row["window"] is None for row in rows)
+    assert all("timestamp" in row["reason"] and row["operator"] for row in rows)
+
+
+def test_an_error_output_of_timestamp_errors_writes_its_fixed_columns_on_the_local_runner(tmp_path: Path) -> None:
+    env = StreamEnvironment("local")
+    build(env, tmp_path)
+    env.execute()
+    check(read_errors(tmp_path))
+
+
+@pytest.mark.spark
+def test_an_error_output_of_timestamp_errors_writes_its_fixed_columns_on_spark(spark: Any, tmp_path: Path) -> None:
+    from panes.spark import SparkRunner
+
+    env = StreamEnvironment(SparkRunner(spark))
+    build(env, tmp_path)
+    env.execute()
+    check(read_errors(tmp_path))
+
+
+LATE: OutputTag[Any] = OutputTag("late")
+
+
+def build_quiet(env: StreamEnvironment, folder: Path) -> None:
+    """A window whose late output and error output receive nothing."""
+    from panes.functions import Count
+    from panes.windowing import TumblingEventTimeWindows, WindowRow
+
+    rows = [{"user": "u1", "ts": 1_000}, {"user": "u2", "ts": 2_000}]
+    stamped = env.from_collection(rows, type_info="user STRING, ts BIGINT").assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner("ts")
+    )
+    stamped = stamped.side_output_errors(ERRORS)
+    counts = (
+        stamped.key_by("user")
+        .window(TumblingEventTimeWindows.of(10_000))
+        .side_output_late_data(LATE)
+        .aggregate(Count(), WindowRow(key="user"))
+    )
+    counts.sink_to_files(str(folder / "counts"))
+    counts.get_side_output(LATE).sink_to_files(str(folder / "late"))
+    stamped.get_side_output(ERRORS).sink_to_files(str(folder / "errors"))
+
+
+def check_quiet(folder: Path) -> None:
+    assert pq.read_table(folder / "counts").num_rows == 2
+    late = pq.read_table(folder / "late")
+    assert late.num_rows == 0 and {"user", "ts"} <= set(late.schema.names)
+    errors = pq.read_table(folder / "errors")
+    assert errors.num_rows == 0 and {"value", "reason", "operator"} <= set(errors.schema.names)
+
+
+def test_outputs_that_received_nothing_exist_with_their_columns_on_the_local_runner(tmp_path: Path) -> None:
+    env = StreamEnvironment("local")
+    build_quiet(env, tmp_path)
+    env.execute()
+    check_quiet(tmp_path)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("streaming", [False, True], ids=["bounded", "micro-batches"])
+def test_outputs_that_received_nothing_exist_with_their_columns_on_spark(
+    spark: Any, tmp_path: Path, streaming: bool
+) -> None:
+    from panes.spark import SparkRunner
+
+    env = StreamEnvironment(SparkRunner(spark))
+    build_quiet(env, tmp_path)
+    env.execute()
+    check_quiet(tmp_path)
