@@ -80,8 +80,51 @@ def _whole(value: int, unit: str) -> int:
     return int(value)
 
 
-Duration = timedelta | int | Time
-"""A duration: ``timedelta``, ``int`` milliseconds or PyFlink's ``Time``."""
+class Duration(Time):
+    """PyFlink's ``Duration`` (``pyflink.common.Duration``, Java's ``java.time.Duration``), spelled
+    ``Duration.of_seconds(5)``: a :class:`Time`, so accepted wherever panes takes a duration (watermark bounds,
+    idleness, window sizes, timers' offsets).
+
+    ``of_days/of_hours/of_minutes/of_seconds/of_millis(n)`` take an ``int`` (``TypeError`` otherwise);
+    ``of_nanos(n)`` truncates towards zero to whole milliseconds, as ``Duration.toMillis`` does.
+    """
+
+    __slots__ = ()
+
+    @staticmethod
+    def of_millis(millis: int) -> Duration:
+        return Duration(Time.milliseconds(millis).to_milliseconds())
+
+    @staticmethod
+    def of_seconds(seconds: int) -> Duration:
+        return Duration(Time.seconds(seconds).to_milliseconds())
+
+    @staticmethod
+    def of_minutes(minutes: int) -> Duration:
+        return Duration(Time.minutes(minutes).to_milliseconds())
+
+    @staticmethod
+    def of_hours(hours: int) -> Duration:
+        return Duration(Time.hours(hours).to_milliseconds())
+
+    @staticmethod
+    def of_days(days: int) -> Duration:
+        return Duration(Time.days(days).to_milliseconds())
+
+    @staticmethod
+    def of_nanos(nanos: int) -> Duration:
+        whole = _whole(nanos, "nanos")
+        return Duration(-((-whole) // 1_000_000) if whole < 0 else whole // 1_000_000)
+
+    def __repr__(self) -> str:
+        return f"Duration.of_millis({self.to_milliseconds()})"
+
+    def __reduce__(self) -> tuple[type[Time], tuple[int]]:
+        return (Duration, (self.to_milliseconds(),))
+
+
+DurationLike = timedelta | int | Time
+"""A duration: ``timedelta``, ``int`` milliseconds, PyFlink's ``Time`` or ``Duration``."""
 
 Instant = datetime | int
 """An instant: timezone-aware ``datetime`` or ``int`` epoch milliseconds."""
@@ -135,7 +178,7 @@ def to_millis(value: timedelta | datetime | int, *, name: str = "value") -> int:
     return millis
 
 
-def duration_ms(value: Duration, *, name: str = "duration") -> int:
+def duration_ms(value: DurationLike, *, name: str = "duration") -> int:
     """A duration (``timedelta``, ``int`` ms or ``Time``) as ``int`` milliseconds; a ``datetime`` is refused."""
     if isinstance(value, datetime):
         raise TypeError(f"{name} is a duration: pass a timedelta or int milliseconds, not a datetime")

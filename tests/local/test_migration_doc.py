@@ -15,12 +15,13 @@ import panes.watermarks
 import panes.windowing
 from panes.datastream import CloseableIterator, EnvironmentConfig
 from panes.operators.keyed import KeyedContext
-from panes.time import Time
+from panes.time import Duration, Time
 from panes.windowing.assigners.base import MergeCallback
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "migrating-from-pyflink.md"
 EXTRA = {
     "CloseableIterator": CloseableIterator,
+    "Duration": Duration,
     "EnvironmentConfig": EnvironmentConfig,
     "KeyedContext": KeyedContext,
     "MergeCallback": MergeCallback,

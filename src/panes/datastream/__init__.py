@@ -14,7 +14,11 @@ from panes.datastream.sources import CollectionSource, GeneratorSource, Iterable
 from panes.datastream.stream import DataStream, DataStreamSink, KeyedStream
 from panes.datastream.windowed import AllWindowedStream, WindowedStream, WindowSpec
 from panes.functions.base import AggregateFunction, ReduceFunction, RuntimeContext
-from panes.functions.broadcast import BroadcastProcessFunction, KeyedBroadcastProcessFunction
+from panes.functions.broadcast import (
+    BaseBroadcastProcessFunction,
+    BroadcastProcessFunction,
+    KeyedBroadcastProcessFunction,
+)
 from panes.functions.join import CoGroupFunction, FlatJoinFunction, JoinFunction, ProcessJoinFunction
 from panes.functions.stream import (
     CoFlatMapFunction,
@@ -26,6 +30,7 @@ from panes.functions.stream import (
     KeyedProcessFunction,
     KeySelector,
     MapFunction,
+    Partitioner,
     ProcessFunction,
     SinkFunction,
     TimeDomain,
@@ -33,10 +38,22 @@ from panes.functions.stream import (
 )
 from panes.operators.metrics import OperatorMetrics
 from panes.tags import OutputTag
+from panes.windowing.assigners.base import MergingWindowAssigner, WindowAssigner
+from panes.windowing.count_windows import CountWindow
+from panes.windowing.functions import (
+    AllWindowFunction,
+    ProcessAllWindowFunction,
+    ProcessWindowFunction,
+    WindowFunction,
+)
+from panes.windowing.triggers.base import Trigger, TriggerResult
+from panes.windowing.windows import GlobalWindow, TimeWindow, Window
 
 __all__ = [
     "AggregateFunction",
+    "AllWindowFunction",
     "AllWindowedStream",
+    "BaseBroadcastProcessFunction",
     "BroadcastConnectedStream",
     "BroadcastProcessFunction",
     "BroadcastStream",
@@ -49,6 +66,7 @@ __all__ = [
     "CoProcessFunction",
     "CollectionSource",
     "ConnectedStreams",
+    "CountWindow",
     "DataStream",
     "DataStreamSink",
     "EnvironmentConfig",
@@ -58,29 +76,34 @@ __all__ = [
     "FlatMapFunction",
     "FunctionSink",
     "GeneratorSource",
+    "GlobalWindow",
     "IntervalJoin",
     "IntervalJoined",
     "IterableSource",
     "JobExecutionResult",
-    "KeyedBroadcastProcessFunction",
     "JoinFunction",
     "JoinWithWindow",
     "JoinedStreams",
     "KeySelector",
+    "KeyedBroadcastProcessFunction",
     "KeyedCoProcessFunction",
     "KeyedProcessFunction",
     "KeyedStream",
     "ListSink",
     "MapFunction",
+    "MergingWindowAssigner",
     "OperatorMetrics",
     "OutputTag",
+    "Partitioner",
     "Plan",
     "PrintSink",
+    "ProcessAllWindowFunction",
     "ProcessFunction",
     "ProcessJoinFunction",
+    "ProcessWindowFunction",
     "ReduceFunction",
-    "RuntimeExecutionMode",
     "RuntimeContext",
+    "RuntimeExecutionMode",
     "Sink",
     "SinkFunction",
     "Source",
@@ -88,7 +111,13 @@ __all__ = [
     "StreamEnvironment",
     "StreamExecutionEnvironment",
     "TimeDomain",
+    "TimeWindow",
     "TimerService",
+    "Trigger",
+    "TriggerResult",
+    "Window",
+    "WindowAssigner",
+    "WindowFunction",
     "WindowSpec",
     "WindowedStream",
 ]

@@ -9,6 +9,7 @@ the default; ``"spark"``, ``panes.spark``) or a runner object with ``execute(pla
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,7 @@ from panes.datastream.sources import (
     Source,
     SplitsSource,
 )
-from panes.time import Duration, Instant, duration_ms
+from panes.time import DurationLike, Instant, duration_ms
 
 if TYPE_CHECKING:
     from panes.datastream.stream import DataStream
@@ -33,6 +34,13 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_PARALLELISM = 128
 DEFAULT_WATERMARK_INTERVAL_MS = 200
+
+
+RUNNER_VARIABLE = "PANES_RUNNER"
+"""The environment variable naming the runner of ``get_execution_environment()`` (``local`` or ``spark``)."""
+
+MASTER_VARIABLE = "PANES_SPARK_MASTER"
+"""The environment variable naming the Spark master of ``get_execution_environment()`` on ``spark``."""
 
 
 class StreamEnvironment:
@@ -51,7 +59,7 @@ class StreamEnvironment:
         *,
         parallelism: int | None = None,
         max_parallelism: int = DEFAULT_MAX_PARALLELISM,
-        auto_watermark_interval: Duration = DEFAULT_WATERMARK_INTERVAL_MS,
+        auto_watermark_interval: DurationLike = DEFAULT_WATERMARK_INTERVAL_MS,
         runtime_mode: RuntimeExecutionMode = RuntimeExecutionMode.STREAMING,
         **runner_options: Any,
     ) -> None:
@@ -69,7 +77,16 @@ class StreamEnvironment:
         self.set_runtime_mode(runtime_mode)
 
     @staticmethod
-    def get_execution_environment(runner: str | Runner = "local", **options: Any) -> StreamEnvironment:
+    def get_execution_environment(runner: str | Runner | None = None, **options: Any) -> StreamEnvironment:
+        """PyFlink's entry point: an environment on ``runner``, or, when it is ``None`` (the default), on the
+        runner the configuration names, as Flink's comes from its configuration: ``$PANES_RUNNER`` (``local``,
+        the default, or ``spark``; ``panes run --runner`` sets it for the job it runs), and for ``spark`` the
+        master ``$PANES_SPARK_MASTER`` (default ``local[2]``). So a PyFlink script runs on Spark unchanged."""
+        if runner is None:
+            runner = os.environ.get(RUNNER_VARIABLE) or "local"
+            master = os.environ.get(MASTER_VARIABLE)
+            if runner == "spark" and master and "spark" not in options and "master" not in options:
+                options = {**options, "master": master}
         return StreamEnvironment(runner, **options)
 
     # -- configuration ------------------------------------------
@@ -113,7 +130,7 @@ class StreamEnvironment:
     def get_max_parallelism(self) -> int:
         return self.max_parallelism
 
-    def set_auto_watermark_interval(self, interval: Duration) -> StreamEnvironment:
+    def set_auto_watermark_interval(self, interval: DurationLike) -> StreamEnvironment:
         interval_ms = duration_ms(interval, name="auto_watermark_interval")
         if interval_ms < 0:
             raise ValueError(f"auto_watermark_interval must be >= 0 (got {interval_ms} ms)")
@@ -163,10 +180,24 @@ class StreamEnvironment:
             stream = stream.assign_timestamps_and_watermarks(watermark_strategy)
         return stream
 
-    def from_collection(self, collection: Iterable[Any], type_info: Any = None) -> DataStream:
+    def from_collection(
+        self, collection: Iterable[Any], type_info: Any = None, batch_size: int | None = None
+    ) -> DataStream:
         """The elements of ``collection`` in order, as a bounded stream without timestamps (``type_info`` as for
-        ``from_source``)."""
-        return self.from_source(CollectionSource(collection), source_name="Collection Source", type_info=type_info)
+        ``from_source``).
+
+        In STREAMING execution the collection is one step of input by default: watermarks move only when it ends
+        (the final watermark), on every runner, as PyFlink gives on small collections. ``batch_size`` (``>= 1``)
+        makes it arrive in micro-batches of that many elements instead (``from_micro_batches`` of its slices),
+        with watermarks and the local runner's stepping clock moving between them, identically on every runner.
+        Raises ``ValueError`` for a ``batch_size`` below 1."""
+        if batch_size is None:
+            return self.from_source(CollectionSource(collection), source_name="Collection Source", type_info=type_info)
+        if type(batch_size) is not int or batch_size < 1:
+            raise ValueError(f"batch_size must be an int >= 1 (elements per micro-batch), not {batch_size!r}")
+        values = list(collection)
+        batches = [values[i : i + batch_size] for i in range(0, len(values), batch_size)]
+        return self.from_source(MicroBatchSource(batches), source_name="Collection Source", type_info=type_info)
 
     def from_iterable(self, iterable: Iterable[Any], bounded: bool = True) -> DataStream:
         """Whatever ``iterable`` yields (read once; jobs over it cannot be restored from a snapshot)."""
@@ -287,7 +318,7 @@ class EnvironmentConfig:
         """Milliseconds between periodic watermarks (0: periodic watermarks are off)."""
         return self._env.get_auto_watermark_interval()
 
-    def set_auto_watermark_interval(self, interval: Duration) -> EnvironmentConfig:
+    def set_auto_watermark_interval(self, interval: DurationLike) -> EnvironmentConfig:
         self._env.set_auto_watermark_interval(interval)
         return self
 

@@ -21,7 +21,7 @@ from panes.errors import UnsupportedOperationError
 from panes.functions.join import ProcessJoinFunction, as_process_join_function
 from panes.operators.interval_join import IntervalJoinOperator, check_bounds
 from panes.tags import OutputTag
-from panes.time import Duration, duration_ms
+from panes.time import DurationLike, duration_ms
 
 if TYPE_CHECKING:
     from panes.datastream.stream import DataStream, KeyedStream
@@ -83,7 +83,7 @@ class IntervalJoin:
         """Flink's switch to processing time: ``between`` then refuses it (interval joins need event time)."""
         return IntervalJoin(self.left, self.right, False)
 
-    def between(self, lower_bound: Duration, upper_bound: Duration) -> IntervalJoined:
+    def between(self, lower_bound: DurationLike, upper_bound: DurationLike) -> IntervalJoined:
         """Join ``r`` with ``l`` when ``l.ts + lower_bound <= r.ts <= l.ts + upper_bound`` (``timedelta`` or int
         ms, either may be negative); ``lower_bound <= upper_bound`` is required."""
         if not self._event_time:

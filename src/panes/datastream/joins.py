@@ -26,7 +26,7 @@ from panes.functions.join import (
     as_flat_join_function,
     as_join_function,
 )
-from panes.time import Duration
+from panes.time import DurationLike
 from panes.windowing.assigners.base import WindowAssigner
 from panes.windowing.cogroup import (
     CoGroupWindowFunction,
@@ -76,7 +76,7 @@ class _WithWindow:
         if not isinstance(self.assigner, WindowAssigner):
             raise TypeError(f"expected a WindowAssigner, got {type(self.assigner).__name__}")
 
-    def _check(self, trigger: Trigger[Any, Any] | None, lateness: Duration | None) -> int | None:
+    def _check(self, trigger: Trigger[Any, Any] | None, lateness: DurationLike | None) -> int | None:
         checked = validate_window_configuration(
             self.assigner,
             trigger if trigger is not None else self.assigner.get_default_trigger(),
@@ -95,7 +95,7 @@ class _WithWindow:
             raise TypeError(f"expected an Evictor, got {type(evictor).__name__}")
         return replace(self, evictor_=evictor)
 
-    def allowed_lateness(self, time: Duration) -> Any:
+    def allowed_lateness(self, time: DurationLike) -> Any:
         """How long after the watermark passed a window's end it still accepts elements (and fires again)."""
         return replace(self, allowed_lateness_=self._check(self.trigger_, time))
 

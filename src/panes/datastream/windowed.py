@@ -14,7 +14,7 @@ from panes.datastream.aggregations import FieldAggregations
 from panes.datastream.plan import INHERIT, Derived, Inherit, OneInputTransformation
 from panes.operators.base import OneInputStreamOperator
 from panes.tags import OutputTag
-from panes.time import Duration
+from panes.time import DurationLike
 from panes.windowing.assigners.base import WindowAssigner
 from panes.windowing.assigners.global_windows import GlobalWindows
 from panes.windowing.columnar.plan import columnar_output_type
@@ -134,7 +134,7 @@ class _Windowed(FieldAggregations):
         self._evictor = evictor
         return self
 
-    def allowed_lateness(self, time: Duration) -> Any:
+    def allowed_lateness(self, time: DurationLike) -> Any:
         """How long after the watermark passed a window's end it still accepts (and re-fires on) elements."""
         self._lateness = validate_window_configuration(self._assigner, self._trigger, time)
         return self

@@ -80,7 +80,11 @@ class KeyedBroadcastOnTimerContext(KeyedReadOnlyBroadcastContext):
     def time_domain(self) -> TimeDomain: ...
 
 
-class BroadcastProcessFunction(Function, Generic[IN1, IN2, OUT]):
+class BaseBroadcastProcessFunction(Function):
+    """What both broadcast process functions are (PyFlink's ``BaseBroadcastProcessFunction``)."""
+
+
+class BroadcastProcessFunction(BaseBroadcastProcessFunction, Generic[IN1, IN2, OUT]):
     """Processing of a non-keyed stream connected with a broadcast stream."""
 
     Context = BroadcastContext
@@ -93,7 +97,7 @@ class BroadcastProcessFunction(Function, Generic[IN1, IN2, OUT]):
     def process_broadcast_element(self, value: IN2, ctx: BroadcastContext) -> Iterable[OUT] | None: ...
 
 
-class KeyedBroadcastProcessFunction(Function, Generic[KEY, IN1, IN2, OUT]):
+class KeyedBroadcastProcessFunction(BaseBroadcastProcessFunction, Generic[KEY, IN1, IN2, OUT]):
     """Processing of a keyed stream connected with a broadcast stream: keyed state and timers on the keyed side."""
 
     Context = KeyedBroadcastContext

@@ -42,6 +42,14 @@ class KeySelector(Function, Generic[IN, KEY]):
     def get_key(self, value: IN) -> KEY: ...
 
 
+class Partitioner(Function, Generic[KEY]):
+    """``partition_custom``'s partitioner (PyFlink's ``Partitioner``): ``partition(key, num_partitions)`` is the
+    instance in ``[0, num_partitions)`` an element with ``key`` goes to."""
+
+    @abstractmethod
+    def partition(self, key: KEY, num_partitions: int) -> int: ...
+
+
 class CoMapFunction(Function, Generic[IN1, IN2, OUT]):
     @abstractmethod
     def map1(self, value: IN1) -> OUT: ...

@@ -27,7 +27,7 @@ from datetime import timedelta
 from enum import Enum
 from typing import Any, NamedTuple
 
-from panes.time import LONG_MAX, Duration, duration_ms
+from panes.time import LONG_MAX, DurationLike, duration_ms
 
 
 class TtlValue(NamedTuple):
@@ -166,7 +166,7 @@ class StateTtlConfig:
         _ttl_ms(self.ttl)
 
     @staticmethod
-    def new_builder(ttl: Duration) -> StateTtlConfig.Builder:
+    def new_builder(ttl: DurationLike) -> StateTtlConfig.Builder:
         """A builder for a TTL of ``ttl``: ``int`` milliseconds, a ``timedelta`` or a ``Time``."""
         return StateTtlConfig.Builder(ttl)
 
@@ -192,7 +192,7 @@ class StateTtlConfig:
         """PyFlink's ``StateTtlConfig.Builder``: defaults are ``OnCreateAndWrite``, ``NeverReturnExpired``,
         processing time and background cleanup on."""
 
-        def __init__(self, ttl: Duration) -> None:
+        def __init__(self, ttl: DurationLike) -> None:
             self._ttl = _ttl_ms(ttl)
             self._update_type = UpdateType.OnCreateAndWrite
             self._state_visibility = StateVisibility.NeverReturnExpired
@@ -248,7 +248,7 @@ class StateTtlConfig:
             return self
 
         def cleanup_in_rocksdb_compact_filter(
-            self, query_time_after_num_entries: int = 1000, periodic_compaction_time: Duration = timedelta(days=30)
+            self, query_time_after_num_entries: int = 1000, periodic_compaction_time: DurationLike = timedelta(days=30)
         ) -> StateTtlConfig.Builder:
             millis = duration_ms(periodic_compaction_time, name="periodic_compaction_time")
             self._compaction = RocksdbCompactFilterCleanupStrategy(query_time_after_num_entries, millis)
@@ -258,7 +258,7 @@ class StateTtlConfig:
             self._background = False
             return self
 
-        def set_ttl(self, ttl: Duration) -> StateTtlConfig.Builder:
+        def set_ttl(self, ttl: DurationLike) -> StateTtlConfig.Builder:
             self._ttl = _ttl_ms(ttl)
             return self
 

@@ -15,7 +15,7 @@ from panes.elements import StreamRecord, Watermark, WatermarkStatus
 from panes.functions.base import AggregateFunction, ReduceFunction
 from panes.operators.base import AbstractStreamOperator, CollectingOutput, OneInputStreamOperator
 from panes.tags import OutputTag
-from panes.time import Duration
+from panes.time import DurationLike
 from panes.timers.clock import ManualProcessingTimeService
 from panes.windowing.assigners.base import WindowAssigner
 from panes.windowing.evictors import Evictor
@@ -145,7 +145,7 @@ class WindowOperatorHarness(OneInputOperatorHarness):
         aggregate: AggregateFunction[Any, Any, Any] | None = None,
         trigger: Trigger[Any, Any] | None = None,
         evictor: Evictor[Any, Any] | None = None,
-        allowed_lateness: Duration = 0,
+        allowed_lateness: DurationLike = 0,
         late_data_tag: OutputTag[Any] | None = None,
         processing_time: int = 0,
     ) -> None:

@@ -25,7 +25,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from panes.time import LONG_MAX, LONG_MIN, Duration, duration_ms
+from panes.time import LONG_MAX, LONG_MIN, DurationLike, duration_ms
 from panes.watermarks.clock import PausableClock
 
 K = TypeVar("K", bound=Hashable)
@@ -48,7 +48,9 @@ class WatermarkAlignmentParams:
 
     @staticmethod
     def of(
-        watermark_group: str, max_allowed_watermark_drift: Duration, update_interval: Duration = DEFAULT_UPDATE_INTERVAL
+        watermark_group: str,
+        max_allowed_watermark_drift: DurationLike,
+        update_interval: DurationLike = DEFAULT_UPDATE_INTERVAL,
     ) -> WatermarkAlignmentParams:
         """Validated parameters: ``watermark_group`` a ``str``, ``max_allowed_watermark_drift >= 0`` and
         ``update_interval > 0`` (``timedelta`` or ``int`` ms; default 1000 ms).

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from panes.elements import Watermark
-from panes.time import LONG_MIN, Duration, duration_ms
+from panes.time import LONG_MIN, DurationLike, duration_ms
 from panes.timers.clock import ProcessingTimeService, SystemProcessingTimeService
 from panes.watermarks.output import WatermarkOutput
 
@@ -71,7 +71,7 @@ class BoundedOutOfOrdernessWatermarks(WatermarkGenerator):
 
     __slots__ = ("_max_timestamp", "out_of_orderness")
 
-    def __init__(self, max_out_of_orderness: Duration) -> None:
+    def __init__(self, max_out_of_orderness: DurationLike) -> None:
         millis = duration_ms(max_out_of_orderness, name="max_out_of_orderness")
         if millis < 0:
             raise ValueError(f"max_out_of_orderness cannot be negative (got {millis} ms)")

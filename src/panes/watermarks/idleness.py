@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from panes.time import Duration, duration_ms
+from panes.time import DurationLike, duration_ms
 from panes.timers.clock import ProcessingTimeService
 from panes.watermarks.generators import WatermarkGenerator
 from panes.watermarks.output import WatermarkOutput
 
 
-def validate_idle_timeout(idle_timeout: Duration) -> int:
+def validate_idle_timeout(idle_timeout: DurationLike) -> int:
     """``idle_timeout`` as ``int`` ms; raises ``ValueError`` unless it is greater than zero."""
     millis = duration_ms(idle_timeout, name="idle_timeout")
     if millis <= 0:
@@ -40,7 +40,7 @@ class IdlenessTimer:
 
     __slots__ = ("_clock", "_counter", "_last_counter", "_start_of_inactivity", "idle_timeout")
 
-    def __init__(self, clock: ProcessingTimeService, idle_timeout: Duration) -> None:
+    def __init__(self, clock: ProcessingTimeService, idle_timeout: DurationLike) -> None:
         self._clock = clock
         self.idle_timeout = validate_idle_timeout(idle_timeout)
         self._counter = 0
@@ -75,7 +75,7 @@ class WatermarksWithIdleness(WatermarkGenerator):
 
     __slots__ = ("_idle_now", "_timer", "generator")
 
-    def __init__(self, generator: WatermarkGenerator, idle_timeout: Duration, clock: ProcessingTimeService) -> None:
+    def __init__(self, generator: WatermarkGenerator, idle_timeout: DurationLike, clock: ProcessingTimeService) -> None:
         if not isinstance(generator, WatermarkGenerator):
             raise TypeError(f"expected a WatermarkGenerator, got {type(generator).__name__}")
         self._timer = IdlenessTimer(clock, idle_timeout)

@@ -20,7 +20,7 @@ from typing import Any
 from panes.elements import MAX_WATERMARK, StreamRecord, Watermark, WatermarkStatus
 from panes.errors import BadRecordError
 from panes.operators.base import OneInputStreamOperator, Output
-from panes.time import LONG_MAX, LONG_MIN, Duration, duration_ms
+from panes.time import LONG_MAX, LONG_MIN, DurationLike, duration_ms
 from panes.watermarks.assigners import TimestampAssigner, checked_timestamp
 from panes.watermarks.clock import PausableClock
 from panes.watermarks.generators import NoWatermarksGenerator, WatermarkGenerator, WatermarkGeneratorContext
@@ -66,7 +66,7 @@ class WatermarkEmitter(WatermarkOutput):
             self._output.emit_watermark_status(WatermarkStatus.ACTIVE)
 
 
-def validate_auto_watermark_interval(interval: Duration) -> int:
+def validate_auto_watermark_interval(interval: DurationLike) -> int:
     """``interval`` in ms; ``0`` disables periodic emission, a negative value raises ``ValueError``."""
     millis = duration_ms(interval, name="auto_watermark_interval")
     if millis < 0:
@@ -94,7 +94,7 @@ class TimestampsAndWatermarksOperator(OneInputStreamOperator):
         strategy: WatermarkStrategy,
         *,
         emit_progressive_watermarks: bool = True,
-        auto_watermark_interval: Duration = DEFAULT_AUTO_WATERMARK_INTERVAL,
+        auto_watermark_interval: DurationLike = DEFAULT_AUTO_WATERMARK_INTERVAL,
     ) -> None:
         super().__init__()
         if not isinstance(strategy, WatermarkStrategy):

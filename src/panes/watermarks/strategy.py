@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
-from panes.time import Duration, duration_ms
+from panes.time import DurationLike, duration_ms
 from panes.watermarks.alignment import (
     DEFAULT_UPDATE_INTERVAL,
     WATERMARK_ALIGNMENT_DISABLED,
@@ -152,7 +152,7 @@ class WatermarkStrategy:
     # -- factories -----------------------------------------------------------------------------------------
 
     @staticmethod
-    def for_bounded_out_of_orderness(max_out_of_orderness: Duration) -> WatermarkStrategy:
+    def for_bounded_out_of_orderness(max_out_of_orderness: DurationLike) -> WatermarkStrategy:
         """Periodic watermarks ``max_timestamp - max_out_of_orderness - 1`` (see
         :class:`BoundedOutOfOrdernessWatermarks`). ``timedelta`` or ``int`` ms; negative raises ``ValueError``.
         """
@@ -191,7 +191,7 @@ class WatermarkStrategy:
         """
         return replace(self, timestamp_assigner=as_timestamp_assigner(timestamp_assigner))
 
-    def with_idleness(self, idle_timeout: Duration) -> WatermarkStrategy:
+    def with_idleness(self, idle_timeout: DurationLike) -> WatermarkStrategy:
         """This strategy with idleness detection (see :mod:`panes.watermarks.idleness`): an input without
         events for ``idle_timeout`` is marked idle and stops holding back downstream watermarks.
         ``timedelta`` or ``int`` ms; it must be greater than zero (``ValueError``).
@@ -201,8 +201,8 @@ class WatermarkStrategy:
     def with_watermark_alignment(
         self,
         watermark_group: str,
-        max_allowed_watermark_drift: Duration,
-        update_interval: Duration = DEFAULT_UPDATE_INTERVAL,
+        max_allowed_watermark_drift: DurationLike,
+        update_interval: DurationLike = DEFAULT_UPDATE_INTERVAL,
     ) -> WatermarkStrategy:
         """This strategy with watermark alignment (see :mod:`panes.watermarks.alignment`): a source whose
         watermark runs more than ``max_allowed_watermark_drift`` ahead of its group's is paused.

@@ -25,7 +25,7 @@ from panes.operators.keys import KeySelector
 from panes.operators.rescaling import Owner, split_keyed
 from panes.state.changes import Changes, apply_delta
 from panes.tags import OutputTag
-from panes.time import LONG_MAX, LONG_MIN, Duration, java_add
+from panes.time import LONG_MAX, LONG_MIN, DurationLike, java_add
 from panes.windowing.assigners.base import MissingTimestampError, WindowAssigner
 from panes.windowing.assigners.sliding import SlidingEventTimeWindows, window_starts
 from panes.windowing.assigners.stagger import WindowStagger
@@ -61,7 +61,7 @@ class AlignedWindowOperator(WindowOperator):
         spec: WindowFunctionSpec,
         key_selector: KeySelector,
         trigger: Trigger[Any, Any] | None = None,
-        allowed_lateness: Duration = 0,
+        allowed_lateness: DurationLike = 0,
         late_data_tag: OutputTag[Any] | None = None,
     ) -> None:
         if not supports(assigner, trigger, None):

@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, Generic, Protocol, TypeAlias, TypeVar
 
-from panes.time import LONG_MIN, Duration, duration_ms, java_sub
+from panes.time import LONG_MIN, DurationLike, duration_ms, java_sub
 from panes.windowing.triggers.delta import DeltaFunction, as_delta_function
 
 T = TypeVar("T")
@@ -119,14 +119,14 @@ class TimeEvictor(_BeforeOrAfter):
     """Keeps the elements with ``timestamp > max_timestamp - window_size``; does nothing when the first element
     has no timestamp. ``window_size >= 0``."""
 
-    def __init__(self, window_size: Duration, do_evict_after: bool = False) -> None:
+    def __init__(self, window_size: DurationLike, do_evict_after: bool = False) -> None:
         super().__init__(do_evict_after)
         self.window_size = duration_ms(window_size, name="TimeEvictor window_size")
         if self.window_size < 0:
             raise ValueError(f"TimeEvictor parameters must satisfy window_size >= 0 (got {self.window_size} ms)")
 
     @staticmethod
-    def of(window_size: Duration, do_evict_after: bool = False) -> TimeEvictor:
+    def of(window_size: DurationLike, do_evict_after: bool = False) -> TimeEvictor:
         return TimeEvictor(window_size, do_evict_after)
 
     def _evict(self, elements: list[TimestampedValue[Any]], size: int) -> None:

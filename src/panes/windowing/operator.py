@@ -34,7 +34,7 @@ from panes.state.backend import VOID_NAMESPACE
 from panes.state.descriptors import ListStateDescriptor, StateDescriptor
 from panes.state.store import MergingWindowStateStore, NamespacedStateStore
 from panes.tags import OutputTag
-from panes.time import LONG_MAX, LONG_MIN, Duration, duration_ms, java_add
+from panes.time import LONG_MAX, LONG_MIN, DurationLike, duration_ms, java_add
 from panes.timers.heap import InternalTimer
 from panes.timers.service import InternalTimerService
 from panes.windowing.assigners.base import MergingWindowAssigner, WindowAssigner
@@ -82,7 +82,7 @@ def check_window_type(assigner: WindowAssigner[Any, Any], trigger: Trigger[Any, 
 
 
 def validate_window_configuration(
-    assigner: WindowAssigner[Any, Any], trigger: Trigger[Any, Any], allowed_lateness: Duration
+    assigner: WindowAssigner[Any, Any], trigger: Trigger[Any, Any], allowed_lateness: DurationLike
 ) -> int:
     """Flink's construction-time checks; returns the allowed lateness in ms.
 
@@ -197,7 +197,7 @@ class WindowOperator(OneInputStreamOperator):
         spec: WindowFunctionSpec,
         key_selector: KeySelector,
         trigger: Trigger[Any, Any] | None = None,
-        allowed_lateness: Duration = 0,
+        allowed_lateness: DurationLike = 0,
         late_data_tag: OutputTag[Any] | None = None,
     ) -> None:
         super().__init__(key_selector)
@@ -583,7 +583,7 @@ class EvictingWindowOperator(WindowOperator):
         key_selector: KeySelector,
         evictor: Evictor[Any, Any],
         trigger: Trigger[Any, Any] | None = None,
-        allowed_lateness: Duration = 0,
+        allowed_lateness: DurationLike = 0,
         late_data_tag: OutputTag[Any] | None = None,
     ) -> None:
         if not isinstance(evictor, Evictor):

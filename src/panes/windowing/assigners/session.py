@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
 from panes.errors import BadRecordError
-from panes.time import Duration, duration_ms
+from panes.time import DurationLike, duration_ms
 from panes.windowing.assigners.base import (
     MergeCallback,
     MergingWindowAssigner,
@@ -36,7 +36,7 @@ class SessionWindowTimeGapExtractor(ABC, Generic[T]):
 
 
 class _CallableGap(SessionWindowTimeGapExtractor[T]):
-    def __init__(self, fn: Callable[[T], Duration]) -> None:
+    def __init__(self, fn: Callable[[T], DurationLike]) -> None:
         self._fn = fn
 
     def extract(self, element: T) -> int:
@@ -44,7 +44,7 @@ class _CallableGap(SessionWindowTimeGapExtractor[T]):
 
 
 def as_gap_extractor(
-    fn: SessionWindowTimeGapExtractor[T] | Callable[[T], Duration],
+    fn: SessionWindowTimeGapExtractor[T] | Callable[[T], DurationLike],
 ) -> SessionWindowTimeGapExtractor[T]:
     if isinstance(fn, SessionWindowTimeGapExtractor):
         return fn
@@ -53,7 +53,7 @@ def as_gap_extractor(
     raise TypeError(f"expected a SessionWindowTimeGapExtractor or a callable element -> gap, got {type(fn).__name__}")
 
 
-def _fixed_gap(owner: str, gap: Duration) -> int:
+def _fixed_gap(owner: str, gap: DurationLike) -> int:
     gap_ms = duration_ms(gap, name=f"{owner} gap")
     if gap_ms <= 0:
         raise ValueError(f"{owner} parameters must satisfy 0 < gap (got gap={gap_ms} ms)")
@@ -78,16 +78,16 @@ class _Sessions(MergingWindowAssigner[Any, TimeWindow]):
 class EventTimeSessionWindows(_Sessions):
     """Sessions on the element timestamp with a fixed ``gap > 0``; default trigger: :class:`EventTimeTrigger`."""
 
-    def __init__(self, gap: Duration) -> None:
+    def __init__(self, gap: DurationLike) -> None:
         self.gap = _fixed_gap("EventTimeSessionWindows", gap)
 
     @classmethod
-    def with_gap(cls, gap: Duration) -> EventTimeSessionWindows:
+    def with_gap(cls, gap: DurationLike) -> EventTimeSessionWindows:
         return cls(gap)
 
     @staticmethod
     def with_dynamic_gap(
-        gap_extractor: SessionWindowTimeGapExtractor[Any] | Callable[[Any], Duration],
+        gap_extractor: SessionWindowTimeGapExtractor[Any] | Callable[[Any], DurationLike],
     ) -> DynamicEventTimeSessionWindows:
         return DynamicEventTimeSessionWindows(gap_extractor)
 
@@ -108,16 +108,16 @@ class EventTimeSessionWindows(_Sessions):
 class ProcessingTimeSessionWindows(_Sessions):
     """Sessions on processing time with a fixed ``gap > 0``; default trigger: :class:`ProcessingTimeTrigger`."""
 
-    def __init__(self, gap: Duration) -> None:
+    def __init__(self, gap: DurationLike) -> None:
         self.gap = _fixed_gap("ProcessingTimeSessionWindows", gap)
 
     @classmethod
-    def with_gap(cls, gap: Duration) -> ProcessingTimeSessionWindows:
+    def with_gap(cls, gap: DurationLike) -> ProcessingTimeSessionWindows:
         return cls(gap)
 
     @staticmethod
     def with_dynamic_gap(
-        gap_extractor: SessionWindowTimeGapExtractor[Any] | Callable[[Any], Duration],
+        gap_extractor: SessionWindowTimeGapExtractor[Any] | Callable[[Any], DurationLike],
     ) -> DynamicProcessingTimeSessionWindows:
         return DynamicProcessingTimeSessionWindows(gap_extractor)
 
@@ -138,12 +138,12 @@ class ProcessingTimeSessionWindows(_Sessions):
 class DynamicEventTimeSessionWindows(_Sessions):
     """Event-time sessions whose gap ``gap_extractor(element)`` is chosen per element."""
 
-    def __init__(self, gap_extractor: SessionWindowTimeGapExtractor[Any] | Callable[[Any], Duration]) -> None:
+    def __init__(self, gap_extractor: SessionWindowTimeGapExtractor[Any] | Callable[[Any], DurationLike]) -> None:
         self.gap_extractor = as_gap_extractor(gap_extractor)
 
     @classmethod
     def with_dynamic_gap(
-        cls, gap_extractor: SessionWindowTimeGapExtractor[Any] | Callable[[Any], Duration]
+        cls, gap_extractor: SessionWindowTimeGapExtractor[Any] | Callable[[Any], DurationLike]
     ) -> DynamicEventTimeSessionWindows:
         return cls(gap_extractor)
 
@@ -161,12 +161,12 @@ class DynamicEventTimeSessionWindows(_Sessions):
 class DynamicProcessingTimeSessionWindows(_Sessions):
     """Processing-time sessions whose gap ``gap_extractor(element)`` is chosen per element."""
 
-    def __init__(self, gap_extractor: SessionWindowTimeGapExtractor[Any] | Callable[[Any], Duration]) -> None:
+    def __init__(self, gap_extractor: SessionWindowTimeGapExtractor[Any] | Callable[[Any], DurationLike]) -> None:
         self.gap_extractor = as_gap_extractor(gap_extractor)
 
     @classmethod
     def with_dynamic_gap(
-        cls, gap_extractor: SessionWindowTimeGapExtractor[Any] | Callable[[Any], Duration]
+        cls, gap_extractor: SessionWindowTimeGapExtractor[Any] | Callable[[Any], DurationLike]
     ) -> DynamicProcessingTimeSessionWindows:
         return cls(gap_extractor)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from panes.time import LONG_MIN, Duration, duration_ms, java_sub
+from panes.time import LONG_MIN, DurationLike, duration_ms, java_sub
 from panes.windowing.assigners.base import WindowAssigner, WindowAssignerContext, require_timestamp
 from panes.windowing.triggers.base import Trigger
 from panes.windowing.triggers.event_time import EventTimeTrigger
@@ -37,7 +37,7 @@ def window_starts(timestamp: int, size: int, slide: int, offset: int) -> list[in
 class _Sliding(WindowAssigner[Any, TimeWindow]):
     _owner = "SlidingWindows"
 
-    def __init__(self, size: Duration, slide: Duration, offset: Duration = 0) -> None:
+    def __init__(self, size: DurationLike, slide: DurationLike, offset: DurationLike = 0) -> None:
         owner = self._owner
         self.size = duration_ms(size, name=f"{owner} size")
         self.slide = duration_ms(slide, name=f"{owner} slide")
@@ -71,7 +71,7 @@ class SlidingEventTimeWindows(_Sliding):
     _owner = "SlidingEventTimeWindows"
 
     @classmethod
-    def of(cls, size: Duration, slide: Duration, offset: Duration = 0) -> SlidingEventTimeWindows:
+    def of(cls, size: DurationLike, slide: DurationLike, offset: DurationLike = 0) -> SlidingEventTimeWindows:
         return cls(size, slide, offset)
 
     def assign_windows(self, element: Any, timestamp: int, context: WindowAssignerContext) -> list[TimeWindow]:
@@ -91,7 +91,7 @@ class SlidingProcessingTimeWindows(_Sliding):
     _owner = "SlidingProcessingTimeWindows"
 
     @classmethod
-    def of(cls, size: Duration, slide: Duration, offset: Duration = 0) -> SlidingProcessingTimeWindows:
+    def of(cls, size: DurationLike, slide: DurationLike, offset: DurationLike = 0) -> SlidingProcessingTimeWindows:
         return cls(size, slide, offset)
 
     def assign_windows(self, element: Any, timestamp: int, context: WindowAssignerContext) -> list[TimeWindow]:

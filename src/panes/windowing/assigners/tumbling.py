@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from panes.time import Duration, duration_ms, java_add, java_rem
+from panes.time import DurationLike, duration_ms, java_add, java_rem
 from panes.windowing.assigners.base import WindowAssigner, WindowAssignerContext, require_timestamp
 from panes.windowing.assigners.stagger import WindowStagger
 from panes.windowing.triggers.base import Trigger
@@ -13,7 +13,7 @@ from panes.windowing.triggers.processing_time import ProcessingTimeTrigger
 from panes.windowing.windows import TimeWindow
 
 
-def validate_size_offset(owner: str, size: Duration, offset: Duration) -> tuple[int, int]:
+def validate_size_offset(owner: str, size: DurationLike, offset: DurationLike) -> tuple[int, int]:
     """``(size_ms, offset_ms)``; raises ``ValueError`` unless ``size > 0`` and ``abs(offset) < size``."""
     size_ms = duration_ms(size, name=f"{owner} size")
     offset_ms = duration_ms(offset, name=f"{owner} offset")
@@ -29,7 +29,9 @@ def validate_size_offset(owner: str, size: Duration, offset: Duration) -> tuple[
 class _Tumbling(WindowAssigner[Any, TimeWindow]):
     _owner = "TumblingWindows"
 
-    def __init__(self, size: Duration, offset: Duration = 0, stagger: WindowStagger = WindowStagger.ALIGNED) -> None:
+    def __init__(
+        self, size: DurationLike, offset: DurationLike = 0, stagger: WindowStagger = WindowStagger.ALIGNED
+    ) -> None:
         self.size, self.global_offset = validate_size_offset(self._owner, size, offset)
         if not isinstance(stagger, WindowStagger):
             raise TypeError(f"stagger must be a WindowStagger, got {type(stagger).__name__}")
@@ -59,7 +61,7 @@ class TumblingEventTimeWindows(_Tumbling):
 
     @classmethod
     def of(
-        cls, size: Duration, offset: Duration = 0, stagger: WindowStagger = WindowStagger.ALIGNED
+        cls, size: DurationLike, offset: DurationLike = 0, stagger: WindowStagger = WindowStagger.ALIGNED
     ) -> TumblingEventTimeWindows:
         return cls(size, offset, stagger)
 
@@ -81,7 +83,7 @@ class TumblingProcessingTimeWindows(_Tumbling):
 
     @classmethod
     def of(
-        cls, size: Duration, offset: Duration = 0, stagger: WindowStagger = WindowStagger.ALIGNED
+        cls, size: DurationLike, offset: DurationLike = 0, stagger: WindowStagger = WindowStagger.ALIGNED
     ) -> TumblingProcessingTimeWindows:
         return cls(size, offset, stagger)
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from panes.state.descriptors import ReducingStateDescriptor
-from panes.time import Duration, duration_ms, java_add, java_rem
+from panes.time import DurationLike, duration_ms, java_add, java_rem
 from panes.windowing.triggers.base import OnMergeContext, Trigger, TriggerContext, TriggerResult
 from panes.windowing.windows import Window
 
 
-def _interval(value: Duration, owner: str) -> int:
+def _interval(value: DurationLike, owner: str) -> int:
     interval = duration_ms(value, name=f"{owner} interval")
     if interval <= 0:
         raise ValueError(f"{owner} parameters must satisfy interval > 0 (got {interval} ms)")
@@ -26,12 +26,12 @@ def _interval(value: Duration, owner: str) -> int:
 class ContinuousEventTimeTrigger(Trigger[Any, Window]):
     """Fires every ``interval`` of event time, and when the watermark passes the end of the window."""
 
-    def __init__(self, interval: Duration) -> None:
+    def __init__(self, interval: DurationLike) -> None:
         self.interval = _interval(interval, "ContinuousEventTimeTrigger")
         self._state = ReducingStateDescriptor("fire-time", min)
 
     @staticmethod
-    def of(interval: Duration) -> ContinuousEventTimeTrigger:
+    def of(interval: DurationLike) -> ContinuousEventTimeTrigger:
         return ContinuousEventTimeTrigger(interval)
 
     def _register_next(self, time: int, window: Window, ctx: TriggerContext, fire_time: Any) -> None:
@@ -90,12 +90,12 @@ class ContinuousProcessingTimeTrigger(Trigger[Any, Window]):
     fire that same time again and again). A later element of a still open window starts a new fire time.
     """
 
-    def __init__(self, interval: Duration) -> None:
+    def __init__(self, interval: DurationLike) -> None:
         self.interval = _interval(interval, "ContinuousProcessingTimeTrigger")
         self._state = ReducingStateDescriptor("fire-time", min)
 
     @staticmethod
-    def of(interval: Duration) -> ContinuousProcessingTimeTrigger:
+    def of(interval: DurationLike) -> ContinuousProcessingTimeTrigger:
         return ContinuousProcessingTimeTrigger(interval)
 
     def _register_next(self, time: int, window: Window, ctx: TriggerContext, fire_time: Any) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from panes.state.descriptors import ValueStateDescriptor
-from panes.time import Duration, duration_ms, java_add
+from panes.time import DurationLike, duration_ms, java_add
 from panes.windowing.triggers.base import OnMergeContext, Trigger, TriggerContext, TriggerResult
 from panes.windowing.windows import Window
 
@@ -21,7 +21,7 @@ class ProcessingTimeoutTrigger(Trigger[Any, Window]):
     def __init__(
         self,
         nested_trigger: Trigger[Any, Any],
-        timeout: Duration,
+        timeout: DurationLike,
         reset_timer_on_new_record: bool = False,
         should_clear_on_timeout: bool = True,
     ) -> None:
@@ -36,7 +36,7 @@ class ProcessingTimeoutTrigger(Trigger[Any, Window]):
     @staticmethod
     def of(
         nested_trigger: Trigger[Any, Any],
-        timeout: Duration,
+        timeout: DurationLike,
         reset_timer_on_new_record: bool = False,
         should_clear_on_timeout: bool = True,
     ) -> ProcessingTimeoutTrigger:
