@@ -8,7 +8,8 @@ Run ``panes timeline examples/timeline_clicks.py`` to draw what its two window s
 - visits per user (event-time sessions, 3 s gap) without allowed lateness or late-data output: late clicks are
   dropped.
 
-Watermarks: bounded out-of-orderness of 1 s. A job module defines ``build(env)`` and does not execute.
+Watermarks: bounded out-of-orderness of 1 s, moving after each micro-batch of four clicks. A job module
+defines ``build(env)`` and does not execute.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def clicks(count: int = 90, seed: int = 11) -> list[dict[str, Any]]:
 
 
 def build(env: StreamEnvironment) -> None:
-    stream = env.from_collection(clicks()).assign_timestamps_and_watermarks(
+    # clicks arrive four at a time: the watermark moves after each micro-batch, on every runner
+    stream = env.from_collection(clicks(), batch_size=4).assign_timestamps_and_watermarks(
         WatermarkStrategy.for_bounded_out_of_orderness(1_000).with_timestamp_assigner("ts")
     )
     per_page = (

@@ -172,11 +172,12 @@ def _keyed_co_process(env: StreamEnvironment, parallelism: int | None) -> ListSi
 
 
 def late_element_in_a_window(env: StreamEnvironment) -> ListSink:
-    """Elements that are late in STREAMING (the watermark passed their window) are in their windows in BATCH."""
+    """Elements that are late in STREAMING (the watermark passed their window after the first micro-batch) are
+    in their windows in BATCH (which reads the micro-batches as one input)."""
     strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(lambda v, _: v[1])
     sink = ListSink()
     (
-        env.from_collection([("a", 100), ("a", 5000), ("a", 200), ("b", 300)])
+        env.from_micro_batches([[("a", 100), ("a", 5000)], [("a", 200), ("b", 300)]])
         .assign_timestamps_and_watermarks(strategy)
         .key_by(lambda x: x[0])
         .window(TumblingEventTimeWindows.of(1000))

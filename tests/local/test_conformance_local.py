@@ -17,10 +17,11 @@ SCENARIOS = Scenario.load_all(CONFORMANCE) + Scenario.load_all(DERIVED_SCENARIOS
 
 
 def run_on_local(scenario: Scenario) -> dict[str, Any]:
-    # a stepping clock moves one watermark interval per element: the periodic generators emit after each one;
-    # a scenario that moves processing time itself gets a clock that follows it
+    # a stepping clock moves one watermark interval per element (as the Flink runs emitted a watermark after each
+    # element): the periodic generators emit after each one; a scenario that moves processing time itself gets a
+    # clock that follows it
     clock = ScenarioClock(scenario) if scenario.has_processing_time() else "stepping"
-    env = StreamEnvironment(LocalRunner(clock=clock), auto_watermark_interval=200)
+    env = StreamEnvironment(LocalRunner(clock=clock, advance="per_element"), auto_watermark_interval=200)
     tagged = scenario_pipeline(env, env.from_collection(input_elements(scenario)), scenario)
     return collect_result(tagged.execute_and_collect())
 

@@ -27,8 +27,8 @@ def test_a_late_record_without_a_late_output_is_counted_not_lost() -> None:
     from panes.watermarks import WatermarkStrategy
 
     env = StreamEnvironment(LocalRunner())
-    rows = [{"k": "a", "ts": 20}, {"k": "a", "ts": 1}, {"k": "a", "ts": 25}]
-    stream = env.from_collection(rows).assign_timestamps_and_watermarks(
+    rows = [[{"k": "a", "ts": 20}], [{"k": "a", "ts": 1}, {"k": "a", "ts": 25}]]  # ts 1 after the watermark 19
+    stream = env.from_micro_batches(rows).assign_timestamps_and_watermarks(
         WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner("ts")
     )
     sink = ListSink()

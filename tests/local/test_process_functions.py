@@ -18,7 +18,9 @@ from panes.watermarks import WatermarkStrategy
 
 
 def stepping_env(parallelism: int = 1) -> StreamEnvironment:
-    return StreamEnvironment(LocalRunner(clock="stepping"), parallelism=parallelism, auto_watermark_interval=200)
+    return StreamEnvironment(
+        LocalRunner(clock="stepping", advance="per_element"), parallelism=parallelism, auto_watermark_interval=200
+    )
 
 
 class CountWithTimeout(KeyedProcessFunction[str, tuple[str, int], tuple[str, int, int]]):
@@ -81,7 +83,7 @@ class Sessionize(KeyedProcessFunction[str, str, tuple[str, list[str]]]):
 
 
 def test_processing_time_timers_follow_the_jobs_clock() -> None:
-    env = StreamEnvironment(LocalRunner(clock="stepping", step=20))
+    env = StreamEnvironment(LocalRunner(clock="stepping", step=20, advance="per_element"))
     sink = ListSink()
     env.from_collection(["a1", "a2", "b1", "a3", "a4", "a5"]).key_by(lambda v: v[0]).process(Sessionize()).sink_to(sink)
     env.execute()

@@ -84,7 +84,7 @@ def test_time_drives_a_windowed_job() -> None:
     e = env()
     result = (
         # ("b", 300) comes after the watermark passed 999 + 10: late, dropped (Flink's allowed lateness)
-        e.from_collection([("a", 100), ("b", 200), ("a", 900), ("a", 1_200), ("b", 300)])
+        e.from_micro_batches([[("a", 100), ("b", 200), ("a", 900), ("a", 1_200)], [("b", 300)]])
         .assign_timestamps_and_watermarks(
             WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(0)).with_timestamp_assigner(
                 lambda v, _: v[1]

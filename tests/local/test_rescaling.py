@@ -56,7 +56,7 @@ def keyed_events(env: StreamEnvironment) -> Any:
 
 
 def build(kind: str, parallelism: int, late_output: bool = True) -> tuple[StreamEnvironment, ListSink, ListSink]:
-    env = StreamEnvironment(LocalRunner(clock="stepping"))
+    env = StreamEnvironment(LocalRunner(clock="stepping", advance="per_element"))
     keyed = keyed_events(env)
     late = ListSink()
     if kind == "timers":
@@ -82,7 +82,7 @@ def outputs(
     at parallelism ``before``, or, with ``after``, snapshotted at ``CUT`` and restored at ``after``; and the
     restored job's metrics."""
     env, sink, late = build(kind, before, late_output)
-    job = LocalRunner(clock="stepping").start(env.plan(), env.config())
+    job = LocalRunner(clock="stepping", advance="per_element").start(env.plan(), env.config())
     if after is None:
         job.run()
         return Counter(map(repr, sink.values)), Counter(map(repr, late.values)), job.metrics()
@@ -90,7 +90,7 @@ def outputs(
     snapshot = job.snapshot()
     main, side = list(sink.values), list(late.values)
     env, sink, late = build(kind, after, late_output)
-    restored = LocalRunner(clock="stepping").start(env.plan(), env.config(), snapshot=snapshot)
+    restored = LocalRunner(clock="stepping", advance="per_element").start(env.plan(), env.config(), snapshot=snapshot)
     restored.run()
     return Counter(map(repr, main + sink.values)), Counter(map(repr, side + late.values)), restored.metrics()
 
@@ -121,7 +121,7 @@ def test_the_late_records_a_window_dropped_are_counted_once_after_rescaling(afte
 
 def test_settings_given_after_a_side_output_was_taken_apply_to_the_one_step() -> None:
     # as in Flink, where uid and parallelism change the one operator every stream of it refers to
-    env = StreamEnvironment(LocalRunner(clock="stepping"))
+    env = StreamEnvironment(LocalRunner(clock="stepping", advance="per_element"))
     windows = (
         keyed_events(env)
         .window(TumblingEventTimeWindows.of(1000))

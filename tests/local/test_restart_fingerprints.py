@@ -38,7 +38,7 @@ def build(
     added: bool = False,
     running: ListSink | None = None,
 ) -> tuple[StreamEnvironment, ListSink]:
-    env = StreamEnvironment(LocalRunner(clock="stepping"), parallelism=parallelism)
+    env = StreamEnvironment(LocalRunner(clock="stepping", advance="per_element"), parallelism=parallelism)
     stream = env.from_collection(EVENTS).assign_timestamps_and_watermarks(
         WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(lambda e, _: e[1])
     )
@@ -61,7 +61,7 @@ def build(
 
 
 def start(env: StreamEnvironment, snapshot: bytes | None = None) -> LocalJob:
-    runner = LocalRunner(clock="stepping")
+    runner = LocalRunner(clock="stepping", advance="per_element")
     return runner.start(env.plan(), env.config(), snapshot=snapshot)
 
 
@@ -170,7 +170,7 @@ class Remember(KeyedProcessFunction[str, Any, Any]):
 
 def test_a_state_of_another_kind_under_the_same_name_is_refused_when_registered() -> None:
     def remembering(kind: str) -> StreamEnvironment:
-        env = StreamEnvironment(LocalRunner(clock="stepping"))
+        env = StreamEnvironment(LocalRunner(clock="stepping", advance="per_element"))
         env.from_collection(EVENTS).key_by(lambda e: e[0]).process(Remember(kind)).print()
         return env
 

@@ -36,7 +36,7 @@ class CountWithTtl(KeyedProcessFunction[str, str, tuple[str, int, int, list[int]
 
 
 def test_expired_counts_start_afresh_and_list_elements_expire_one_by_one() -> None:
-    env = StreamEnvironment(LocalRunner(clock="stepping", step=100))
+    env = StreamEnvironment(LocalRunner(clock="stepping", step=100, advance="per_element"))
     keys = ["a", "a", "b", "a", "b", "b", "a"]
     got = env.from_collection(keys).key_by(lambda k: k).process(CountWithTtl()).execute_and_collect()
     assert got == [

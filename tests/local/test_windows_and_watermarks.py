@@ -17,7 +17,9 @@ BY_TS = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(la
 
 
 def stepping(parallelism: int = 1) -> StreamEnvironment:
-    return StreamEnvironment(LocalRunner(clock="stepping"), parallelism=parallelism, auto_watermark_interval=200)
+    return StreamEnvironment(
+        LocalRunner(clock="stepping", advance="per_element"), parallelism=parallelism, auto_watermark_interval=200
+    )
 
 
 def window_sums(env: StreamEnvironment, data: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:

@@ -30,13 +30,19 @@ def test_batch_cases_on_spark(spark: Any) -> None:
 def test_streaming_cases_on_spark_with_environment_parallelism_one(spark: Any) -> None:
     # keyed_co_process sets the environment's parallelism to 1: every keyed step has one shard, so one instance
     # of each function (before, each of num_shards shards held its own and the timer was registered once per shard);
-    # late_element_in_a_window is left out: a bounded Spark run processes its input as one micro-batch, where
-    # nothing is late (docs/spark-runner.md, "Timing")
+    # (late_element_in_a_window reads micro-batches: a streaming query of its own, below)
     names = ["keyed_co_process", "end_of_stream_count_evictor", "reduce_with_state"]
     sinks, mode = run_together(spark, STREAMING, names)
     assert mode == "bounded"
     for name in names:
         assert comparable(sinks[name].values) == comparable(EXPECTED[name][STREAMING]), name
+
+
+def test_late_elements_in_streaming_on_spark(spark: Any) -> None:
+    sinks, mode = run_together(spark, STREAMING, ["late_element_in_a_window"])
+    assert mode == "streaming"
+    expected = EXPECTED["late_element_in_a_window"][STREAMING]
+    assert comparable(sinks["late_element_in_a_window"].values) == comparable(expected)
 
 
 def test_batch_refuses_a_streaming_source_on_spark(spark: Any) -> None:

@@ -236,7 +236,7 @@ def test_the_operator_hook_sees_every_operator_instance() -> None:
 def test_processing_time_windows_close_on_the_processing_time() -> None:
     def build(env: StreamEnvironment) -> None:
         (
-            env.from_collection(list(range(7)))
+            env.from_collection(list(range(7)), batch_size=1)
             .key_by(lambda v: "k")
             .window(TumblingProcessingTimeWindows.of(1_000))
             .process(lambda key, ctx, elements: [sum(elements)])
@@ -244,7 +244,8 @@ def test_processing_time_windows_close_on_the_processing_time() -> None:
         )
 
     step = record_timeline(build).steps[0]
-    # the stepping clock: element n (from 1) is processed at 200 * (n - 1) ms, then the clock moves on 200 ms
+    # the stepping clock, one element per micro-batch: element n (from 1) is processed at 200 * (n - 1) ms,
+    # then the clock moves on 200 ms
     assert [(e.timestamp, e.processing_time, e.windows) for e in step.elements] == [
         (None, 200 * i, [TimeWindow(0, 1_000) if i < 5 else TimeWindow(1_000, 2_000)]) for i in range(7)
     ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from panes.datastream.differences import runner_differences
 from panes.datastream.execution import ExecutionConfig
 from panes.datastream.plan import (
     OneInputTransformation,
@@ -221,4 +222,11 @@ def explain(plan: Plan, title: str = "", config: ExecutionConfig | None = None) 
     lines += plan_tree(plan)
     lines += ["", "== on Spark =="]
     lines += spark_lines(plan, config)
+    differences = runner_differences(plan, config)
+    lines += ["", "== the same results on every runner? =="]
+    if differences:
+        lines.append("not always; the local runner and Spark can differ because:")
+        lines += [f"  - {reason}" for reason in differences]
+    else:
+        lines.append("yes: the watermark moves where a step of the input ends on both (up to the order of keys)")
     return "\n".join(lines)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import time
 import traceback
@@ -151,6 +152,11 @@ def run_job(options: RunOptions, out: TextIO | None = None) -> int:
             err.write(line + "\n")
             err.flush()
 
+    # an environment the job makes itself (PyFlink's get_execution_environment()) runs where this run does
+    from panes.datastream.environment import MASTER_VARIABLE, RUNNER_VARIABLE
+
+    os.environ[RUNNER_VARIABLE] = options.runner
+    os.environ[MASTER_VARIABLE] = options.master
     try:
         job: JobFile = load_job(options.job)
     except JobFileError:
@@ -169,6 +175,8 @@ def run_job(options: RunOptions, out: TextIO | None = None) -> int:
 
             ship_by_value(job.module)
         job.build(env)
+        for line in difference_lines(env, job.path):
+            say(line)
         started = time.monotonic()
         with view or contextlib.nullcontext():
             result = env.execute(job.name)
@@ -186,6 +194,19 @@ def run_job(options: RunOptions, out: TextIO | None = None) -> int:
         if spark is not None:
             spark.stop()
     return DONE
+
+
+def difference_lines(env: Any, path: Any) -> list[str]:
+    """What a run says before it starts when its results can differ between the local runner and Spark
+    (``panes.datastream.differences``): why, one line per cause; nothing when they cannot."""
+    from panes.datastream.differences import runner_differences
+
+    local = env.runner if type(env.runner).__name__ == "LocalRunner" else None
+    reasons = runner_differences(env.plan(), env.config(), local_runner=local)
+    if not reasons:
+        return []
+    lines = [f"panes: the local runner and Spark can give this job different results (panes explain {path}):"]
+    return lines + [f"  - {reason}" for reason in reasons]
 
 
 def progress_view(options: RunOptions, stream: TextIO) -> LiveView | LineView | None:

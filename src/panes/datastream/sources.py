@@ -137,12 +137,28 @@ class ProcessingTimeAdvance:
         return f"ProcessingTimeAdvance({self.time})"
 
 
+class StepEnd:
+    """What a source yields on the local runner where a *step* of its input ends (between the micro-batches of
+    a :class:`MicroBatchSource`): the runner lets watermarks and its stepping clock advance there, as Spark's
+    watermark advances between micro-batches (see ``panes.local.runner.LocalRunner``'s ``advance``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "StepEnd"
+
+
+STEP_END = StepEnd()
+"""The one :class:`StepEnd` marker."""
+
+
 class MicroBatchSource(Source):
     """Explicit micro-batches: ``batches[i]`` is everything that arrives in micro-batch ``i``.
 
     The Spark runner turns each list into exactly one micro-batch, in order (tests use it to control where
     watermarks advance); with ``end_of_input`` it ends the stream with Flink's final ``LONG_MAX`` watermark.
-    The local runner reads the lists one after the other as a single split.
+    The local runner reads the lists one after the other as a single split, each list one step of its input
+    (:class:`StepEnd` after it): periodic watermarks advance between the lists, as on Spark.
 
     ``processing_times`` (default ``None``: the runner's clock) gives the processing time of each micro-batch,
     ``int`` epoch ms or aware ``datetime``, one per batch, never decreasing: on Spark every step of the job
@@ -172,12 +188,24 @@ class MicroBatchSource(Source):
             if times is not None:
                 yield ProcessingTimeAdvance(times[position])
             yield from batch
+            yield STEP_END
 
     def is_bounded(self) -> bool:
         return self.end_of_input
 
     def __repr__(self) -> str:
         return f"MicroBatchSource({len(self.batches)} batches)"
+
+
+def source_elements(source: Source) -> list[Any]:
+    """Every element of bounded ``source``, split after split, without the local runner's markers
+    (:class:`ProcessingTimeAdvance`, :class:`StepEnd`)."""
+    return [
+        element
+        for split in range(source.num_splits())
+        for element in source.read_split(split)
+        if not isinstance(element, (ProcessingTimeAdvance, StepEnd))
+    ]
 
 
 def _processing_times(times: Sequence[Instant], batches: list[list[Any]]) -> list[int]:

@@ -5,8 +5,11 @@ elements.
 Per input, each operator instance combines its input channels' watermarks and statuses with a
 ``StatusWatermarkValve`` (min over active channels), exactly as a Flink task does. A bounded source emits
 the final ``LONG_MAX`` watermark when it ends; an operator finishes when all its input channels ended.
-After every source element the job's clock may move (a stepping clock does), and every operator instance
-is told the processing time, which fires its processing-time timers and periodic watermarks.
+After every source element every operator instance is told the processing time, which fires its
+processing-time timers and periodic watermarks. A stepping clock moves where a step of the input ends
+(``advance="per_step"``, the default: between the micro-batches of ``from_micro_batches``, and at the end
+of the input, as Spark's watermark moves between micro-batches) or after every element
+(``advance="per_element"``).
 
 In BATCH execution (``batch=True``, see ``panes.datastream.runtime_mode``) every keyed operator instance takes
 its input through a ``SortedKeyedInput``: it keeps the records, ignores watermarks, and when all its inputs
@@ -38,7 +41,7 @@ from panes.datastream.plan import (
     stream_channels,
 )
 from panes.datastream.sinks import FileSink, deliver, sink_name, sink_stream_type
-from panes.datastream.sources import ProcessingTimeAdvance, Source
+from panes.datastream.sources import ProcessingTimeAdvance, Source, StepEnd
 from panes.elements import MAX_WATERMARK, StreamRecord, Watermark, WatermarkStatus
 from panes.errors import RESTART_ADVICE, ErrorRecord, IncompatibleCheckpointError, located
 from panes.local.files import LocalFileSink
@@ -289,6 +292,19 @@ class _SourceReader:
             self.position = data["position"]
 
 
+ADVANCES = ("per_step", "per_element")
+"""When a stepping clock moves on the local runner (``LocalRunner``'s ``advance``)."""
+
+
+def check_advance(advance: str) -> None:
+    """Raise ``ValueError`` unless ``advance`` is one of :data:`ADVANCES`."""
+    if advance not in ADVANCES:
+        raise ValueError(
+            f"advance must be 'per_step' (watermarks move where a step of the input ends, as on Spark) or "
+            f"'per_element' (after every element), not {advance!r}"
+        )
+
+
 class LocalJob:
     """A plan being executed in process. ``step()`` reads and processes one source element; ``run()`` runs
     to the end (bounded sources) or for ``max_records`` elements; ``snapshot()`` between steps captures the
@@ -305,10 +321,15 @@ class LocalJob:
         snapshot: bytes | None = None,
         batch: bool = False,
         operator_hook: OperatorHook | None = None,
+        advance: str = "per_step",
     ) -> None:
+        check_advance(advance)
         self.plan = plan
         self.clock = clock
         self.batch = batch
+        self.ticks_per_step = advance == "per_step" and hasattr(clock, "tick")
+        """Whether the stepping clock moves only where a step of the input ends (``StepEnd``), not after
+        every element; other clocks are read after every element either way."""
         self.operator_hook = operator_hook
         self.max_parallelism = max_parallelism
         self.types = resolve_types(plan)
@@ -446,20 +467,28 @@ class LocalJob:
         if has_element and type(element) is ProcessingTimeAdvance:
             self.advance_processing_time(max(element.time, self.clock.get_current_processing_time()))
             return True
+        if has_element and type(element) is StepEnd:
+            if not self.batch and self.ticks_per_step:
+                self._tick()
+            return True
         if has_element:
             record = element if isinstance(element, StreamRecord) else StreamRecord(element)
             self.records_read += 1
             instance.output.collect(record)
-            if not self.batch:
-                tick = getattr(self.clock, "tick", None)
-                if tick is not None:
-                    tick()
-                self.advance_processing_time(self.clock.get_current_processing_time())
+            if not self.batch and not self.ticks_per_step:
+                self._tick()
         else:
             if reader.source.is_bounded():
                 instance.output.emit_watermark(MAX_WATERMARK)
             self._end_of_input(instance)
         return True
+
+    def _tick(self) -> None:
+        """Move a stepping clock one step (other clocks are read as they are) and tell the operators."""
+        tick = getattr(self.clock, "tick", None)
+        if tick is not None:
+            tick()
+        self.advance_processing_time(self.clock.get_current_processing_time())
 
     def advance_processing_time(self, now: int) -> None:
         """Tell every operator instance that processing time is ``now`` (fires timers and periodic watermarks)."""

@@ -10,7 +10,7 @@ from panes.datastream.plan import Plan, SourceTransformation
 from panes.datastream.runtime_mode import RuntimeExecutionMode, resolve_runtime_mode
 from panes.datastream.sources import MicroBatchSource, Source
 from panes.local.clock import SteppingClock
-from panes.local.job import LocalJob, OperatorHook
+from panes.local.job import LocalJob, OperatorHook, check_advance
 from panes.timers.clock import ManualProcessingTimeService, ProcessingTimeService, SystemProcessingTimeService
 
 
@@ -25,11 +25,19 @@ class LocalRunner:
       every source is bounded, so a job over bounded input gives
       the same output on every run (as Flink's bounded execution, it does not depend on the wall clock), and
       ``"system"`` otherwise;
-    - ``"stepping"``: starts at 0 and advances ``step`` ms after each source element (``step`` defaults to the
-      environment's ``auto_watermark_interval``, so periodic watermarks follow every element);
+    - ``"stepping"``: starts at 0 and advances ``step`` ms at a time (``step`` defaults to the environment's
+      ``auto_watermark_interval``, so periodic watermarks follow each advance), where ``advance`` says;
     - ``"system"``: the wall clock, as Flink's streaming execution (output may differ from run to run);
     - ``"manual"``: moves only through ``LocalJob.advance_processing_time``;
     - or a clock object (``get_current_processing_time()``, and ``tick()`` to move after each element).
+
+    ``advance`` says when the stepping clock moves: ``"per_step"`` (the default) where a step of the input ends,
+    which is between the lists of ``from_micro_batches`` (a collection, a file source or a generator is one
+    step, so over them the watermark moves only at the end of the input): the same watermarks the Spark runner
+    gives, whose watermark moves between micro-batches, and what PyFlink gives on small bounded inputs;
+    ``"per_element"``: after every source element, a watermark after every element (Flink's streaming
+    execution with a watermark interval shorter than the time between elements). Other clocks ignore it.
+    Raises ``ValueError`` for another value.
 
     ``max_records`` bounds how many elements ``execute`` reads (required for unbounded sources).
 
@@ -48,7 +56,9 @@ class LocalRunner:
         step: int | None = None,
         max_records: int | None = None,
         operator_hook: OperatorHook | None = None,
+        advance: str = "per_step",
     ) -> None:
+        check_advance(advance)
         if isinstance(clock, str) and clock not in CLOCKS:
             raise ValueError(f"unknown clock {clock!r}: use one of {', '.join(map(repr, CLOCKS))} or a clock object")
         if operator_hook is not None and not callable(operator_hook):
@@ -59,6 +69,7 @@ class LocalRunner:
         self.step = step
         self.max_records = max_records
         self.operator_hook = operator_hook
+        self.advance = advance
 
     def clock_for(self, plan: Plan, config: ExecutionConfig) -> ProcessingTimeService:
         """The clock a job of ``plan`` runs on (see the class docstring)."""
@@ -92,6 +103,7 @@ class LocalRunner:
             snapshot=snapshot,
             batch=mode is RuntimeExecutionMode.BATCH,
             operator_hook=self.operator_hook,
+            advance=self.advance,
         )
 
     def execute(self, plan: Plan, config: ExecutionConfig, job_name: str) -> JobExecutionResult:

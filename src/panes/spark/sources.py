@@ -37,6 +37,7 @@ from panes.datastream.sources import (
     IterableSource,
     MicroBatchSource,
     SplitsSource,
+    source_elements,
 )
 from panes.elements import StreamRecord
 from panes.spark.layout import CLOCK, END, ChannelCodes, Layout, Record, pack, unpack
@@ -234,7 +235,7 @@ def source_rows(spark: Any, source: Any, channel: Channel, codes: ChannelCodes, 
             raise ValueError(f"{source!r} is unbounded; on Spark use a streaming DataFrame or micro-batches")
         layout = Layout(codes, [channel])
         record_type = codes.types[codes.code[channel]]
-        elements = [element for split in range(source.num_splits()) for element in source.read_split(split)]
+        elements = source_elements(source)
         table = pa.Table.from_batches([layout.encode(_records(elements, channel, record_type, 1))], layout.schema)
         return spark.createDataFrame(table)
     raise TypeError(f"the Spark runner cannot read {source!r}")
