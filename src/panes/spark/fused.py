@@ -360,7 +360,7 @@ def keyed_shard_function(
     batch: bool = False,
 ) -> Callable[[Any, Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """``applyInArrow`` function of a keyed step over bounded input: one shard, every batch in order, batch
-    ``b`` processed at ``watermarks[b]`` (the bounded path's ``[LONG_MIN, last watermark, LONG_MAX]``); it
+    ``b`` processed at ``watermarks[b]`` (the bounded path's ``[LONG_MIN, LONG_MAX]``: one step of input); it
     returns rows in ``layout`` and a metrics row with the step's counters and gauges (``metrics.metered``). In
     BATCH execution (``batch``) an operator fed element by element takes all the shard's rows at once, sorted by
     key and timestamp (``RecordHost.run_sorted``)."""

@@ -8,9 +8,9 @@ hosting one operator per shard (``transformWithStateInPandas`` in streaming, ``a
 bounded). The sinks are written from the final rows by Spark tasks (``sinks``), per micro-batch through
 ``foreachBatch``; ``to_dataframe`` hands the final rows of one stream to the caller as a DataFrame instead.
 
-A bounded run processes all input at watermark ``LONG_MIN``, then advances to the last watermark the input
-rated and finally to ``LONG_MAX`` (Flink's end of input), exactly as a streaming run whose input arrived
-in one micro-batch.
+A bounded run processes all input at watermark ``LONG_MIN``, then advances to ``LONG_MAX`` (Flink's end of
+input, which Flink forwards before a generator's last periodic watermark): bounded input is one step, as on
+the local runner (``docs/local-runner.md``, "Steps").
 
 The environment's runtime mode decides (``panes.datastream.runtime_mode``): STREAMING runs a plan with a
 streaming source as a streaming query and any other plan as the bounded run above; BATCH (or AUTOMATIC over

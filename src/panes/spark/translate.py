@@ -35,7 +35,7 @@ from panes.spark.processor import PAYLOAD_DDL, ShardProcessor
 from panes.spark.rescaling import CONTROL_DDL
 from panes.spark.session import executor_slots
 from panes.spark.sources import ColumnarInput, columnar_input, source_rows
-from panes.spark.watermarks import END_MS, from_spark_watermark
+from panes.spark.watermarks import END_MS
 from panes.time import LONG_MAX, LONG_MIN
 from panes.types import RecordType
 
@@ -95,7 +95,6 @@ class Translation:
     steps: list[Step]
     codes: ChannelCodes
     layout: Layout
-    watermarks: list[int]
     metrics_steps: dict[int, str] = field(default_factory=dict)
     """The steps whose counters the query observes (index -> name, see ``metrics``)."""
     observations: list[Any] = field(default_factory=list)
@@ -176,7 +175,6 @@ class Translator:
         self._observed = 0
         self.shards: dict[int, int] = {}
         self.branches: list[Branch] = []
-        self.watermarks: list[int] = []
         # a finite streaming plan without watermark strategy still ends with Flink's LONG_MAX watermark (its
         # sources' end-of-input sentinels rate it), and runs in event time, so Spark stops when input ends
         self.end_watermark = streaming and finite and not any(s.kind == "timestamps" for s in self.steps)
@@ -211,7 +209,6 @@ class Translator:
             self.steps,
             self.codes,
             layout,
-            self.watermarks,
             self.metrics_steps,
             self.observations,
             packed,
@@ -297,14 +294,13 @@ class Translator:
             df = observe_keyed(df, step.index)
             chain = Chain(packed=True)
         else:
-            last = min(self.watermarks) if self.watermarks and not self.batch else LONG_MIN
             function = keyed_shard_function(
                 step,
                 self.codes,
                 layout,
                 shards,
                 self.max_parallelism,
-                [LONG_MIN, last, LONG_MAX],
+                [LONG_MIN, LONG_MAX],
                 int(time.time() * 1000),
                 self.batch,
             )
@@ -362,10 +358,8 @@ class Translator:
                 )
                 df = df.filter(keep).drop("wm", "wm_ts")
             else:
-                df = df.cache()
-                top = df.filter(F.col(column) == marker).agg(F.max("wm")).collect()[0][0]
-                if top is not None:
-                    self.watermarks.append(from_spark_watermark(int(top)))
+                # bounded input is one step: its keyed steps go from no watermark to the final one, as Flink's
+                # end of input forwards Long.MAX_VALUE before a generator's last periodic watermark
                 df = df.filter(F.col(column) != marker).drop("wm")
             branch.watermarked = True
         branch.df = df
