@@ -7,6 +7,7 @@ run in its own process by ``test_data_stays_on_the_executors``.
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 from typing import Any
 
@@ -27,7 +28,10 @@ class Widen(KeyedProcessFunction[Any, Any, Any]):
 def run(spark: Any, source: str, output: str) -> None:
     from panes.spark import SparkRunner
 
-    env = StreamEnvironment(SparkRunner(spark, num_shards=4))
+    # the files are read as a stream, which does not end: the query stops when they are read, its state kept in
+    # a checkpoint beside the output
+    checkpoint = os.path.join(os.path.dirname(os.path.abspath(output)), "checkpoint")
+    env = StreamEnvironment(SparkRunner(spark, num_shards=4, trigger="available_now", checkpoint_location=checkpoint))
     events = env.from_files(source, schema="id BIGINT, ts BIGINT", streaming=True, max_files_per_trigger=1)
     (
         events.assign_timestamps_and_watermarks(

@@ -4,7 +4,9 @@ local runner, no Spark or worker chatter on the console, progress with real wate
 
 from __future__ import annotations
 
+import io
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -50,3 +52,27 @@ def test_explained_stages_are_the_translated_ones(spark: Any, example: str) -> N
     assert logical.count("MapInArrow") == sum(1 for s in stages if s.kind == "python")
     assert logical.count("TransformWithStateInPySpark") == sum(1 for s in stages if s.kind == "keyed")
     assert logical.count("Union") == sum(1 for s in stages if s.kind == "union")
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_a_script_on_spark_shows_the_live_table_on_a_terminal(
+    spark: Any, monkeypatch: pytest.MonkeyPatch, quiet: bool
+) -> None:
+    from panes.datastream import ListSink
+    from panes.spark import SparkRunner
+
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    env = StreamEnvironment(SparkRunner(spark, num_shards=1, quiet=quiet))
+    env.from_micro_batches([[("a", 1)], [("b", 2)]]).key_by(lambda e: e[0]).reduce(lambda a, b: a).sink_to(ListSink())
+    env.execute()
+    drawn = screen.getvalue()
+    if quiet:
+        assert drawn == ""
+    else:
+        assert "\x1b[" in drawn and "rows in" in drawn and "watermark" in drawn, drawn

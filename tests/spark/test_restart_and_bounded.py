@@ -32,7 +32,14 @@ def test_bounded_and_streaming_runs_over_the_same_files_agree(spark: Any, tmp_pa
         os.utime(folder / f"part-{index}.json", (1_700_000_000 + index, 1_700_000_000 + index))
 
     def panes(streaming: bool) -> list[dict[str, Any]]:
-        env = StreamEnvironment(SparkRunner(spark, num_shards=2))
+        # streaming files do not end: the query stops when the files there are read, keeping its open windows in
+        # its checkpoint (a temporary checkpoint is refused: they would be lost)
+        runner = (
+            SparkRunner(spark, num_shards=2, trigger="available_now", checkpoint_location=str(tmp_path / "cp"))
+            if streaming
+            else SparkRunner(spark, num_shards=2)
+        )
+        env = StreamEnvironment(runner)
         stream = env.from_files(
             str(folder), "json", "user STRING, ts BIGINT", streaming=streaming, max_files_per_trigger=1
         )

@@ -16,7 +16,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import signal
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Callable
@@ -44,6 +46,8 @@ class RunOptions:
     remote: str | None = None
     """A Spark Connect URL (``sc://host:port``) to run on instead of ``master``."""
     checkpoint: str | None = None
+    trigger: str | None = None
+    """Spark's trigger (``SparkRunner``'s ``trigger``); ``None``: the runner's default."""
     conf: dict[str, str] = field(default_factory=dict)
     quiet: bool = False
     traceback: bool = False
@@ -57,13 +61,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="local",
         help="local: the in-process reference runner (default); spark: Apache Spark",
     )
-    parser.add_argument(
-        "--master", default=None, help="Spark master URL, e.g. local[2] (default) or spark://host:7077"
-    )
+    parser.add_argument("--master", default=None, help="Spark master URL, e.g. local[2] (default) or spark://host:7077")
     parser.add_argument(
         "--remote", default=None, help="a Spark Connect server to run on instead of a master, e.g. sc://host:15002"
     )
-    parser.add_argument("--checkpoint", default=None, help="Spark checkpoint folder (default: a temporary one)")
+    parser.add_argument(
+        "--checkpoint",
+        default=None,
+        help="Spark checkpoint folder, to resume a stopped job from (default: a temporary one; one under "
+        "<temp dir>/panes-checkpoints, kept and printed, when the input does not end)",
+    )
+    parser.add_argument(
+        "--trigger",
+        default=None,
+        metavar="WHEN",
+        help="when micro-batches run on Spark: available-now (what is there, then stop), once (one micro-batch), "
+        "continuous (until stopped) or an interval such as '10 seconds' (default: available-now over "
+        "micro-batches, continuous over files or DataFrames read as streams)",
+    )
     parser.add_argument(
         "--conf",
         action="append",
@@ -84,7 +99,7 @@ def options_from(args: argparse.Namespace, parser: argparse.ArgumentParser) -> R
             parser.error(f"--conf takes KEY=VALUE, got {item!r}")
         conf[key.strip()] = value
     if args.runner != "spark":
-        given = [name for name in ("master", "remote", "checkpoint") if getattr(args, name) is not None]
+        given = [name for name in ("master", "remote", "checkpoint", "trigger") if getattr(args, name) is not None]
         given += ["conf"] if conf else []
         if given:
             parser.error(f"--{', --'.join(given)} apply to --runner spark only")
@@ -96,10 +111,28 @@ def options_from(args: argparse.Namespace, parser: argparse.ArgumentParser) -> R
         master=args.master or "local[2]",
         remote=args.remote,
         checkpoint=args.checkpoint,
+        trigger=None if args.trigger is None else trigger_of(args.trigger, parser),
         conf=conf,
         quiet=args.quiet,
         traceback=args.traceback,
     )
+
+
+TRIGGERS = {"available-now": "available_now", "once": "once", "continuous": "continuous"}
+
+
+def trigger_of(text: str, parser: argparse.ArgumentParser) -> str:
+    """``SparkRunner``'s trigger for ``--trigger text``: a name of :data:`TRIGGERS` or an interval such as
+    ``10 seconds`` (a usage error otherwise)."""
+    if text in TRIGGERS:
+        return TRIGGERS[text]
+    amount, _, unit = text.strip().partition(" ")
+    units = ("millisecond", "second", "minute", "hour", "day")
+    if not amount.isdigit() or unit.rstrip("s") not in units:
+        parser.error(
+            f"--trigger takes available-now, once, continuous or an interval such as '10 seconds', got {text!r}"
+        )
+    return text.strip()
 
 
 def report_failure(error: BaseException, stream: TextIO, with_traceback: bool = False) -> None:
@@ -135,11 +168,7 @@ def make_environment(
         log_file = default_log_file(name)
         say(f"panes: Spark's logs go to {log_file}")
         spark = create_session(options.master, app_name=name, config=options.conf, log_file=log_file)
-    runner = SparkRunner(
-        spark,
-        checkpoint_location=options.checkpoint,
-        on_progress=view,
-    )
+    runner = SparkRunner(spark, checkpoint_location=options.checkpoint, on_progress=view, trigger=options.trigger)
     return StreamEnvironment(runner), spark
 
 
@@ -168,6 +197,8 @@ def run_job(options: RunOptions, out: TextIO | None = None) -> int:
     say(f"panes: running {job.name} ({job.path}) on {where}")
     spark = None
     view = progress_view(options, err)
+    began = time.monotonic()
+    terminated = signal.signal(signal.SIGTERM, _interrupt) if _main_thread() else None
     try:
         env, spark = make_environment(options, job.name, say, view)
         if spark is not None:
@@ -177,23 +208,66 @@ def run_job(options: RunOptions, out: TextIO | None = None) -> int:
         job.build(env)
         for line in difference_lines(env, job.path):
             say(line)
+        if spark is not None:
+            for line in keep_state(env, options, job):
+                say(line)
         started = time.monotonic()
         with view or contextlib.nullcontext():
             result = env.execute(job.name)
         sys.stdout.flush()
-        say(summary(result, time.monotonic() - started))
+        say(summary(result, time.monotonic() - started, started - began))
     except Exception as error:
         sys.stdout.flush()
         report_failure(error, err, options.traceback)
         return FAILED
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         sys.stdout.flush()
-        err.write("panes: interrupted\n")
+        err.write(f"panes: {stop}\n" if str(stop) else "panes: interrupted\n")
         return INTERRUPTED
     finally:
+        if terminated is not None:
+            signal.signal(signal.SIGTERM, terminated)
         if spark is not None:
-            spark.stop()
+            with contextlib.suppress(Exception):
+                spark.stop()
     return DONE
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    """SIGTERM stops a job as Ctrl-C does (the query stops, its checkpoint stays)."""
+    raise KeyboardInterrupt
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def keep_state(env: Any, options: RunOptions, job: JobFile) -> list[str]:
+    """On Spark, a job whose input does not end (files or DataFrames read as streams) keeps its state in a
+    checkpoint it can resume from: without ``--checkpoint``, one under ``<temp dir>/panes-checkpoints``, named
+    after the job and the time. The lines that say where (none when the input ends or a checkpoint was given)."""
+    runner = env.runner
+    endless = runner.endless_sources(env.plan())
+    if not endless:
+        return []
+    if options.checkpoint is None:
+        folder = os.path.join(
+            tempfile.gettempdir(), "panes-checkpoints", f"{job.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+        )
+        runner.checkpoint_location = folder
+    else:
+        folder = options.checkpoint
+    until = (
+        "it stops when the input read so far is processed"
+        if options.trigger in ("available_now", "once")
+        else ("it runs until stopped (Ctrl-C)")
+    )
+    return [
+        f"panes: {', '.join(endless)} does not end: {until}, keeping its state in {folder} "
+        f"(resume with --checkpoint {folder})"
+    ]
 
 
 def difference_lines(env: Any, path: Any) -> list[str]:
@@ -217,10 +291,11 @@ def progress_view(options: RunOptions, stream: TextIO) -> LiveView | LineView | 
     return LiveView(stream) if stream.isatty() else LineView(stream)
 
 
-def summary(result: Any, seconds: float) -> str:
-    """The last line of a run: time, and on Spark micro-batches and the final watermark."""
+def summary(result: Any, seconds: float, startup: float = 0.0) -> str:
+    """The last line of a run: the job's time (and the start-up before it: the session and building the job),
+    and on Spark micro-batches and the final watermark."""
     details = result.details
-    text = f"panes: done in {seconds:.1f} s"
+    text = f"panes: done in {seconds:.1f} s (after {startup:.1f} s of start-up)"
     if "batches" in details:  # a streaming query on Spark
         text += f" over {details.get('batches', 0)} micro-batches"
         from panes.spark.watermarks import progress_watermark

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from panes.datastream.sources import DataFrameSource
-    from panes.spark.runner import SparkJob, SparkRunner
+    from panes.spark.runner import JobStopped, SparkJob, SparkRunner
     from panes.spark.session import create_session
     from panes.spark.sinks import ForeachBatchSink, MemorySink
 
@@ -19,12 +19,21 @@ _WHERE = {
     "DataFrameSource": "panes.datastream.sources",
     "ForeachBatchSink": "panes.spark.sinks",
     "MemorySink": "panes.spark.sinks",
+    "JobStopped": "panes.spark.runner",
     "SparkJob": "panes.spark.runner",
     "SparkRunner": "panes.spark.runner",
     "create_session": "panes.spark.session",
 }
 
-__all__ = ["DataFrameSource", "ForeachBatchSink", "MemorySink", "SparkJob", "SparkRunner", "create_session"]
+__all__ = [
+    "DataFrameSource",
+    "ForeachBatchSink",
+    "JobStopped",
+    "MemorySink",
+    "SparkJob",
+    "SparkRunner",
+    "create_session",
+]
 
 
 def __getattr__(name: str) -> Any:

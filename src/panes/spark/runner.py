@@ -20,9 +20,11 @@ take their shard's rows sorted by key and timestamp, one key at a time (``host.S
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -61,6 +63,21 @@ class DataFrameOutput:
 
     def __repr__(self) -> str:
         return "DataFrame"
+
+
+class JobStopped(KeyboardInterrupt):
+    """A streaming job stopped by an interruption (Ctrl-C, SIGTERM): its state and progress stay in
+    ``checkpoint``, from which a restart resumes (``SparkRunner(checkpoint_location=checkpoint)``, ``panes run
+    --checkpoint``). ``last_batch``: the last micro-batch Spark started (``None``: none yet)."""
+
+    def __init__(self, checkpoint: str, last_batch: int | None) -> None:
+        where = "before its first micro-batch" if last_batch is None else f"after micro-batch {last_batch}"
+        super().__init__(
+            f"stopped {where}; its state is kept in the checkpoint {checkpoint}: resume with "
+            f"SparkRunner(checkpoint_location={checkpoint!r}) or panes run --checkpoint {checkpoint}"
+        )
+        self.checkpoint = checkpoint
+        self.last_batch = last_batch
 
 
 class SparkJob:
@@ -139,8 +156,20 @@ class SparkJob:
         self.deliver()
 
     def cleanup(self) -> None:
+        """Remove a temporary checkpoint (one the runner made); a checkpoint given to the runner stays."""
         if self._owns_checkpoint:
             shutil.rmtree(self.checkpoint, ignore_errors=True)
+
+    def interrupted(self) -> JobStopped:
+        """Stop the query after an interruption (Ctrl-C, SIGTERM) and keep its checkpoint, a temporary one
+        too: the error to raise says where the job stopped and how to resume it."""
+        with contextlib.suppress(Exception):  # the query may be stopping already
+            self.query.stop()
+        with contextlib.suppress(Exception):
+            self.deliver()
+        batches = [p["batchId"] for p in self.query.recentProgress] if self.query is not None else []
+        self._owns_checkpoint = False
+        return JobStopped(self.checkpoint, max(batches) if batches else None)
 
     @property
     def recent_progress(self) -> list[Any]:
@@ -161,10 +190,17 @@ class SparkRunner:
       wider. A keyed operator whose parallelism is set (``set_parallelism`` on it or on the environment) has
       that many shards, one per Flink subtask: shard ``i`` holds the key groups Flink's subtask ``i`` owns.
     - ``trigger``: ``"available_now"`` (process what is there, then stop; the default when every source is
-      finite), ``"continuous"`` (run until stopped: Spark's default trigger) or a processing-time interval
-      such as ``"5 seconds"``.
+      finite: micro-batches of ``from_micro_batches``), ``"once"`` (one micro-batch of what is there, then
+      stop), ``"continuous"`` (run until stopped: Spark's default trigger; the default over a streaming file
+      or DataFrame source, which does not end) or a processing-time interval such as ``"5 seconds"``. A query
+      stopped over a source that does not end keeps its open windows and timers in its checkpoint: stopping
+      such a query (``available_now``, ``once``) needs a ``checkpoint_location`` to resume from
+      (``ValueError`` otherwise), and an interrupted one (Ctrl-C, SIGTERM) keeps even a temporary checkpoint
+      and raises :class:`JobStopped`, saying where.
     - ``on_progress``: called on the driver with each micro-batch's ``BatchProgress`` (rows, counters, the
       watermark in real epoch ms) while ``execute`` waits for a streaming job (polled about once a second).
+      Without one, ``execute`` shows the live table of ``panes run`` (``panes.cli.live``) when standard error
+      is a terminal, unless ``quiet``.
     - ``shard_keepers``: a streaming keyed step keeps each shard's live operator in a shard keeper, one
       process per executor slot, so that it stays alive between micro-batches whichever Python worker Spark
       picks (``panes.spark.keeper``; Linux). ``False`` keeps it in the Python worker that ran its last call,
@@ -183,6 +219,7 @@ class SparkRunner:
         query_name: str | None = None,
         on_progress: Callable[[BatchProgress], None] | None = None,
         shard_keepers: bool = True,
+        quiet: bool = False,
     ) -> None:
         if num_shards is not None and num_shards <= 0:
             raise ValueError(f"num_shards must be > 0 (got {num_shards})")
@@ -195,6 +232,7 @@ class SparkRunner:
         self.query_name = query_name
         self.on_progress = on_progress
         self.shard_keepers = shard_keepers
+        self.quiet = quiet
 
     @property
     def spark(self) -> Any:
@@ -265,6 +303,14 @@ class SparkRunner:
         ``IncompatibleCheckpointError``, before anything starts; see ``restarts``); ``num_shards`` not given is
         the checkpoint's."""
         owns = self.checkpoint_location is None
+        endless = self.endless_sources(plan)
+        if owns and endless and self._trigger(plan) in ("available_now", "once"):
+            raise ValueError(
+                f"trigger={self._trigger(plan)!r} stops the job when the input read so far is processed, but "
+                f"{', '.join(endless)} does not end: its open windows and timers would be lost with the temporary "
+                "checkpoint. Give checkpoint_location= (panes run --checkpoint) to keep them and resume later, "
+                "or read the files once (from_files(..., streaming=False)), which ends with the final watermark"
+            )
         checkpoint = self.checkpoint_location or tempfile.mkdtemp(prefix="panes-checkpoint-")
         stored = None if owns else restored_fingerprint(self.spark, checkpoint)
         shards = self.default_parallelism()
@@ -319,11 +365,13 @@ class SparkRunner:
         trigger = self._trigger(plan)
         if trigger == "available_now":
             stream = stream.trigger(availableNow=True)
+        elif trigger == "once":
+            stream = stream.trigger(once=True)
         elif trigger != "continuous":
             stream = stream.trigger(processingTime=trigger)
-        if not owns:
-            # built and checked; stored before Spark can commit a batch of it (see ``restarts``)
-            store_fingerprint(self.spark, checkpoint, own_fingerprint)
+        # built and checked; stored before Spark can commit a batch of it (see ``restarts``), also in a temporary
+        # checkpoint, which an interrupted job keeps to resume from
+        store_fingerprint(self.spark, checkpoint, own_fingerprint)
         job = SparkJob(stream.start(), checkpoint, owns, self.spark, writer if staged else None, self.on_progress)
         job.writer = writer
         job.observed = JobMetrics(translation.metrics_steps, translation.result_steps)
@@ -345,15 +393,26 @@ class SparkRunner:
         values, _ = writer.values(translation.rows(), target)
         return values
 
-    def _finite(self, plan: Plan) -> bool:
-        from panes.datastream.sources import FileSource, MicroBatchSource
+    def _terminal_view(self) -> Any:
+        """The live table ``execute`` shows on a terminal (``None``: ``on_progress`` given, ``quiet``, or standard
+        error is not a terminal)."""
+        if self.on_progress is not None or self.quiet or not sys.stderr.isatty():
+            return None
+        from panes.cli.live import LiveView
 
-        for t in plan:
-            if t.kind == "source":
-                source = t.source  # type: ignore[attr-defined]
-                if not isinstance(source, (MicroBatchSource, FileSource)):
-                    return False
-        return True
+        return LiveView(sys.stderr)
+
+    def _finite(self, plan: Plan) -> bool:
+        """Whether every source of ``plan`` ends when the query has read what there is: micro-batches."""
+        return not self.endless_sources(plan)
+
+    @staticmethod
+    def endless_sources(plan: Plan) -> list[str]:
+        """The sources of ``plan`` that do not end: streaming files and DataFrames (a bounded one is not read by a
+        streaming query), and everything but micro-batches."""
+        from panes.datastream.sources import MicroBatchSource
+
+        return [t.name for t in plan if t.kind == "source" and not isinstance(t.source, MicroBatchSource)]  # type: ignore[attr-defined]
 
     def execute(self, plan: Plan, config: ExecutionConfig, job_name: str) -> JobExecutionResult:
         started = time.monotonic()
@@ -364,14 +423,21 @@ class SparkRunner:
             elapsed = int((time.monotonic() - started) * 1000)
             return JobExecutionResult(job_name, elapsed, details, counted.operators())
         job = self.start(plan, config, job_name)
+        view = self._terminal_view()
+        if view is not None:
+            job.on_progress = view
         try:
-            if self.on_progress is None:
-                job.await_termination()
-            else:
-                while not job.await_termination(1.0):
+            with view or contextlib.nullcontext():
+                if job.on_progress is None:
+                    job.await_termination()
+                else:
+                    while not job.await_termination(1.0):
+                        job.progress()
                     job.progress()
             if job.writer is not None:
                 job.writer.complete_outputs(self.spark)
+        except KeyboardInterrupt:
+            raise job.interrupted() from None
         finally:
             job.cleanup()
         progress = job.progress()
