@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from panes.datastream import StreamEnvironment
+from panes.datastream import ListSink, StreamEnvironment
 from tests.metrics_jobs import ROWS, build, check
 
 
@@ -30,3 +30,26 @@ def test_every_kind_of_step_counts_on_spark_what_it_counts_locally(spark: Any, m
         assert result.metrics["remember"].state_bytes > 0
         per_batch = result.details["metrics"]["per_batch"]
         assert sum(batch.get("positive", {}).get("records_in", 0) for batch in per_batch) == 6
+
+
+def test_gauges_after_a_restart_are_the_state_now(spark: Any, tmp_path: Any) -> None:
+    """A restarted query's open panes are what its shards hold, not the changes since the restart (which were
+    negative when the restart fired windows opened before it)."""
+    from panes.spark import SparkRunner
+    from panes.watermarks import WatermarkStrategy
+    from panes.windowing import TumblingEventTimeWindows
+
+    def run(batches: list[list[tuple[str, int]]]) -> int:
+        env = StreamEnvironment(SparkRunner(spark, num_shards=1, checkpoint_location=str(tmp_path / "cp")))
+        strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(lambda e, _: e[1])
+        env.from_micro_batches(batches, end_of_input=False).assign_timestamps_and_watermarks(strategy).key_by(
+            lambda e: e[0]
+        ).window(TumblingEventTimeWindows.of(100)).reduce(lambda a, b: a).name("firsts").sink_to(ListSink())
+        return env.execute().get_metrics("firsts").open_panes
+
+    first = [[(f"k{i}", 10 + i) for i in range(8)]]
+    # eight windows open (one per key; the watermark stays below their ends)
+    assert run(first) == 8
+    # restarted (the source resumes after the lists it had read): an element at 150 opens a window and, in the
+    # empty batch after it, its watermark fires the eight older ones
+    assert run([*first, [("k0", 150)], []]) == 1

@@ -7,7 +7,7 @@ shard holds. When the changes logged since the snapshot outgrow twice the snapsh
 three times the state and the write cost per call stays proportional to its work (amortised); a shard left
 holding nothing (no state entries, no timers) writes its (tiny) snapshot in place of the log at once, so the
 stored bytes return to almost nothing when the final watermark has fired everything. A ValueState
-holds the shard's version and gauges, and one Spark timer is its wake-up:
+holds the shard's version, gauges and the run that last reported them, and one Spark timer is its wake-up:
 in event time at the operator's next event-time timer (shifted, see ``watermarks``); in a query without
 watermarks (processing time) at its next processing-time timer. On every call it advances the
 operator to Spark's current watermark before handling the batch's rows (``host``), so timers fire and
@@ -47,8 +47,12 @@ from panes.time import LONG_MAX
 LOG = StructType([StructField("entry", BinaryType())])
 CLOCK_STATE = StructType([StructField("now", LongType())])
 META = StructType(
-    [StructField(name, LongType()) for name in ("version", "open_panes", "stored_bytes", "snapshot_bytes", "timers")]
+    [
+        StructField(name, LongType())
+        for name in ("version", "open_panes", "stored_bytes", "snapshot_bytes", "timers", "run")
+    ]
 )
+"""A shard's meta: its version, gauges, stored and snapshot bytes, and the run (query start) that wrote it."""
 PAYLOAD_DDL = f"payload BINARY, {DDL}"
 """A keyed step's output: one row per shard and call, its rows (``layout``) as an IPC payload and its
 counters (``metrics``)."""
@@ -75,6 +79,9 @@ class ShardProcessor(StatefulProcessor):
         self.event_time = event_time
         self.clocked = clocked
         self.uid = uuid.uuid4().hex
+        self.run = int(self.uid[:15], 16)
+        """This query run (a start of the query) as a number: a shard's first call in a run reports its gauges in
+        full, the later ones their changes, so a job's totals are the state now also after a restart."""
         self.definition = ShardDefinition(self.uid, step, codes, layout, num_shards, max_parallelism).pickled()
         self.slots = slots
         self.keepers = keepers
@@ -122,11 +129,12 @@ class ShardProcessor(StatefulProcessor):
         else:
             self.log.appendValue((outcome.entry,))
         self.meta.update(
-            (outcome.version, outcome.open_panes, outcome.stored, outcome.snapshot_bytes, outcome.timers)
+            (outcome.version, outcome.open_panes, outcome.stored, outcome.snapshot_bytes, outcome.timers, self.run)
         )
         if outcome.clock is not None:
             self.clock.update((outcome.clock,))
-        before = Gauges() if meta is None else Gauges(meta[1], meta[4], meta[2])
+        # the changes since this run's previous report (all of it at a shard's first call of the run)
+        before = Gauges() if meta is None or meta[5] != self.run else Gauges(meta[1], meta[4], meta[2])
         gauges = Gauges(outcome.open_panes, outcome.timers, outcome.stored)
         if self.event_time:
             wake_up = outcome.next_event_time
