@@ -145,13 +145,35 @@ def carried(error: BaseException) -> BaseException | None:
     return None
 
 
+class PythonWorkerStartError(RuntimeError):
+    """Spark could not start a Python worker in time (``Python worker failed to connect back``)."""
+
+
+def known_failure(error: BaseException) -> BaseException | None:
+    """A panes error saying what happened and what to change, for a Spark failure whose cause is known;
+    ``None`` for others.
+
+    - ``Python worker failed to connect back``: a Python process Spark started (the source of explicit
+      micro-batches, a ``foreachBatch`` sink's, a worker without Spark's daemon) did not connect back within the
+      10 s Spark 4 allows (fixed in ``PythonWorkerFactory``, no setting changes it): the machine was too busy."""
+    if any("Python worker failed to connect back" in text for text in _texts(error)):
+        return PythonWorkerStartError(
+            "Spark could not start a Python worker in time: it did not connect back to Spark within the 10 s Spark "
+            "allows (a fixed limit), because the machine was too busy. Run the job again when the machine is less "
+            "loaded, or give Spark fewer task slots (a smaller local[N], or spark.executor.cores); a job with a "
+            "checkpoint_location (panes run --checkpoint) continues where it stopped"
+        )
+    return None
+
+
 def reraise_carried(action: Callable[[], T]) -> T:
     """Run ``action`` (a call into Spark); an exception carrying one from a panes entry point is replaced by
-    that exception, with Spark's as its ``__cause__``."""
+    that exception, with Spark's as its ``__cause__``; a Spark failure of a known cause (:func:`known_failure`)
+    by the panes error that explains it."""
     try:
         return action()
     except Exception as error:
-        original = carried(error)
+        original = carried(error) or known_failure(error)
         if original is None:
             raise
         raise original from error
