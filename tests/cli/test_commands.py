@@ -3,6 +3,8 @@ full), 2 (usage), ``--quiet``, and ``panes explain`` derived from the plan."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.cli.support import EXAMPLES, ROOT, example, panes
@@ -119,3 +121,25 @@ def test_explain_names_triggers_and_evictors_of_the_other_examples() -> None:
     timers = panes("explain", str(EXAMPLES / "timers.py")).stdout
     assert "KeyedProcess (keyed_process, keyed by field 'user')" in timers
     assert "function: AbandonedCarts" in timers
+
+
+def test_timeline_says_how_to_install_matplotlib_before_running_the_job(tmp_path: Any) -> None:
+    # a folder on the path that hides matplotlib: "import matplotlib" finds a package that is not there
+    hidden = tmp_path / "hide"
+    hidden.mkdir()
+    (hidden / "sitecustomize.py").write_text(
+        "import importlib.abc, sys\n"
+        "class Hide(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'matplotlib' or name.startswith('matplotlib.'):\n"
+        "            raise ModuleNotFoundError(name)\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Hide())\n"
+    )
+    marker = tmp_path / "ran"
+    job = tmp_path / "job.py"
+    job.write_text(f"def build(env):\n    open({str(marker)!r}, 'w').close()\n")
+    done = panes("timeline", str(job), extra_path=str(hidden))
+    assert done.returncode == 2, done.stderr
+    assert "pip install 'panes[timeline]'" in done.stderr
+    assert not marker.exists(), "the job did not run"

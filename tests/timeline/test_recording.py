@@ -113,6 +113,15 @@ def test_recording_stops_after_max_elements() -> None:
     assert [e.position for e in step.elements] == [1, 2, 3]
     assert [f.position for f in step.firings] == [2, 3, 3]
     assert len(results) == 9  # what the operator does is not affected
+    assert step.recorded_elements == 3
+    pytest.importorskip("matplotlib")
+    from panes.timeline.figure import build_figure
+
+    figure = build_figure([step], "truncated")
+    panel = figure.subfigs[0]
+    assert "recording stopped after 3 of 8 elements" in panel._suptitle.get_text()
+    order_axis = panel.axes[1]
+    assert order_axis.get_xlim()[1] <= 4  # the processing-order axis ends where the recording stopped
 
 
 def test_session_merges_carry_the_pane_timing() -> None:

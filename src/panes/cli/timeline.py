@@ -8,6 +8,7 @@ is given (without calling ``execute``). The picture is written as a PNG and as a
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 
@@ -38,7 +39,20 @@ def add_timeline_command(commands: argparse._SubParsersAction[argparse.ArgumentP
     parser.set_defaults(handler=run_timeline)
 
 
+MISSING_DRAWING = 2
+"""The exit code when matplotlib, which draws the pictures, is not installed (a usage error: nothing ran)."""
+
+
 def run_timeline(args: argparse.Namespace) -> int:
+    try:  # before the job runs: it may run for long
+        import matplotlib  # noqa: F401
+    except ImportError as error:
+        print(
+            f"panes timeline: drawing needs matplotlib, which cannot be imported ({error}); install it with "
+            "pip install 'panes[timeline]' (or pip install matplotlib)",
+            file=sys.stderr,
+        )
+        return MISSING_DRAWING
     from panes.jobs import load_job
     from panes.timeline import record_timeline, write_html, write_png
 

@@ -83,7 +83,13 @@ def _step_height(step: StepTimeline) -> float:
 def _draw_step(panel: SubFigure, step: StepTimeline, prefix: str) -> None:
     lanes = max(1, len(step.keys))
     top, bottom = panel.subplots(2, 1, height_ratios=[max(2.0, 0.75 * lanes), 3.6])
-    panel.suptitle(f"{prefix}{step.name}\n{step.description}", fontsize=11, x=0.01, ha="left")
+    stopped = (
+        f"  (recording stopped after {step.recorded_elements:,} of {step.total_elements:,} elements: the picture "
+        "shows the start of the run)"
+        if step.truncated
+        else ""
+    )
+    panel.suptitle(f"{prefix}{step.name}{stopped}\n{step.description}", fontsize=11, x=0.01, ha="left")
     times = _times(step)
     epoch = looks_like_epoch_ms(times)
     first, last = (min(times), max(times)) if times else (0, 1)
@@ -263,7 +269,7 @@ def _draw_processing_order(ax: Any, step: StepTimeline, low: float, high: float,
             by_fate.setdefault(_kind(element), []).append(element)
     for fate, elements in by_fate.items():
         _scatter(ax, [e.position for e in elements], [_at(step, e) or 0 for e in elements], STYLE[fate])
-    last = max(step.total_elements, 1)
+    last = max(step.recorded_elements if step.truncated else step.total_elements, 1)  # nothing past the recording
     points = (
         [(p.position, p.subtask, p.watermark) for p in step.watermarks]
         if step.event_time

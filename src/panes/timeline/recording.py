@@ -115,6 +115,8 @@ class StepTimeline:
     total_elements: int
     truncated: bool
     parallelism: int
+    recorded_elements: int = 0
+    """The elements recorded: ``total_elements``, or the ``max_elements`` recording stopped at (``truncated``)."""
 
     def elements_of(self, key: Any) -> list[RecordedElement]:
         return [e for e in self.elements if e.key == key]
@@ -279,6 +281,7 @@ class StepRecorder:
             cleanups=list(self.cleanups),
             total_elements=self.position,
             truncated=self.position > self._max_elements,
+            recorded_elements=min(self.position, self._max_elements),
             parallelism=max(1, len(self._subtasks)),
         )
 
