@@ -16,6 +16,7 @@ from typing import Any
 from panes.datastream.differences import runner_differences
 from panes.datastream.execution import ExecutionConfig
 from panes.datastream.plan import (
+    Channel,
     OneInputTransformation,
     PartitionTransformation,
     Plan,
@@ -25,7 +26,10 @@ from panes.datastream.plan import (
     Transformation,
     TwoInputTransformation,
     UnionTransformation,
+    resolve_types,
+    stream_channels,
 )
+from panes.types import RecordType
 
 
 def _name_of(function: Any, depth: int = 0) -> str:
@@ -97,8 +101,22 @@ def window_lines(spec: Any) -> list[str]:
     ]
 
 
-def step_lines(node: Transformation) -> list[str]:
-    """What a physical step computes, line by line (its first line is its name)."""
+def columnar_line(node: OneInputTransformation, types: dict[Channel, RecordType | None]) -> str:
+    """Whether the keyed window ``node`` runs on columns on Spark (``panes.windowing.columnar``), and if not why
+    and what would make it."""
+    from panes.windowing.columnar.plan import why_not_columnar
+
+    found = {types.get(channel) for channel in stream_channels(node.inputs[0])}
+    input_type = found.pop() if len(found) == 1 else None
+    reason = why_not_columnar(node.spec, input_type)
+    if reason is None:
+        return "on Spark: columnar (whole micro-batches of each window at once)"
+    return f"on Spark: element by element, because {reason}"
+
+
+def step_lines(node: Transformation, types: dict[Channel, RecordType | None] | None = None) -> list[str]:
+    """What a physical step computes, line by line (its first line is its name); with the plan's channel
+    ``types``, a window step also says whether it runs on columns on Spark, and if not why."""
     if isinstance(node, SourceTransformation):
         return [f"source {node.name}: {node.source!r}"]
     if isinstance(node, SinkTransformation):
@@ -113,6 +131,8 @@ def step_lines(node: Transformation) -> list[str]:
             lines += strategy_lines(node.spec)
         elif node.op_kind == "window":
             lines += window_lines(node.spec)
+            if types is not None and node.spec.keyed:
+                lines.append(columnar_line(node, types))
         elif node.spec is not None:
             lines.append(f"function: {_name_of(node.spec)}")
     elif isinstance(node, TwoInputTransformation):
@@ -142,6 +162,7 @@ def _edge(virtual: Transformation) -> str:
 class _Tree:
     def __init__(self, plan: Plan) -> None:
         self.nodes = plan.transformations()
+        self.types = resolve_types(plan)
         self.children: dict[int, list[tuple[list[str], Transformation]]] = {t.id: [] for t in self.nodes}
         for node in self.nodes:
             if not node.is_virtual:
@@ -171,7 +192,7 @@ class _Tree:
             self.lines.append(f"{first}{via}-> #{node.id} {node.name} (shown above)")
             return
         self.printed.add(node.id)
-        head, *details = step_lines(node)
+        head, *details = step_lines(node, self.types)
         self.lines.append(f"{first}{via}#{node.id} {head}")
         children = self.children[node.id]
         bar = "|  " if children else "   "

@@ -116,10 +116,35 @@ def _part_type(part: BuiltinAggregate, field_type: pa.DataType | None) -> pa.Dat
 
 def plan_columnar(spec: WindowDescription, input_type: RecordType | None) -> ColumnarWindow | None:
     """The columnar form of the window ``spec`` over values of ``input_type``, or ``None`` when it has none."""
-    if input_type is None or input_type.shape == "scalar" or spec.evictor is not None:
-        return None
-    if type(spec.trigger) is not EventTimeTrigger or not isinstance(spec.key_selector, FieldKey):
-        return None
+    planned = _plan(spec, input_type)
+    return planned if isinstance(planned, ColumnarWindow) else None
+
+
+def why_not_columnar(spec: WindowDescription, input_type: RecordType | None) -> str | None:
+    """Why the window ``spec`` over values of ``input_type`` runs element by element, and what would make it
+    columnar; ``None`` when it runs columnar."""
+    planned = _plan(spec, input_type)
+    return planned if isinstance(planned, str) else None
+
+
+AGGREGATE_IDIOM = "aggregate(Count()), aggregate(Sum('field')), aggregate(Aggregates(...)), optionally with WindowRow"
+
+
+def _plan(spec: WindowDescription, input_type: RecordType | None) -> ColumnarWindow | str:
+    """The columnar form of ``spec``, or why it has none (see the module docstring)."""
+    if input_type is None:
+        return (
+            "its input has no declared type: declare one upstream (output_type= on the step before, a typed "
+            "source such as from_files or from_collection(..., type_info=...))"
+        )
+    if input_type.shape == "scalar":
+        return "its input values are not records: give them a row type with named fields"
+    if spec.evictor is not None:
+        return "it has an evictor"
+    if type(spec.trigger) is not EventTimeTrigger:
+        return "its trigger is not the default event-time trigger"
+    if not isinstance(spec.key_selector, FieldKey):
+        return "it is keyed by a function: key by a field name instead (key_by('user'))"
     assigner = spec.assigner
     if type(assigner) is TumblingEventTimeWindows and assigner.stagger is WindowStagger.ALIGNED:
         kind, size, slide, offset, gap = "aligned", assigner.size, assigner.size, assigner.global_offset, 0
@@ -128,37 +153,39 @@ def plan_columnar(spec: WindowDescription, input_type: RecordType | None) -> Col
     elif type(assigner) is EventTimeSessionWindows:
         kind, size, slide, offset, gap = "session", 0, 0, 0, assigner.gap
     else:
-        return None
+        return "its windows are not event-time tumbling (aligned), sliding or fixed-gap session windows"
     function = spec.function
     if function.kind != "aggregate" or function.aggregate is None:
-        return None
+        return f"its function is a {function.kind}, not a built-in aggregate: {AGGREGATE_IDIOM}"
     form = vectorized_form(function.aggregate)
     process = function.process_function
     row = process if isinstance(process, WindowRow) else None
-    if form is None or (row is None and type(process) is not PassThroughWindowFunction):
-        return None
+    if form is None:
+        return f"its aggregate is not a built-in one with a vectorised form: {AGGREGATE_IDIOM}"
+    if row is None and type(process) is not PassThroughWindowFunction:
+        return "its window function after the aggregate is not WindowRow (which adds the key and window as columns)"
     struct = input_type.arrow_type
     key = _field_index(struct, spec.key_selector.field)
     if key is None:
-        return None
+        return f"its key field {spec.key_selector.field!r} is not a field of its input type"
     parts = []
     result_fields = []
     for name, part in form.parts.items():
         index = None if part.field is None else _field_index(struct, part.field)
         if part.field is not None and index is None:
-            return None
+            return f"the aggregate's field {part.field!r} is not a field of its input type"
         field_type = None if index is None else struct.field(index).type
         part_type = _part_type(part, field_type)
         if part_type is None:
-            return None
+            return f"the aggregate cannot run on columns of the type of {part.field!r} ({field_type})"
         parts.append(Part(name, part, index, field_type))
         result_fields.append(pa.field(name, part_type))
     result_type = result_fields[0].type if form.scalar else pa.struct(result_fields)
     if row is not None:
         try:
             output = row.row_type(struct.field(key).type, result_type)
-        except (TypeError, ValueError):
-            return None
+        except (TypeError, ValueError) as error:
+            return f"WindowRow cannot make its row from the key and the result ({error})"
     else:
         output = RecordType(result_type, "scalar" if form.scalar else "dict")
     late = spec.late_data_tag

@@ -1,0 +1,53 @@
+"""``panes explain`` says, per keyed window step, whether it runs on columns on Spark and, when not, why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from panes.cli.explain import explain
+from panes.datastream import StreamEnvironment
+from panes.functions import Aggregates, Count, Max
+from panes.watermarks import WatermarkStrategy
+from panes.windowing import CountEvictor, TumblingEventTimeWindows, WindowRow
+
+STRATEGY = WatermarkStrategy.for_bounded_out_of_orderness(5_000).with_timestamp_assigner("ts")
+
+
+def columnar_lines(build: Any) -> list[str]:
+    env = StreamEnvironment()
+    stream = env.from_files("clicks", schema="user STRING, page STRING, ts BIGINT").assign_timestamps_and_watermarks(
+        STRATEGY
+    )
+    build(stream).sink_to_files("out")
+    return [line.split("on Spark: ", 1)[1] for line in explain(env.plan()).splitlines() if "|    on Spark: " in line]
+
+
+def test_the_documented_idiom_runs_on_columns() -> None:
+    lines = columnar_lines(
+        lambda s: s.key_by("page")
+        .window(TumblingEventTimeWindows.of(60_000))
+        .aggregate(Aggregates(clicks=Count(), last=Max("ts")), WindowRow())
+    )
+    assert lines == ["columnar (whole micro-batches of each window at once)"]
+
+
+@pytest.mark.parametrize(
+    ("build", "reason"),
+    [
+        (lambda s: s.key_by(lambda r: r["page"]).window(TumblingEventTimeWindows.of(60_000)).aggregate(Count()),
+         "keyed by a function"),
+        (lambda s: s.key_by("page").window(TumblingEventTimeWindows.of(60_000)).evictor(CountEvictor.of(2))
+         .aggregate(Count()), "it has an evictor"),
+        (lambda s: s.key_by("page").window(TumblingEventTimeWindows.of(60_000)).reduce(lambda a, b: a),
+         "its function is a reduce, not a built-in aggregate"),
+        (lambda s: s.map(lambda r: r).key_by("page").window(TumblingEventTimeWindows.of(60_000)).aggregate(Count()),
+         "its input has no declared type"),
+        (lambda s: s.key_by("page").window(TumblingEventTimeWindows.of(60_000)).aggregate(Max("nope")),
+         "the aggregate's field 'nope' is not a field of its input type"),
+    ],
+)  # fmt: skip
+def test_a_window_off_the_columnar_path_says_why(build: Any, reason: str) -> None:
+    [line] = columnar_lines(build)
+    assert line.startswith("element by element, because") and reason in line, line
