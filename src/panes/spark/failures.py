@@ -17,7 +17,9 @@ attributes do not pickle, from its class and ``args`` alone.
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
+import logging
 import pickle
 import re
 from collections.abc import Callable, Iterator
@@ -143,6 +145,28 @@ def carried(error: BaseException) -> BaseException | None:
             except Exception:  # not ours after all, or from another version: leave Spark's exception as it is
                 return None
     return None
+
+
+class _InterruptedCalls(logging.Filter):
+    """Drops Py4J's report of a call into the JVM that an interruption (Ctrl-C, SIGTERM) broke off: Py4J logs it
+    with its traceback on the root logger, while the interruption itself reaches the caller anyway."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        broken_off = record.getMessage().endswith("while sending command.")  # "Exception", "KeyboardInterrupt"
+        return not (broken_off and "py4j" in record.pathname)
+
+
+@contextlib.contextmanager
+def interruptions_quiet() -> Iterator[None]:
+    """While the block runs (a driver waiting for a query), an interrupted call into the JVM prints no Py4J
+    traceback; everything else is logged as before."""
+    quiet = _InterruptedCalls()
+    root = logging.getLogger()
+    root.addFilter(quiet)
+    try:
+        yield
+    finally:
+        root.removeFilter(quiet)
 
 
 class PythonWorkerStartError(RuntimeError):

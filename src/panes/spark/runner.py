@@ -36,7 +36,7 @@ from panes.datastream.plan import Plan, SinkTransformation, Transformation
 from panes.datastream.runtime_mode import RuntimeExecutionMode, resolve_runtime_mode
 from panes.operators.metrics import OperatorMetrics
 from panes.spark.direct import PanesFiles, options, writes_directly
-from panes.spark.failures import carrying, with_carried
+from panes.spark.failures import carrying, interruptions_quiet, with_carried
 from panes.spark.metrics import BatchProgress, JobMetrics
 from panes.spark.rescaling import (
     check_committed,
@@ -427,17 +427,19 @@ class SparkRunner:
         if view is not None:
             job.on_progress = view
         try:
-            with view or contextlib.nullcontext():
-                if job.on_progress is None:
-                    job.await_termination()
-                else:
-                    while not job.await_termination(1.0):
-                        job.progress()
-                    job.progress()
+            with interruptions_quiet():
+                try:
+                    with view or contextlib.nullcontext():
+                        if job.on_progress is None:
+                            job.await_termination()
+                        else:
+                            while not job.await_termination(1.0):
+                                job.progress()
+                            job.progress()
+                except KeyboardInterrupt:
+                    raise job.interrupted() from None
             if job.writer is not None:
                 job.writer.complete_outputs(self.spark)
-        except KeyboardInterrupt:
-            raise job.interrupted() from None
         finally:
             job.cleanup()
         progress = job.progress()
