@@ -40,16 +40,28 @@ class ListSink(Sink):
 
 
 class PrintSink(Sink):
-    """Prints each value (``prefix> value``, PyFlink's ``print()``)."""
+    """Prints each value (``prefix> value``, PyFlink's ``print()``): as PyFlink prints it when ``stream`` (the
+    step whose values it prints) has a declared type (``panes.datastream.printing``), else as Python's ``str``."""
 
-    def __init__(self, prefix: str | None = None) -> None:
+    def __init__(self, prefix: str | None = None, stream: Any = None) -> None:
         self.prefix = prefix
+        self.stream = stream
+        self._type: tuple[RecordType | None] | None = None
 
     def line(self, value: Any, subtask: int, parallelism: int) -> str:
+        from panes.datastream.printing import printed
+
         head = [self.prefix] if self.prefix else []
         if parallelism > 1:
             head.append(str(subtask + 1))
-        return f"{':'.join(head)}> {value}" if head else str(value)
+        text = printed(value, self._stream_type())
+        return f"{':'.join(head)}> {text}" if head else text
+
+    def _stream_type(self) -> RecordType | None:
+        """The declared type of the printed stream (worked out once; ``None`` without one)."""
+        if self._type is None:
+            self._type = (None if self.stream is None else stream_type(self.stream),)
+        return self._type[0]
 
     def __repr__(self) -> str:
         return "PrintSink"
@@ -134,6 +146,16 @@ def error_row_type() -> RecordType:
     found = RecordType.of(ERROR_RECORD_DDL)
     assert found is not None
     return sink_row_type(found)
+
+
+def stream_type(transformation: Any) -> RecordType | None:
+    """The declared type of the values ``transformation`` emits (``None`` when they have none, or several)."""
+    from panes.datastream.plan import Plan, SinkTransformation, resolve_types, stream_channels
+
+    probe = SinkTransformation(name="type", inputs=(transformation,), sink=ListSink())
+    types = resolve_types(Plan((probe,)))
+    found = {types.get(channel) for channel in stream_channels(transformation)}
+    return found.pop() if len(found) == 1 else None
 
 
 def sink_stream_type(sink: Any, channel_types: list[RecordType | None], error_output: bool) -> RecordType | None:

@@ -360,7 +360,9 @@ class DataStream:
         return self.sink_to(FileSink(path, format, schema), errors)
 
     def print(self, sink_identifier: str | None = None) -> DataStreamSink:
-        return self.sink_to(PrintSink(sink_identifier))
+        """Print each value on standard output (``sink_identifier> value``), as PyFlink prints it: a value of a
+        declared type as its Java form (``(hi,1)``, ``+I[hi,1]``, ``null``), others as Python's ``str``."""
+        return self.sink_to(PrintSink(sink_identifier, stream=self.transformation))
 
     def execute_and_collect(self, job_execution_name: str = "collect", limit: int | None = None) -> CloseableIterator:
         """Run the environment's pipelines plus this stream to their end and return this stream's values (the
