@@ -85,8 +85,7 @@ def keyed_sum(env: StreamEnvironment) -> ListSink:
 
 
 def keyed_min_by_and_max(env: StreamEnvironment) -> ListSink:
-    """PyFlink's batch ``test_keyed_min_by_and_max`` (its constant key ``[1]`` is the constant ``1`` here: keys
-    must be hashable in panes)."""
+    """PyFlink's batch ``test_keyed_min_by_and_max``, with its constant list key ``[1]``."""
     rows = Types.ROW_NAMED(["v1", "v2", "v3"], [Types.INT(), Types.STRING(), Types.INT()])
     data = [Row(v1=1, v2="9", v3=0), Row(v1=1, v2="5", v3=1), Row(v1=1, v2="6", v3=2)]
     data += [Row(v1=5, v2="5", v3=0), Row(v1=5, v2="3", v3=1)]
@@ -107,7 +106,7 @@ def keyed_min_by_and_max(env: StreamEnvironment) -> ListSink:
         .key_by(lambda x: x[2])
         .max(0)
         .flat_map(pairs, output_type=Types.TUPLE([Types.INT(), Types.INT()]))
-        .key_by(lambda x: 1)
+        .key_by(lambda x: [1])
         .min_by()
         .flat_map(each, output_type=Types.INT())
         .key_by(lambda x: x)

@@ -1,10 +1,11 @@
 """What a key is: the one rule every host applies when it keys an element (``key_by``, keyed connections).
 
-A key is what the key selector returns for the element, when it is not ``None`` and is hashable. Flink
+A key is what the key selector returns for the element, when it is not ``None`` and is hashable; a list (which
+PyFlink accepts) becomes a :class:`ListKey`. Flink
 refuses null keys ("Assigned key must not be null!"), so an element without a key — a ``key_by("field")``
 whose field is absent or ``None``, or a key selector returning ``None`` — is a *bad record*
-(``BadRecordError``), as is an unhashable key: the message names the field (or the key selector) and says
-what to change. A key selector that raises is a user function that failed (``UserFunctionError``, the
+(``BadRecordError``), as is another unhashable key (a dict, a set): the message names the field (or the key
+selector) and says what to change. A key selector that raises is a user function that failed (``UserFunctionError``, the
 selector's exception as its cause). Either goes to the keyed step's error side output when it has one
 (``side_output_errors``), or fails the job (see ``panes.errors``).
 """
@@ -41,15 +42,45 @@ def extract_key(key_selector: KeySelector, value: Any) -> Any:
         raise UserFunctionError(error, function=describe_key_selector(key_selector)) from error
     if key is None:
         raise BadRecordError(f"{_null_key(key_selector, value)}; Flink refuses null keys: {_ADVICE}")
+    if type(key) is list:
+        key = ListKey.of(key)
     try:
         hash(key)
     except TypeError as error:
         raise BadRecordError(
             f"{_subject(key_selector)}: the key {key!r} of {value!r} is not hashable; return a hashable key (a "
-            f"tuple rather than a list, for example), or collect such records with side_output_errors(tag) on the "
+            f"tuple rather than a dict, for example), or collect such records with side_output_errors(tag) on the "
             "keyed step"
         ) from error
     return key
+
+
+class ListKey(tuple):  # type: ignore[type-arg]
+    """A key that is a list (PyFlink accepts them, comparing keys by their serialized form): its items as a
+    tuple, lists inside it too. Equal to a ``ListKey`` or a list with equal items, never to a plain tuple (as
+    in PyFlink, where ``[1]`` and ``(1,)`` are different keys); shown as the list it stands for."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def of(items: list[Any]) -> ListKey:
+        return ListKey(ListKey.of(item) if type(item) is list else item for item in items)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ListKey):
+            return tuple.__eq__(self, other)
+        if isinstance(other, list):
+            return list(self) == other
+        return False
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(("list", tuple(self)))
+
+    def __repr__(self) -> str:
+        return repr(list(self))
 
 
 def describe_key_selector(key_selector: KeySelector) -> str:
