@@ -28,3 +28,16 @@ def test_a_python_worker_that_did_not_connect_back_is_explained() -> None:
         reraise_carried(failing)
     assert raised.value.__cause__ is spark_error
     assert known_failure(SparkLikeError("other", "java.lang.OutOfMemoryError")) is None
+
+
+def test_an_interruption_that_broke_a_call_into_the_jvm_is_still_an_interruption() -> None:
+    from panes.spark.failures import was_interrupted
+
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise RuntimeError("Gateway must be connected to send cancel cmd.")  # noqa: B904 - as Py4J raises it
+    except RuntimeError as broken:
+        assert was_interrupted(broken)
+    assert not was_interrupted(RuntimeError("a failure of its own"))

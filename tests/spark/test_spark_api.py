@@ -45,8 +45,10 @@ def test_a_streaming_dataframe_source_windowed_with_bad_records_on_the_error_out
             handle.write(json.dumps(row) + "\n")
     errors = OutputTag("errors")
     frame = spark.readStream.schema("k STRING, ts BIGINT").json(str(folder))
-    # an unbounded source runs until stopped by default; available_now processes what is there, then stops
-    env = StreamEnvironment(SparkRunner(spark, num_shards=2, trigger="available_now"))
+    # an unbounded source runs until stopped by default; available_now processes what is there, then stops,
+    # keeping what is open in its checkpoint
+    runner = SparkRunner(spark, num_shards=2, trigger="available_now", checkpoint_location=str(tmp_path / "cp"))
+    env = StreamEnvironment(runner)
     stamped = env.from_dataframe(frame).assign_timestamps_and_watermarks(BY_TS).side_output_errors(errors)
     counts = (
         stamped.filter(lambda row: row["k"] is not None)

@@ -44,14 +44,12 @@ MISSING_DRAWING = 2
 
 
 def run_timeline(args: argparse.Namespace) -> int:
+    from panes.timeline import check_drawing
+
     try:  # before the job runs: it may run for long
-        import matplotlib  # noqa: F401
+        check_drawing()
     except ImportError as error:
-        print(
-            f"panes timeline: drawing needs matplotlib, which cannot be imported ({error}); install it with "
-            "pip install 'panes[timeline]' (or pip install matplotlib)",
-            file=sys.stderr,
-        )
+        print(f"panes timeline: {error}", file=sys.stderr)
         return MISSING_DRAWING
     from panes.jobs import load_job
     from panes.timeline import record_timeline, write_html, write_png

@@ -22,6 +22,8 @@ import functools
 import logging
 import pickle
 import re
+import signal
+import threading
 from collections.abc import Callable, Iterator
 from typing import ParamSpec, TypeVar
 
@@ -157,16 +159,35 @@ class _InterruptedCalls(logging.Filter):
 
 
 @contextlib.contextmanager
-def interruptions_quiet() -> Iterator[None]:
-    """While the block runs (a driver waiting for a query), an interrupted call into the JVM prints no Py4J
-    traceback; everything else is logged as before."""
+def interruptible() -> Iterator[None]:
+    """While the block runs (a driver waiting for a query): Ctrl-C raises ``KeyboardInterrupt`` at once (Python's
+    own handler, in the main thread, instead of pyspark's, which calls into the JVM from inside the signal
+    handler and can turn the interruption into a Py4J error), and an interrupted call into the JVM prints no
+    Py4J traceback; everything else is logged as before. See :func:`was_interrupted`."""
     quiet = _InterruptedCalls()
     root = logging.getLogger()
     root.addFilter(quiet)
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler) if main else None
     try:
         yield
     finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
         root.removeFilter(quiet)
+
+
+def was_interrupted(error: BaseException) -> bool:
+    """Whether ``error`` is, or was caused by, an interruption (a ``KeyboardInterrupt`` that broke a call into the
+    JVM surfaces as a Py4J error)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 class PythonWorkerStartError(RuntimeError):

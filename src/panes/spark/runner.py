@@ -36,7 +36,7 @@ from panes.datastream.plan import Plan, SinkTransformation, Transformation
 from panes.datastream.runtime_mode import RuntimeExecutionMode, resolve_runtime_mode
 from panes.operators.metrics import OperatorMetrics
 from panes.spark.direct import PanesFiles, options, writes_directly
-from panes.spark.failures import carrying, interruptions_quiet, with_carried
+from panes.spark.failures import carrying, interruptible, was_interrupted, with_carried
 from panes.spark.metrics import BatchProgress, JobMetrics
 from panes.spark.rescaling import (
     check_committed,
@@ -303,6 +303,10 @@ class SparkRunner:
         ``IncompatibleCheckpointError``, before anything starts; see ``restarts``); ``num_shards`` not given is
         the checkpoint's."""
         owns = self.checkpoint_location is None
+        for source in (t for t in plan if t.kind == "source"):
+            check = getattr(source.source, "check_readable", None)  # type: ignore[attr-defined]
+            if check is not None:
+                check()  # a missing input fails first, as on the local runner
         endless = self.endless_sources(plan)
         if owns and endless and self._trigger(plan) in ("available_now", "once"):
             raise ValueError(
@@ -427,7 +431,7 @@ class SparkRunner:
         if view is not None:
             job.on_progress = view
         try:
-            with interruptions_quiet():
+            with interruptible():
                 try:
                     with view or contextlib.nullcontext():
                         if job.on_progress is None:
@@ -436,8 +440,10 @@ class SparkRunner:
                             while not job.await_termination(1.0):
                                 job.progress()
                             job.progress()
-                except KeyboardInterrupt:
-                    raise job.interrupted() from None
+                except BaseException as error:
+                    if was_interrupted(error):
+                        raise job.interrupted() from None
+                    raise
             if job.writer is not None:
                 job.writer.complete_outputs(self.spark)
         finally:

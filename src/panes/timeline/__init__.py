@@ -21,12 +21,19 @@ from panes.timeline.recording import (
 )
 
 
+def check_drawing() -> None:
+    """Raise ``ImportError`` saying how to install matplotlib when it cannot be imported (``panes timeline``
+    asks before it runs the job)."""
+    _page()
+
+
 def _page() -> object:
     try:
         from panes.timeline import page
-    except ImportError as error:  # pragma: no cover - depends on the installation
+    except ImportError as error:
         raise ImportError(
-            f"drawing timelines needs matplotlib ({error}); install it with pip install 'panes[timeline]'"
+            f"drawing timelines needs matplotlib, which cannot be imported ({error}); install it with "
+            "pip install 'panes[timeline]'"
         ) from error
     return page
 
@@ -42,6 +49,7 @@ def write_html(timeline: Timeline, path: str | Path) -> Path:
 
 
 __all__ = [
+    "check_drawing",
     "ClockPoint",
     "ElementFate",
     "RecordedElement",
