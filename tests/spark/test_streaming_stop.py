@@ -75,6 +75,7 @@ def test_a_stopped_streaming_job_keeps_its_state_and_resumes(spark: Any, tmp_pat
     running.send_signal(stop)
     _, rest = running.communicate(timeout=120)
     said = "".join(lines) + rest
+    print(said)  # in the report of a failure, whole
     assert running.returncode == 130, said
     assert "Traceback" not in said and len(said.splitlines()) < 15, said
     kept = re.search(r"keeping its state in (\S+)", said)
