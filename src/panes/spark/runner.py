@@ -68,7 +68,7 @@ class DataFrameOutput:
 class JobStopped(KeyboardInterrupt):
     """A streaming job stopped by an interruption (Ctrl-C, SIGTERM): its state and progress stay in
     ``checkpoint``, from which a restart resumes (``SparkRunner(checkpoint_location=checkpoint)``, ``panes run
-    --checkpoint``). ``last_batch``: the last micro-batch Spark started (``None``: none yet)."""
+    --checkpoint``). ``last_batch``: the last micro-batch Spark completed (``None``: none yet)."""
 
     def __init__(self, checkpoint: str, last_batch: int | None) -> None:
         where = "before its first micro-batch" if last_batch is None else f"after micro-batch {last_batch}"
