@@ -27,6 +27,7 @@ from panes.datastream.plan import (
     TwoInputTransformation,
     UnionTransformation,
     resolve_types,
+    shared_type,
     stream_channels,
 )
 from panes.types import RecordType
@@ -106,8 +107,7 @@ def columnar_line(node: OneInputTransformation, types: dict[Channel, RecordType 
     and what would make it."""
     from panes.windowing.columnar.plan import why_not_columnar
 
-    found = {types.get(channel) for channel in stream_channels(node.inputs[0])}
-    input_type = found.pop() if len(found) == 1 else None
+    input_type = shared_type(types.get(channel) for channel in stream_channels(node.inputs[0]))
     reason = why_not_columnar(node.spec, input_type)
     if reason is None:
         return "on Spark: columnar (whole micro-batches of each window at once)"

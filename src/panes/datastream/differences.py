@@ -16,7 +16,7 @@ from typing import Any
 
 from panes.datastream.execution import ExecutionConfig
 from panes.datastream.plan import OneInputTransformation, Plan, SourceTransformation
-from panes.datastream.runtime_mode import RuntimeExecutionMode, resolve_runtime_mode
+from panes.datastream.runtime_mode import RuntimeExecutionMode, plan_runtime_mode
 from panes.datastream.sources import FileSource, MicroBatchSource
 from panes.watermarks.strategy import WatermarkStrategyKind
 
@@ -26,10 +26,9 @@ def runner_differences(plan: Plan, config: ExecutionConfig | None = None, local_
     same results, up to the order in which outputs of different keys leave). ``local_runner``: the
     ``LocalRunner`` the job would run on, when known (its ``advance`` matters)."""
     config = config or ExecutionConfig()
-    sources = [t for t in plan if isinstance(t, SourceTransformation)]
-    unbounded = [t.name for t in sources if not getattr(t.source, "is_bounded", lambda: True)()]
-    if resolve_runtime_mode(config.runtime_mode, unbounded) is RuntimeExecutionMode.BATCH:
+    if plan_runtime_mode(plan, config.runtime_mode) is RuntimeExecutionMode.BATCH:
         return []
+    sources = [t for t in plan if isinstance(t, SourceTransformation)]
     reasons = []
     for source in sources:
         if isinstance(source.source, FileSource) and source.source.streaming:

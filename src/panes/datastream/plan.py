@@ -196,6 +196,12 @@ def declared_source_type(source: Any) -> RecordType | None:
     return declared() if callable(declared) else None
 
 
+def shared_type(types: Iterable[RecordType | None]) -> RecordType | None:
+    """The one type ``types`` all are (the channels of one stream), ``None`` when they differ or there are none."""
+    distinct = set(types)
+    return distinct.pop() if len(distinct) == 1 else None
+
+
 def resolve_types(plan: Plan, source_type: SourceTypes = declared_source_type) -> dict[Channel, RecordType | None]:
     """The type of every channel of ``plan`` that something reads; ``source_type`` types sources (runners that
     know more, such as the Spark runner reading a DataFrame's schema, pass their own)."""
@@ -211,8 +217,7 @@ def resolve_types(plan: Plan, source_type: SourceTypes = declared_source_type) -
     def input_type(transformation: Transformation) -> RecordType | None:
         if not transformation.inputs:
             return None
-        types = {channel_type(c) for c in stream_channels(transformation.inputs[0])}
-        return types.pop() if len(types) == 1 else None
+        return shared_type(channel_type(c) for c in stream_channels(transformation.inputs[0]))
 
     def channel_type(channel: Channel) -> RecordType | None:
         if channel in resolved:

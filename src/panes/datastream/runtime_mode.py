@@ -17,7 +17,8 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 
 class RuntimeExecutionMode(enum.Enum):
@@ -42,3 +43,13 @@ def resolve_runtime_mode(mode: RuntimeExecutionMode, unbounded_sources: Sequence
             "STREAMING (or AUTOMATIC), or give the sources an end (a count, end_of_input=True, a bounded DataFrame)"
         )
     return mode
+
+
+def plan_runtime_mode(plan: Iterable[Any], mode: RuntimeExecutionMode) -> RuntimeExecutionMode:
+    """The mode a job of ``plan`` (its transformations) runs in: ``mode`` resolved over its unbounded sources
+    (a source whose ``is_bounded()`` says so: a streaming DataFrame or file source, micro-batches without
+    ``end_of_input``, an endless generator), as :func:`resolve_runtime_mode` does."""
+    unbounded = [
+        t.name for t in plan if t.kind == "source" and not getattr(t.source, "is_bounded", lambda: True)()
+    ]
+    return resolve_runtime_mode(mode, unbounded)

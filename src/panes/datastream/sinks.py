@@ -150,12 +150,11 @@ def error_row_type() -> RecordType:
 
 def stream_type(transformation: Any) -> RecordType | None:
     """The declared type of the values ``transformation`` emits (``None`` when they have none, or several)."""
-    from panes.datastream.plan import Plan, SinkTransformation, resolve_types, stream_channels
+    from panes.datastream.plan import Plan, SinkTransformation, resolve_types, shared_type, stream_channels
 
     probe = SinkTransformation(name="type", inputs=(transformation,), sink=ListSink())
     types = resolve_types(Plan((probe,)))
-    found = {types.get(channel) for channel in stream_channels(transformation)}
-    return found.pop() if len(found) == 1 else None
+    return shared_type(types.get(channel) for channel in stream_channels(transformation))
 
 
 def sink_stream_type(sink: Any, channel_types: list[RecordType | None], error_output: bool) -> RecordType | None:
@@ -164,10 +163,10 @@ def sink_stream_type(sink: Any, channel_types: list[RecordType | None], error_ou
     declared = sink_type(sink)
     if declared is not None:
         return declared
-    types = set(channel_types)
-    if len(types) == 1 and None not in types:
-        found = types.pop()
-        assert found is not None
+    from panes.datastream.plan import shared_type
+
+    found = shared_type(channel_types)
+    if found is not None:
         return sink_row_type(found)
     return error_row_type() if error_output else None
 

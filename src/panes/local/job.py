@@ -5,11 +5,11 @@ elements.
 Per input, each operator instance combines its input channels' watermarks and statuses with a
 ``StatusWatermarkValve`` (min over active channels), exactly as a Flink task does. A bounded source emits
 the final ``LONG_MAX`` watermark when it ends; an operator finishes when all its input channels ended.
-After every source element every operator instance is told the processing time, which fires its
-processing-time timers and periodic watermarks. A stepping clock moves where a step of the input ends
-(``advance="per_step"``, the default: between the micro-batches of ``from_micro_batches``, and at the end
-of the input, as Spark's watermark moves between micro-batches) or after every element
-(``advance="per_element"``).
+Every operator instance is told the processing time whenever the clock may have moved, which fires its
+processing-time timers and periodic watermarks: after every source element, except that a stepping clock
+with ``advance="per_step"`` (the default) moves only where a step of the input ends (a ``StepEnd``: after
+each list of ``from_micro_batches``; a collection or a file source is one step, over which it does not move),
+as Spark's watermark moves between micro-batches.
 
 In BATCH execution (``batch=True``, see ``panes.datastream.runtime_mode``) every keyed operator instance takes
 its input through a ``SortedKeyedInput``: it keeps the records, ignores watermarks, and when all its inputs

@@ -27,6 +27,7 @@ from panes.datastream.plan import (
     checked_outputs,
     declared_source_type,
     resolve_types,
+    shared_type,
     stream_channels,
 )
 from panes.functions.stream import MapFunction
@@ -116,8 +117,7 @@ def linearize(plan: Plan, source_type: SourceTypes = declared_source_type) -> li
             )
             steps.append(Step(len(steps), copy, [inputs[1]], [None]))
             copied: Channel = (copy.id, None)
-            kinds = {types.get(channel) for channel in inputs[1]}
-            types[copied] = kinds.pop() if len(kinds) == 1 else None
+            types[copied] = shared_type(types.get(channel) for channel in inputs[1])
             inputs[1] = [copied]
         # steps travel to executors: keep the transformation without its inputs (a DataFrame source upstream
         # holds the SparkContext, which cannot leave the driver)

@@ -33,7 +33,7 @@ from typing import Any
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult
 from panes.datastream.fingerprint import operator_uids
 from panes.datastream.plan import Plan, SinkTransformation, Transformation
-from panes.datastream.runtime_mode import RuntimeExecutionMode, resolve_runtime_mode
+from panes.datastream.runtime_mode import RuntimeExecutionMode, plan_runtime_mode
 from panes.operators.metrics import OperatorMetrics
 from panes.spark.direct import PanesFiles, options, writes_directly
 from panes.spark.failures import carrying, interruptible, was_interrupted, with_carried
@@ -263,15 +263,9 @@ class SparkRunner:
         return translator.translate()
 
     def runtime_mode(self, plan: Plan, config: ExecutionConfig) -> RuntimeExecutionMode:
-        """``STREAMING`` or ``BATCH``: the environment's mode resolved over the plan's sources (a source is
-        unbounded when its ``is_bounded()`` says so: a streaming DataFrame or file source, micro-batches without
-        ``end_of_input``, an endless generator)."""
-        unbounded = [
-            t.name
-            for t in plan
-            if t.kind == "source" and not getattr(t.source, "is_bounded", lambda: True)()  # type: ignore[attr-defined]
-        ]
-        return resolve_runtime_mode(config.runtime_mode, unbounded)
+        """``STREAMING`` or ``BATCH``: the environment's mode resolved over the plan's sources
+        (``runtime_mode.plan_runtime_mode``)."""
+        return plan_runtime_mode(plan, config.runtime_mode)
 
     def _trigger(self, plan: Plan) -> str:
         return self.trigger or ("available_now" if self._finite(plan) else "continuous")

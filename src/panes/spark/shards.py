@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 import pyarrow as pa
 
+from panes.datastream.plan import shared_type
 from panes.errors import ErrorRecord, located
 from panes.operators.metrics import OperatorCounters
 from panes.operators.rescaling import Owner
@@ -355,10 +356,7 @@ def columnar_plan(step: Step) -> ColumnarWindow | None:
     spec = getattr(step.transformation, "spec", None)
     if spec is None or not hasattr(spec, "assigner") or not getattr(spec, "keyed", False):
         return None
-    types = {step.types.get(channel) for channel in step.consumed}
-    if len(types) != 1:
-        return None
-    return plan_columnar(spec, types.pop())
+    return plan_columnar(spec, shared_type(step.types.get(channel) for channel in step.consumed))
 
 
 def shard_host(

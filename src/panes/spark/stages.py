@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from panes.datastream.execution import ExecutionConfig
 from panes.datastream.plan import Channel, Plan, declared_source_type
-from panes.datastream.runtime_mode import RuntimeExecutionMode, resolve_runtime_mode
+from panes.datastream.runtime_mode import RuntimeExecutionMode, plan_runtime_mode
 from panes.spark.linear import Step, after, linearize
 from panes.spark.shards import columnar_plan
 
@@ -69,12 +69,7 @@ def is_streaming(plan: Plan) -> bool:
 
 def is_batch(plan: Plan, config: ExecutionConfig) -> bool:
     """Whether the environment's runtime mode, resolved over ``plan``'s sources, is BATCH (as the runner does)."""
-    unbounded = [
-        t.name
-        for t in plan
-        if t.kind == "source" and not getattr(t.source, "is_bounded", lambda: True)()  # type: ignore[attr-defined]
-    ]
-    return resolve_runtime_mode(config.runtime_mode, unbounded) is RuntimeExecutionMode.BATCH
+    return plan_runtime_mode(plan, config.runtime_mode) is RuntimeExecutionMode.BATCH
 
 
 def spark_stages(
