@@ -155,7 +155,7 @@ def main() -> int:
     print(HEADER, flush=True)
     for keys in args.keys:
         for master in args.masters:
-            for keepers in (["on", "off"] if args.keepers == "both" else [args.keepers]):
+            for keepers in ["on", "off"] if args.keepers == "both" else [args.keepers]:
                 command = [sys.executable, __file__, "--one", "--master", master, "--key-count", str(keys)]
                 events = max(args.events, keys)
                 command += ["--events", str(events), "--batches", str(args.batches), "--keepers", keepers]

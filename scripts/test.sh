@@ -6,5 +6,6 @@ cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 export PYSPARK_PYTHON="$PWD/.venv/bin/python" PYSPARK_DRIVER_PYTHON="$PWD/.venv/bin/python"
 .venv/bin/ruff check src tests bench examples
+.venv/bin/ruff format --check src tests bench examples
 .venv/bin/mypy
 .venv/bin/python -m pytest -q "$@"

@@ -72,18 +72,75 @@ class Kind:
 
 
 KINDS = [
-    Kind("value", lambda: ValueStateDescriptor("s"), lambda s, v: s.update(v), lambda s: s.value(), None,
-         5, 10, 15, 5, 10, 15),
-    Kind("list", lambda: ListStateDescriptor("s"), lambda s, v: s.add_all(v), lambda s: list(s.get()), [],
-         [5, 7, 10], [8, 9, 11], [1, 4], [5, 7, 10], [8, 9, 11], [1, 4], mergeable=True),
-    Kind("map", lambda: MapStateDescriptor("s"), lambda s, v: s.put_all(v), lambda s: dict(s.items()), {},
-         {3: "3", 5: "5"}, {12: "12", 7: "7"}, {15: "15", 4: "4"},
-         {3: "3", 5: "5"}, {12: "12", 7: "7"}, {15: "15", 4: "4"}),
+    Kind(
+        "value",
+        lambda: ValueStateDescriptor("s"),
+        lambda s, v: s.update(v),
+        lambda s: s.value(),
+        None,
+        5,
+        10,
+        15,
+        5,
+        10,
+        15,
+    ),
+    Kind(
+        "list",
+        lambda: ListStateDescriptor("s"),
+        lambda s, v: s.add_all(v),
+        lambda s: list(s.get()),
+        [],
+        [5, 7, 10],
+        [8, 9, 11],
+        [1, 4],
+        [5, 7, 10],
+        [8, 9, 11],
+        [1, 4],
+        mergeable=True,
+    ),
+    Kind(
+        "map",
+        lambda: MapStateDescriptor("s"),
+        lambda s, v: s.put_all(v),
+        lambda s: dict(s.items()),
+        {},
+        {3: "3", 5: "5"},
+        {12: "12", 7: "7"},
+        {15: "15", 4: "4"},
+        {3: "3", 5: "5"},
+        {12: "12", 7: "7"},
+        {15: "15", 4: "4"},
+    ),
     # written at 0 (5) and 50 (7): the value of 0 is still visible at 50, so 50 holds 5 + 7, renewed
-    Kind("reducing", lambda: ReducingStateDescriptor("s", lambda a, b: a + b), lambda s, v: s.add(v),
-         lambda s: s.get(), None, 5, 7, 6, 5, 12, 6, mergeable=True),
-    Kind("aggregating", lambda: AggregatingStateDescriptor("s", SumToString()), lambda s, v: s.add(v),
-         lambda s: s.get(), None, 3, 6, 7, "3", "9", "7", mergeable=True),
+    Kind(
+        "reducing",
+        lambda: ReducingStateDescriptor("s", lambda a, b: a + b),
+        lambda s, v: s.add(v),
+        lambda s: s.get(),
+        None,
+        5,
+        7,
+        6,
+        5,
+        12,
+        6,
+        mergeable=True,
+    ),
+    Kind(
+        "aggregating",
+        lambda: AggregatingStateDescriptor("s", SumToString()),
+        lambda s, v: s.add(v),
+        lambda s: s.get(),
+        None,
+        3,
+        6,
+        7,
+        "3",
+        "9",
+        "7",
+        mergeable=True,
+    ),
 ]
 
 
@@ -425,7 +482,9 @@ def test_config_builder_defaults_and_errors() -> None:
 
 def test_a_disabled_update_type_turns_ttl_off() -> None:
     descriptor = ValueStateDescriptor("v")
-    descriptor.enable_time_to_live(StateTtlConfig.new_builder(10).set_update_type(StateTtlConfig.UpdateType.Disabled).build())
+    descriptor.enable_time_to_live(
+        StateTtlConfig.new_builder(10).set_update_type(StateTtlConfig.UpdateType.Disabled).build()
+    )
     assert descriptor.ttl_config is None
 
 

@@ -131,8 +131,12 @@ EXPECTED_KEYED = sorted(
     key=repr,
 )
 EXPECTED_UNKEYED = sorted(
-    [("match", "a", 7, ["r1"]), ("match", "b", 12, ["r1", "r2"]), ("match", "a", 11, ["r1", "r2"]),
-     ("match", "b", 15, ["r2"])],
+    [
+        ("match", "a", 7, ["r1"]),
+        ("match", "b", 12, ["r1", "r2"]),
+        ("match", "a", 11, ["r1", "r2"]),
+        ("match", "b", 15, ["r2"]),
+    ],
     key=repr,
 )
 SEEN_PER_INSTANCE = ["r1", "r1", "r2"]

@@ -26,9 +26,11 @@ def columnar_lines(build: Any) -> list[str]:
 
 def test_the_documented_idiom_runs_on_columns() -> None:
     lines = columnar_lines(
-        lambda s: s.key_by("page")
-        .window(TumblingEventTimeWindows.of(60_000))
-        .aggregate(Aggregates(clicks=Count(), last=Max("ts")), WindowRow())
+        lambda s: (
+            s.key_by("page")
+            .window(TumblingEventTimeWindows.of(60_000))
+            .aggregate(Aggregates(clicks=Count(), last=Max("ts")), WindowRow())
+        )
     )
     assert lines == ["columnar (whole micro-batches of each window at once)"]
 

@@ -118,9 +118,9 @@ def test_a_job_restored_in_the_middle_of_a_step_gives_the_uninterrupted_output()
 def test_explain_says_when_the_runners_can_differ() -> None:
     env = StreamEnvironment()
     strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(lambda v, _: v[1])
-    env.from_collection(EVENTS, batch_size=2).assign_timestamps_and_watermarks(strategy).key_by(
-        lambda v: v[0]
-    ).window(TumblingEventTimeWindows.of(1_000)).process(lambda k, c, items: [1]).sink_to(ListSink())
+    env.from_collection(EVENTS, batch_size=2).assign_timestamps_and_watermarks(strategy).key_by(lambda v: v[0]).window(
+        TumblingEventTimeWindows.of(1_000)
+    ).process(lambda k, c, items: [1]).sink_to(ListSink())
     assert runner_differences(env.plan(), env.config()) == []
     assert "yes: the watermark moves where a step of the input ends" in explain(env.plan(), config=env.config())
 

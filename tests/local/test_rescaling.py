@@ -123,10 +123,7 @@ def test_settings_given_after_a_side_output_was_taken_apply_to_the_one_step() ->
     # as in Flink, where uid and parallelism change the one operator every stream of it refers to
     env = StreamEnvironment(LocalRunner(clock="stepping", advance="per_element"))
     windows = (
-        keyed_events(env)
-        .window(TumblingEventTimeWindows.of(1000))
-        .side_output_late_data(LATE)
-        .process(Contents())
+        keyed_events(env).window(TumblingEventTimeWindows.of(1000)).side_output_late_data(LATE).process(Contents())
     )
     late = ListSink()
     windows.get_side_output(LATE).sink_to(late)  # taken before the settings below

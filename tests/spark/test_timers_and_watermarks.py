@@ -132,6 +132,7 @@ def test_timers_registered_anywhere_relative_to_the_watermark_fire_at_the_same_w
         }
         for i in range(24)
     ]
+
     def build(env: StreamEnvironment) -> Any:
         keyed = stamped(env, rows).key_by("k")
         # connected with itself, so both inputs carry the same watermarks on both runners (how a runner combines

@@ -213,8 +213,7 @@ def summarise(target: Path, sessions_late_dropped: int = 0) -> list[str]:
             "allowed lateness or a late output"
         )
     lines.append(
-        f"Parquet: {target / 'page_counts'}/ (page, minute, clicks, kind), {target / 'late'}/, "
-        f"{target / 'sessions'}/"
+        f"Parquet: {target / 'page_counts'}/ (page, minute, clicks, kind), {target / 'late'}/, {target / 'sessions'}/"
     )
     return lines
 

@@ -62,9 +62,7 @@ def key_type_of(transformation: Transformation, selector: Any, declared: Any = N
     return field_key_type(selector, stream_channels(transformation), types)
 
 
-def check_same_key_types(
-    first: str | None, second: str | None, what: str, error: type[Exception] = ValueError
-) -> None:
+def check_same_key_types(first: str | None, second: str | None, what: str, error: type[Exception] = ValueError) -> None:
     """Raise ``error`` when both key types are known and differ (Flink's condition: the two inputs' key
     types are equal; Flink's window join raises ``IllegalArgumentException``, a two-input operator over two
     keyed streams ``UnsupportedOperationException``); ``what`` names the operation for the message."""

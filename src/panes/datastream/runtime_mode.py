@@ -49,7 +49,5 @@ def plan_runtime_mode(plan: Iterable[Any], mode: RuntimeExecutionMode) -> Runtim
     """The mode a job of ``plan`` (its transformations) runs in: ``mode`` resolved over its unbounded sources
     (a source whose ``is_bounded()`` says so: a streaming DataFrame or file source, micro-batches without
     ``end_of_input``, an endless generator), as :func:`resolve_runtime_mode` does."""
-    unbounded = [
-        t.name for t in plan if t.kind == "source" and not getattr(t.source, "is_bounded", lambda: True)()
-    ]
+    unbounded = [t.name for t in plan if t.kind == "source" and not getattr(t.source, "is_bounded", lambda: True)()]
     return resolve_runtime_mode(mode, unbounded)

@@ -72,9 +72,7 @@ def is_batch(plan: Plan, config: ExecutionConfig) -> bool:
     return plan_runtime_mode(plan, config.runtime_mode) is RuntimeExecutionMode.BATCH
 
 
-def spark_stages(
-    plan: Plan, streaming: bool | None = None, config: ExecutionConfig | None = None
-) -> list[SparkStage]:
+def spark_stages(plan: Plan, streaming: bool | None = None, config: ExecutionConfig | None = None) -> list[SparkStage]:
     """The stages of ``plan`` on Spark, in the order the query runs them. ``config`` (the environment's) gives
     the runtime mode and default parallelism; ``streaming`` defaults to :func:`is_streaming` (a BATCH plan is
     never streaming)."""

@@ -93,8 +93,17 @@ class IncrementalCleanup:
 class _TtlState:
     """What the TTL views share: the slot of the current key, the clock, the config and the cleanup."""
 
-    __slots__ = ("_backend", "_changes", "_cleanup", "_namespace", "_now", "_return_expired", "_table", "_ttl",
-                 "_update_on_read")
+    __slots__ = (
+        "_backend",
+        "_changes",
+        "_cleanup",
+        "_namespace",
+        "_now",
+        "_return_expired",
+        "_table",
+        "_ttl",
+        "_update_on_read",
+    )
 
     def __init__(
         self,

@@ -192,4 +192,3 @@ def _new_fields(part: Part, count: int) -> list[np.ndarray]:
     if part.aggregate.kind == "count":
         return [np.zeros(count, dtype=np.int64)]
     return [np.full(count, _fill(part.aggregate.kind, dtype), dtype=dtype), np.zeros(count, dtype=np.int64)]
-
