@@ -27,7 +27,7 @@ def test_a_missing_path_fails_before_any_other_source_is_read(tmp_path: Path) ->
     env = StreamEnvironment(LocalRunner())
     seen: list[int] = []
     env.from_collection([1, 2, 3]).add_sink(seen.append)
-    env.from_files(str(tmp_path / "gone"), format="json").add_sink(seen.append)
+    env.from_files(str(tmp_path / "gone"), format="json", schema="k STRING").add_sink(seen.append)
     with pytest.raises(FileNotFoundError, match="gone"):
         env.execute()
     assert seen == []

@@ -13,6 +13,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+import pyarrow as pa
+
+from panes.datastream.text_files import TEXT_FORMATS, TextFormat
 from panes.time import Instant, timestamp_ms
 
 
@@ -251,9 +254,17 @@ class FileSource(Source):
     ``schema`` (a Spark DDL string such as ``"user STRING, ts BIGINT"``) is required for streaming reads and
     for JSON/CSV. On Spark, ``streaming=True`` reads the directory as a stream (``max_files_per_trigger``
     files per micro-batch, in modification-time order); otherwise it is read once, bounded. The local
-    runner reads the files in name order with pyarrow (``path`` may also be one file). A ``path`` that does
-    not exist fails the job when it starts, on both runners, with :meth:`missing_path`'s
-    ``FileNotFoundError``; building the pipeline does not look at the file system.
+    runner reads the files in name order (``path`` may also be one file). A ``path`` that does not exist
+    fails the job when it starts, on both runners, with :meth:`missing_path`'s ``FileNotFoundError``;
+    building the pipeline does not look at the file system.
+
+    JSON (one object per line) and CSV files are read line by line against ``schema`` by panes on every
+    runner (``panes.datastream.text_files``): a line that is not a row of the schema becomes a
+    :class:`~panes.datastream.text_files.BadLine` (file, line number, text, reason), which goes to the
+    source's error output (``side_output_errors``) or fails the job. Parquet files are typed already and are
+    read by Spark's (or pyarrow's) Parquet reader. ``options`` are Spark's reader options for Parquet; JSON
+    takes none and CSV ``header``, ``sep`` (``delimiter``) and ``quote``. Raises ``ValueError`` for another
+    format, a JSON/CSV or streaming source without ``schema``, or an option the format does not take.
     """
 
     def __init__(
@@ -269,12 +280,26 @@ class FileSource(Source):
             raise ValueError(f"format must be one of {FILE_FORMATS}, got {format!r}")
         if streaming and schema is None:
             raise ValueError("a streaming file source needs a schema (a DDL string like 'user STRING, ts BIGINT')")
+        if format in TEXT_FORMATS and schema is None:
+            raise ValueError(
+                f"a {format} file source needs a schema (a DDL string like 'user STRING, ts BIGINT'): each line "
+                "is read as a row of it"
+            )
         self.path = path
         self.format = format
         self.schema = schema
         self.streaming = streaming
         self.max_files_per_trigger = max_files_per_trigger
         self.options = dict(options or {})
+        self.text_format()  # checks the options of a JSON or CSV source
+
+    def text_format(self) -> TextFormat | None:
+        """How panes reads the lines of this source's JSON or CSV files; ``None`` for Parquet."""
+        if self.format not in TEXT_FORMATS:
+            return None
+        record_type = self.record_type()
+        assert record_type is not None
+        return TextFormat.of(self.format, pa.schema(list(record_type.arrow_type)), self.options)
 
     def num_splits(self) -> int:
         return 1
@@ -305,18 +330,18 @@ class FileSource(Source):
         )
 
     def read_split(self, index: int) -> Iterator[Any]:
-        import pyarrow.csv as pa_csv
-        import pyarrow.json as pa_json
+        """Each file's rows in order, then its :class:`BadLine` s (JSON and CSV), file after file."""
         import pyarrow.parquet as pa_parquet
 
+        text = self.text_format()
         for file in self.files():
-            if self.format == "parquet":
-                table = pa_parquet.read_table(file)
-            elif self.format == "json":
-                table = pa_json.read_json(file)
-            else:
-                table = pa_csv.read_csv(file)
+            if text is None:
+                yield from pa_parquet.read_table(file).to_pylist()
+                continue
+            with open(file, "rb") as handle:
+                table, bad = text.parse(handle.read(), file)
             yield from table.to_pylist()
+            yield from bad
 
     def is_bounded(self) -> bool:
         return not self.streaming

@@ -277,11 +277,14 @@ class DataStream:
 
     def side_output_errors(self, output_tag: OutputTag[Any]) -> DataStream:
         """Send this operator's bad records (see ``panes.errors``) to ``output_tag`` as ``ErrorRecord`` values
-        instead of failing the job; read them with ``get_side_output(output_tag)``."""
+        instead of failing the job; read them with ``get_side_output(output_tag)``. On a source, the records
+        are the lines of JSON or CSV files that do not fit the schema (``FileSource``)."""
         if not isinstance(output_tag, OutputTag):
             raise TypeError(f"expected an OutputTag, got {type(output_tag).__name__}")
-        if self.transformation.kind not in ("one_input", "two_input"):
-            raise TypeError(f"side_output_errors applies to an operator, not to a {self.transformation.kind}")
+        if self.transformation.kind not in ("one_input", "two_input", "source"):
+            raise TypeError(
+                f"side_output_errors applies to an operator or a source, not to a {self.transformation.kind}"
+            )
         return self._with(error_tag=output_tag)
 
     def get_side_output(self, output_tag: OutputTag[Any]) -> DataStream:

@@ -42,6 +42,7 @@ from panes.datastream.plan import (
 )
 from panes.datastream.sinks import FileSink, deliver, sink_name, sink_stream_type
 from panes.datastream.sources import ProcessingTimeAdvance, Source, StepEnd
+from panes.datastream.text_files import BadLine
 from panes.elements import MAX_WATERMARK, StreamRecord, Watermark, WatermarkStatus
 from panes.errors import RESTART_ADVICE, ErrorRecord, IncompatibleCheckpointError, located
 from panes.local.files import LocalFileSink
@@ -471,6 +472,9 @@ class LocalJob:
             if not self.batch and self.ticks_per_step:
                 self._tick()
             return True
+        if has_element and type(element) is BadLine:
+            self._refuse_line(instance, element)
+            return True
         if has_element:
             record = element if isinstance(element, StreamRecord) else StreamRecord(element)
             self.records_read += 1
@@ -482,6 +486,14 @@ class LocalJob:
                 instance.output.emit_watermark(MAX_WATERMARK)
             self._end_of_input(instance)
         return True
+
+    def _refuse_line(self, instance: _Instance, line: BadLine) -> None:
+        """A line a file source could not read: to the source's error output, else the job fails."""
+        transformation = instance.node.transformation
+        tag = transformation.error_tag
+        if tag is None:
+            raise line.error(transformation.name)
+        instance.output.collect_side(tag, StreamRecord(line.record(transformation.name)))
 
     def _tick(self) -> None:
         """Move a stepping clock one step (other clocks are read as they are) and tell the operators."""

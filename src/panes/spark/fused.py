@@ -29,6 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from panes.datastream.plan import Channel
+from panes.datastream.text_files import BadLine, TextFormat
 from panes.operators.base import CountingOutput
 from panes.operators.metrics import OperatorCounters
 from panes.spark.failures import carrying_iterators
@@ -72,6 +73,11 @@ class Chain:
     timestamp_sources: set[int] = field(default_factory=set)
     keyed: Step | None = None
     source: Channel | None = None
+    text: TextFormat | None = None
+    """How the source's files are parsed (a JSON or CSV file source: its rows are ``path``, ``content``)."""
+    source_errors: Channel | None = None
+    """The source's error output, where the lines ``text`` cannot read go (``None``: they fail the job)."""
+    source_name: str = ""
     packed: bool = False
     end_only: bool = False
     """Rate only end-of-input sentinels (a plan without watermark strategy still ends with ``LONG_MAX``)."""
@@ -123,24 +129,50 @@ def by_batch(rows: list[Record]) -> dict[int, list[Record]]:
     return groups
 
 
-def _source_batch(
-    batch: pa.RecordBatch, channel: Channel, codes: ChannelCodes, base: int, start: int
-) -> pa.RecordBatch:
-    """A source DataFrame's batch as rows of ``channel`` (its columns become the channel's struct column,
-    untouched); ordering numbers ``base | start + 1, ...``."""
+def _source_batch(batch: pa.RecordBatch, chain: Chain, codes: ChannelCodes, base: int, start: int) -> pa.RecordBatch:
+    """A source DataFrame's batch as rows of the chain's source channel (its columns become the channel's
+    struct column, untouched); ordering numbers ``base | start + 1, ...``. A file batch (``chain.text``) is
+    parsed file by file: its rows, then the lines it could not read on the source's error output (or the
+    first of them fails the job, naming its file and line)."""
+    channel = chain.source
+    assert channel is not None
+    bad: list[BadLine] = []
+    if chain.text is not None:
+        parsed = [
+            chain.text.parse(content, path)
+            for path, content in zip(batch.column("path").to_pylist(), batch.column("content").to_pylist(), strict=True)
+        ]
+        bad = [line for _, lines in parsed for line in lines]
+        if bad and chain.source_errors is None:
+            raise bad[0].error(chain.source_name)
+        table = pa.concat_tables([t for t, _ in parsed]) if parsed else chain.text.schema.empty_table()
+        batch = pa.RecordBatch.from_pylist([], table.schema)
+        if table.num_rows:
+            batch = table.combine_chunks().to_batches()[0]
     code = codes.code[channel]
     count = batch.num_rows
     column: pa.Array = pa.StructArray.from_arrays(batch.columns, fields=list(batch.schema))
     record_type = codes.types[code]
     if record_type is not None and column.type != record_type.arrow_type:
         column = column.cast(record_type.arrow_type)
-    return Layout(codes, [channel]).adapt(
+    layout = Layout(codes, [channel] if chain.source_errors is None else [channel, chain.source_errors])
+    rows = layout.adapt(
         pa.RecordBatch.from_arrays([column], names=[codes.column(code)]),
         ch=pa.array(np.full(count, code, dtype=np.int32)),
         ts=pa.nulls(count, pa.int64()),
         seq=pa.array(base | np.arange(start + 1, start + count + 1, dtype=np.int64)),
         ph=pa.array(np.ones(count, dtype=np.int32)),
     )
+    if not bad:
+        return rows
+    assert chain.source_errors is not None
+    errors = layout.encode(
+        [
+            Record(chain.source_errors, line.record(chain.source_name), None, base | (start + count + i + 1), 1)
+            for i, line in enumerate(bad)
+        ]
+    )
+    return pa.Table.from_batches([rows, errors]).combine_chunks().to_batches()[0]
 
 
 def chain_function(
@@ -176,7 +208,7 @@ def chain_function(
         for incoming in unpacked(batches, chain.packed):
             batch = incoming
             if chain.source is not None:
-                batch = _source_batch(incoming, chain.source, codes, base, count)
+                batch = _source_batch(incoming, chain, codes, base, count)
                 count += batch.num_rows
             else:
                 batch, clock = clock_of(batch)

@@ -39,6 +39,7 @@ from panes.datastream.sources import (
     SplitsSource,
     source_elements,
 )
+from panes.datastream.text_files import TextFormat
 from panes.elements import StreamRecord
 from panes.spark.layout import CLOCK, END, ChannelCodes, Layout, Record, pack, unpack
 from panes.types import RecordType
@@ -60,10 +61,12 @@ def dataframe_type(dataframe: Any, as_: str = "dict") -> RecordType:
 @dataclass(frozen=True)
 class ColumnarInput:
     """A source DataFrame whose columns become the source channel's values inside the first fused step of
-    its branch (``fused``), saving a Spark and a Python pass."""
+    its branch (``fused``), saving a Spark and a Python pass. With ``text`` (a JSON or CSV file source) the
+    DataFrame is Spark's ``binaryFile`` rows (``path``, ``content``), each file parsed there by ``text``."""
 
     dataframe: Any
     record_type: RecordType
+    text: TextFormat | None = None
 
 
 # -- explicit micro-batches ---------------------------------------------------------------------------------
@@ -194,19 +197,26 @@ def reads_as_stream(source: Any) -> bool:
     return isinstance(source, MicroBatchSource) or (isinstance(source, FileSource) and source.streaming)
 
 
+BINARY_FILE_DDL = "path STRING, modificationTime TIMESTAMP, length BIGINT, content BINARY"
+"""The columns of Spark's ``binaryFile`` reader (how JSON and CSV files reach panes' parser)."""
+
+
 def file_dataframe(spark: Any, source: FileSource) -> Any:
-    """Spark's reader of a file source (streaming or bounded). A path that does not exist raises the source's
+    """Spark's reader of a file source (streaming or bounded): Parquet with Spark's reader, JSON and CSV as
+    whole files (``path``, ``content``) for ``text_files``. A path that does not exist raises the source's
     ``missing_path`` error (Spark's ``PATH_NOT_FOUND`` as its cause), as on the local runner."""
     reader = spark.readStream if source.streaming else spark.read
-    reader = reader.format(source.format).options(**source.options)
-    if source.schema is not None:
-        reader = reader.schema(source.schema)
-    if source.format == "csv" and "header" not in source.options:
-        reader = reader.option("header", "true")
+    if source.text_format() is not None:
+        reader = reader.format("binaryFile").schema(BINARY_FILE_DDL)
+    else:
+        reader = reader.format(source.format).options(**source.options)
+        if source.schema is not None:
+            reader = reader.schema(source.schema)
     if source.streaming and source.max_files_per_trigger is not None:
         reader = reader.option("maxFilesPerTrigger", str(source.max_files_per_trigger))
     try:
-        return reader.load(source.path)
+        frame = reader.load(source.path)
+        return frame.select("path", "content") if source.text_format() is not None else frame
     except Exception as error:
         condition = getattr(error, "getCondition", None)
         if callable(condition) and condition() == "PATH_NOT_FOUND":
@@ -221,6 +231,11 @@ def columnar_input(spark: Any, source: Any) -> ColumnarInput | None:
         return ColumnarInput(source.dataframe, dataframe_type(source.dataframe, source.as_))
     if isinstance(source, FileSource):
         frame = file_dataframe(spark, source)
+        text = source.text_format()
+        if text is not None:
+            record_type = source.record_type()
+            assert record_type is not None
+            return ColumnarInput(frame, record_type, text)
         return ColumnarInput(frame, dataframe_type(frame))
     return None
 
