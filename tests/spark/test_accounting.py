@@ -1,5 +1,5 @@
-"""Every row accounted for on Spark (``tests/accounting.py`` states the identity): a random stream per window
-kind, in micro-batches ending with a row that arrives late; the counters come from the query's progress."""
+"""Every row accounted for on Spark (``tests/accounting.py`` states the identity): three random streams per
+window kind, in micro-batches ending with a row that arrives late; the counters come from the query's progress."""
 
 from __future__ import annotations
 
@@ -16,9 +16,11 @@ from tests.accounting import KINDS, Case, cases, check, run
 def test_every_row_is_in_a_fired_pane_a_side_output_a_counter_or_open_state(spark: Any, kind: str) -> None:
     from panes.spark import SparkRunner
 
-    # one random example per window kind (each is a streaming query), not shrunk: the failing case is reported
+    # three random examples per window kind (each is a streaming query), not shrunk: the failing case is
+    # reported, with the blob that replays it (@reproduce_failure)
     @settings(
-        max_examples=1,
+        max_examples=3,
+        print_blob=True,
         deadline=None,
         phases=(Phase.generate,),
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],

@@ -156,7 +156,7 @@ def test_a_null_key_without_an_error_output_fails_the_spark_job_naming_the_field
     frame = spark.createDataFrame([("a", 1), (None, 2)], "k STRING, ts BIGINT")
     env = StreamEnvironment(SparkRunner(spark, num_shards=2))
     per_key(env.from_dataframe(frame), errors=False).sink_to(ListSink())
-    with pytest.raises(Exception, match=r"key_by\('k'\).*None.*null keys"):
+    with pytest.raises(BadRecordError, match=r"key_by\('k'\).*None.*null keys"):
         env.execute()
 
 
@@ -269,5 +269,5 @@ def test_a_failing_function_without_an_error_output_fails_the_spark_job_naming_t
 
     env = StreamEnvironment(SparkRunner(spark, num_shards=2))
     env.from_micro_batches([FAILING_ROWS]).map(lambda row: 1 / (row["ts"] - 2)).name("Inverse").sink_to(ListSink())
-    with pytest.raises(Exception, match=r"Inverse \(shard \d+/\d+\) failed: ZeroDivisionError"):
+    with pytest.raises(UserFunctionError, match=r"Inverse \(shard \d+/\d+\) failed: ZeroDivisionError"):
         env.execute()

@@ -261,19 +261,24 @@ _inputs = st.lists(
 @settings(max_examples=300, deadline=None)
 @given(_inputs)
 def test_valve_invariants(steps: list[tuple[int, int | WatermarkStatus]]) -> None:
-    """Watermarks only go up and were reported by some input; statuses alternate; aligned inputs are active
-    and never below the output watermark."""
+    """Watermarks only go up and were reported by some input; statuses alternate; an input's watermark is the
+    largest it reported while active; aligned inputs are active, never below the output watermark, and the
+    output watermark is the least of theirs (Flink's rule: the minimum over the aligned inputs)."""
     out = ValveRecorder()
     valve = StatusWatermarkValve(4)
     reported: list[int] = []
+    expected = [LONG_MIN] * 4  # each input's watermark, by the rule above
+    statuses = [ACTIVE] * 4
     last_status = ACTIVE
     last_mark = LONG_MIN
     for channel, item in steps:
         if isinstance(item, WatermarkStatus):
             valve.input_watermark_status(item, channel, out)
+            statuses[channel] = item
         else:
-            if valve.get_input_channel_status(channel).status is ACTIVE:
+            if statuses[channel] is ACTIVE:
                 reported.append(item)
+                expected[channel] = max(expected[channel], item)
             valve.input_watermark(Watermark(item), channel, out)
         for emitted in out.queue:
             if isinstance(emitted, Watermark):
@@ -284,12 +289,18 @@ def test_valve_invariants(steps: list[tuple[int, int | WatermarkStatus]]) -> Non
                 assert emitted is not last_status
                 last_status = emitted
         out.queue.clear()
-        active = [valve.get_input_channel_status(i) for i in range(4)]
-        assert (valve.last_output_status is IDLE) == all(c.status is IDLE for c in active)
-        for c in active:
+        assert valve.last_output_watermark == last_mark, "the output watermark is the last one emitted"
+        inputs = [valve.get_input_channel_status(i) for i in range(4)]
+        assert [c.watermark for c in inputs] == expected
+        assert [c.status for c in inputs] == statuses
+        assert (valve.last_output_status is IDLE) == all(c.status is IDLE for c in inputs)
+        aligned = [c.watermark for c in inputs if c.is_watermark_aligned]
+        for c in inputs:
             if c.is_watermark_aligned:  # only active inputs at or above the output count towards the minimum
                 assert c.status is ACTIVE
                 assert c.watermark >= valve.last_output_watermark
+        if aligned:
+            assert valve.last_output_watermark == min(aligned)
 
 
 def test_valve_state_survives_pickling() -> None:

@@ -2,10 +2,10 @@
 
 When every sink of a plan is a file sink with a known schema on a local (or ``file:``) path, refusing what
 does not fit by failing the job, the query ends in this sink instead of ``foreachBatch``: each task of the
-last stage writes its rows of each sink to ``path/batch=<id>/part-<partition>.<format>`` as it computes
-them — one Spark job per micro-batch, no persisted batch, nothing through the driver. A replayed batch
-writes the same files again, replacing them (exactly-once), and each file appears whole or not at all
-(``file_format.write_table``). Other plans use ``sinks.SinkWriter``.
+last stage writes its rows of each sink to a staged ``part-<partition>.<format>`` as it computes them — one
+Spark job per micro-batch, no persisted batch, nothing through the driver — and when every task succeeded
+the writer's commit moves the parts to ``path/batch=<id>/`` (``commits``): a failed batch leaves no part of
+itself, and a replayed batch replaces its folder (exactly-once). Other plans use ``sinks.SinkWriter``.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import base64
 import os
 import pickle
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -21,10 +22,11 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamArrowWriter, Data
 
 from panes.datastream.file_format import EXTENSIONS, write_table
 from panes.datastream.sinks import FileSink
+from panes.spark.commits import abort_files, batch_folder, commit_files, local_path, staged_folder
 from panes.spark.failures import carrying
 from panes.spark.fused import unpacked
 from panes.spark.layout import ChannelCodes
-from panes.spark.sinks import SinkTarget, local_path, target_table
+from panes.spark.sinks import SinkTarget, target_table
 
 BATCH_ID = "streaming.sql.batchId"
 """The local property Spark sets on a micro-batch's jobs (``MicroBatchExecution.BATCH_ID_KEY``)."""
@@ -69,17 +71,37 @@ class _Writer(DataSourceStreamArrowWriter):
         partition = context.partitionId()
         batches = list(iterator)
         batches = list(unpacked(iter(batches), bool(batches) and "payload" in batches[0].schema.names))
-        for target in self.targets:
-            table = target_table(batches, target, self.codes)
-            if table is None or table.num_rows == 0:
-                continue
-            sink = target.sink
-            folder = os.path.join(local_path(sink.path) or sink.path, f"batch={batch_id}")
-            write_table(table, os.path.join(folder, f"part-{partition:05d}.{EXTENSIONS[sink.format]}"), sink.format)
-        return WriterCommitMessage()
+        written: list[tuple[str, str]] = []
+        try:
+            for target in self.targets:
+                table = target_table(batches, target, self.codes)
+                if table is None or table.num_rows == 0:
+                    continue
+                sink = target.sink
+                path = local_path(sink.path) or sink.path
+                name = f"part-{partition:05d}.{EXTENSIONS[sink.format]}"
+                staged = os.path.join(staged_folder(path, batch_id), f"{name}.attempt-{context.attemptNumber()}")
+                write_table(table, staged, sink.format)
+                written.append((staged, os.path.join(batch_folder(path, batch_id), name)))
+        except BaseException:
+            abort_files(written)  # this task failed: what it staged goes (Spark's abort gets no message of it)
+            raise
+        return Written(written)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        return None
+        """Every task wrote its part of the batch: move the parts into place (each sink's batch folder holds
+        exactly this attempt's files; see ``commits``)."""
+        files = [f for m in messages if isinstance(m, Written) for f in m.files]
+        folders = [batch_folder(local_path(t.sink.path) or t.sink.path, batchId) for t in self.targets]
+        commit_files(files, folders)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        return None
+        """The batch failed: remove the parts its tasks staged (the outputs stay as they were)."""
+        abort_files([f for m in messages if isinstance(m, Written) for f in m.files])
+
+
+@dataclass
+class Written(WriterCommitMessage):
+    """The files a task staged: ``(staged, final)`` paths."""
+
+    files: list[tuple[str, str]]

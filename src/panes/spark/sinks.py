@@ -22,7 +22,6 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlparse
 
 import pyarrow as pa
 from pyspark.sql import functions as F
@@ -46,6 +45,7 @@ from panes.datastream.sinks import (
 )
 from panes.elements import StreamRecord
 from panes.errors import BadRecordError, ErrorRecord
+from panes.spark.commits import batch_folder, commit_batch, local_path, staged_folder, stages
 from panes.spark.failures import carrying_iterators
 from panes.spark.layout import ChannelCodes, Layout, Record, channel_mask, read_records
 from panes.spark.linear import Step
@@ -114,6 +114,8 @@ class SinkWriter:
     """The caller's session, for driver sinks that make views in it (``MemorySink``): a micro-batch's own
     session is a clone of the query's, whose views the caller does not see. Unset over Spark Connect."""
     targets: list[SinkTarget] = field(default_factory=list)
+    _staged: list[str] = field(default_factory=list)
+    """The file sinks (paths) that staged the batch being written, to commit when every sink wrote it."""
 
     def __post_init__(self) -> None:
         error_outputs = error_output_channels(step.transformation for step in self.steps)
@@ -140,22 +142,32 @@ class SinkWriter:
         """Write ``targets`` (default: the sinks that read no other sink's errors) from ``batch``; ``part``
         numbers the writes of one batch (a sink's refused values are written after it, as part ``part + 1``).
         Returns whether ``batch`` was computed (False: no sink to write)."""
+        top = targets is None
         chosen = targets if targets is not None else [t for t in self.targets if not self._reads_errors(t)]
         if not chosen:
             return False
+        if top:
+            self._staged = []
         batch.persist()
         try:
             # one job counts the rows of every output; sinks without rows in this batch do nothing
             present = {row[0] for row in batch.groupBy("ch").count().collect() if row[1]}
             chosen = [t for t in chosen if present & set(t.codes)]
+            # file sinks first (staged: see ``commits``), so a value one refuses fails the batch before any
+            # other sink saw it; the user's functions and the driver's sinks after them
+            for target in chosen:
+                if isinstance(target.sink, FileSink):
+                    self._write_target(batch, batch_id, part, target)
+            for target in chosen:
+                if not isinstance(target.sink, (FileSink, *DRIVER_SINKS)):
+                    self._write_target(batch, batch_id, part, target)
             driver = [t for t in chosen if isinstance(t.sink, DRIVER_SINKS)]
             if driver:
                 self._deliver(batch, batch_id, part, driver)
-            for target in chosen:
-                if not isinstance(target.sink, DRIVER_SINKS):
-                    self._write_target(batch, batch_id, part, target)
         finally:
             batch.unpersist()
+        if top:
+            commit_batch(batch.sparkSession, self._staged, batch_id)
         return True
 
     def complete_outputs(self, spark: Any) -> None:
@@ -232,7 +244,11 @@ class SinkWriter:
             writer = values.write.mode("overwrite").format(sink.format)
             if sink.format == "csv":
                 writer = writer.option("header", "true")
-            writer.save(os.path.join(sink.path, f"batch={batch_id}"))
+            if stages(values.sparkSession, sink.path):
+                writer.save(staged_folder(sink.path, batch_id))
+                self._staged.append(sink.path)
+            else:
+                writer.save(batch_folder(sink.path, batch_id))
         elif isinstance(sink, ForeachBatchSink):
             sink.function(values, batch_id)
         else:
@@ -428,11 +444,3 @@ def store_schema(spark: Any, folder: str, key: str, schema: RecordType) -> None:
     spark.createDataFrame([(schema.ddl(),)], "value STRING").coalesce(1).write.mode("overwrite").text(
         os.path.join(folder, key)
     )
-
-
-def local_path(path: str) -> str | None:
-    """``path`` as a local path, or ``None`` when it names another filesystem (``hdfs://``, ``s3a://``, ...)."""
-    parsed = urlparse(path)
-    if parsed.scheme in ("", "file"):
-        return parsed.path if parsed.scheme else path
-    return None
