@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import panes.connectors.file_system
 import panes.datastream
 import panes.functions
 import panes.state
@@ -27,7 +28,15 @@ EXTRA = {
     "MergeCallback": MergeCallback,
     "Time": Time,
 }
-MODULES = (panes.datastream, panes.windowing, panes.state, panes.functions, panes.watermarks, panes.types)
+MODULES = (
+    panes.connectors.file_system,
+    panes.datastream,
+    panes.windowing,
+    panes.state,
+    panes.functions,
+    panes.watermarks,
+    panes.types,
+)
 
 
 def resolve(dotted: str) -> Any:

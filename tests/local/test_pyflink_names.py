@@ -45,6 +45,9 @@ PYFLINK_EXPORTS = {
         ListStateDescriptor MapState MapStateDescriptor OperatorStateStore ReadOnlyBroadcastState ReducingState
         ReducingStateDescriptor StateTtlConfig ValueState ValueStateDescriptor""",
     "pyflink.common.time": "Duration Instant Time",
+    "pyflink.datastream.connectors.file_system": """FileCompactor FileCompactStrategy OutputFileConfig FileSource
+        FileSourceBuilder FileSink StreamingFileSink StreamFormat BulkFormat FileEnumeratorProvider
+        FileSplitAssignerProvider RollingPolicy BucketAssigner""",
     "pyflink.common.typeinfo": "TypeInformation Types",
 }
 

@@ -236,6 +236,12 @@ class StreamEnvironment:
         source = FileSource(path, format, schema, streaming, max_files_per_trigger, options)
         return self.from_source(source, source_name=f"File Source {path}")
 
+    def read_text_file(self, file_path: str, charset_name: str = "UTF-8") -> DataStream:
+        """Each line of the file (or of the files under the folder) ``file_path`` as one string, decoded with
+        ``charset_name`` (PyFlink's ``read_text_file``; ``from_files(path, format="text")``)."""
+        source = FileSource(file_path, "text", options={"charset": charset_name})
+        return self.from_source(source, source_name=f"Text File Source {file_path}")
+
     def from_dataframe(self, dataframe: Any, as_: str = "dict") -> DataStream:
         """A Spark DataFrame (bounded or streaming) as a stream of rows, each a ``dict`` (default), ``tuple`` or
         ``Row`` (``as_``). Needs the Spark runner."""

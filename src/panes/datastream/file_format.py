@@ -16,7 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
-EXTENSIONS = {"parquet": "parquet", "json": "json", "csv": "csv"}
+EXTENSIONS = {"parquet": "parquet", "json": "json", "csv": "csv", "text": "txt"}
 
 
 def write_table(table: pa.Table, path: str, format: str) -> None:
@@ -51,3 +51,49 @@ def _json(value: Any) -> Any:
     if isinstance(value, bytes):
         return base64.b64encode(value).decode()
     raise TypeError(f"cannot write {value!r} as JSON")
+
+
+def write_text_parts(
+    lines: list[str], folder: str, sink: Any, part: int, charset: str = "UTF-8", part_size: int | None = None
+) -> list[str]:
+    """Write ``lines`` (a text sink's, each ending in a newline) as the files of part ``part`` of ``sink`` in
+    ``folder`` (``sink.part_name(part, n)``), a new file whenever the next line would take one past
+    ``part_size`` bytes (a line longer than that gets a file of its own); returns the files' paths. Each file
+    appears whole (written under a hidden name, then renamed)."""
+    os.makedirs(folder, exist_ok=True)
+    written: list[str] = []
+    pending: list[bytes] = []
+    size = 0
+
+    def flush() -> None:
+        path = os.path.join(folder, sink.part_name(part, len(written)))
+        temporary = os.path.join(folder, f".{os.path.basename(path)}.tmp")
+        with open(temporary, "wb") as handle:
+            handle.writelines(pending)
+        os.replace(temporary, path)
+        written.append(path)
+
+    for line in lines:
+        data = (line + "\n").encode(charset)
+        if pending and part_size is not None and size + len(data) > part_size:
+            flush()
+            pending, size = [], 0
+        pending.append(data)
+        size += len(data)
+    if pending:
+        flush()
+    return written
+
+
+def clear_batch(path: str, batch_id: int) -> None:
+    """Remove what batch ``batch_id`` of the file sink at local ``path`` wrote before, in whichever bucket:
+    ``path/batch=<id>`` and ``path/<bucket>/batch=<id>`` (not under hidden folders: ``_panes_staging``)."""
+    import shutil
+
+    folders = [os.path.join(path, f"batch={batch_id}")]
+    if os.path.isdir(path):
+        for bucket in os.listdir(path):
+            if not bucket.startswith(("_", ".")):
+                folders.append(os.path.join(path, bucket, f"batch={batch_id}"))
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)

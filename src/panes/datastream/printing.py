@@ -44,3 +44,22 @@ def java_text(value: Any) -> str:
     if isinstance(value, (list, bytes, bytearray)):
         return "[" + ", ".join(java_text(item) for item in value) + "]"
     return str(value)
+
+
+class SimpleStringEncoder:
+    """PyFlink's ``Encoder.simple_string_encoder()``: a value as the line ``print()`` shows for it, in
+    ``charset``. Until a stream's type is known (``typed``) a value is shown as it would be without one."""
+
+    def __init__(self, charset: str = "UTF-8", record_type: RecordType | None = None) -> None:
+        import codecs
+
+        codecs.lookup(charset)  # LookupError for an encoding Python does not know
+        self.charset = charset
+        self.record_type = record_type
+
+    def typed(self, record_type: RecordType | None) -> SimpleStringEncoder:
+        """This encoder for the values of a stream of ``record_type``."""
+        return SimpleStringEncoder(self.charset, record_type)
+
+    def __call__(self, value: Any) -> str:
+        return printed(value, self.record_type)

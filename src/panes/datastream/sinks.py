@@ -5,6 +5,7 @@ The Spark runner adds file, console, memory-table and ``foreach_batch`` sinks (`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
@@ -92,7 +93,7 @@ def deliver(sink: Sink, record: StreamRecord[Any], subtask: int = 0, parallelism
 
 
 class FileSink(Sink):
-    """Writes values as rows of files under directory ``path`` (``format`` parquet, json or csv).
+    """Writes values as rows of files under directory ``path`` (``format`` parquet, json, csv or text).
 
     Values become columns: a dict's keys, a tuple's positions (``_1``, ``_2``, ...), a dataclass's fields, a
     ``Row``'s fields, otherwise one ``value`` column. The columns are one schema for the life of the job:
@@ -104,22 +105,102 @@ class FileSink(Sink):
     directory per micro-batch, replaced when a batch is replayed after a restart (exactly-once); the local
     runner writes everything to ``path/batch=0/`` when the job ends. Read them back with Spark or pyarrow
     from ``path`` (the ``batch`` directories appear as a ``batch`` column).
+
+    ``format="text"`` writes one line per value, ``encoder(value)`` (default ``str``), in ``charset``: its rows
+    are the one column ``value STRING`` (no ``schema``). Its files are ``<part_prefix>-<part>-<n><part_suffix>``
+    (default ``part-00000-0.txt``): each task writes one part per micro-batch, a new one (``n + 1``) whenever
+    the next line would take the part past ``part_size`` bytes (``None``: no limit). With ``bucket`` (a
+    function of the processing time in milliseconds to a folder name, see
+    ``panes.connectors.file_system.BucketAssigner``) a batch goes to ``path/<bucket>/batch=<id>/``, the bucket
+    of the wall-clock time it is committed (a replayed batch replaces its folder in whichever bucket it was). Raises
+    ``ValueError`` for another format, a ``schema`` on a text sink, or text options on another format.
     """
 
-    def __init__(self, path: str, format: str = "parquet", schema: Any = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        format: str = "parquet",
+        schema: Any = None,
+        *,
+        encoder: Callable[[Any], str] | None = None,
+        charset: str = "UTF-8",
+        part_prefix: str = "part",
+        part_suffix: str | None = None,
+        part_size: int | None = None,
+        bucket: Callable[[int], str] | None = None,
+    ) -> None:
         from panes.datastream.sources import FILE_FORMATS
 
         if format not in FILE_FORMATS:
             raise ValueError(f"format must be one of {FILE_FORMATS}, got {format!r}")
+        text = format == "text"
+        if text and schema is not None:
+            raise ValueError("a text file sink has no schema: each value is one line, encoder(value)")
+        given = (
+            [
+                name
+                for name, value in (
+                    ("encoder", encoder),
+                    ("part_suffix", part_suffix),
+                    ("part_size", part_size),
+                    ("bucket", bucket),
+                )
+                if value is not None
+            ]
+            + (["part_prefix"] if part_prefix != "part" else [])
+            + (["charset"] if charset != "UTF-8" else [])
+        )
+        if given and not text:
+            raise ValueError(f"{', '.join(given)}: only a text file sink takes these, not a {format} one")
+        if part_size is not None and part_size <= 0:
+            raise ValueError(f"part_size must be positive (bytes), got {part_size}")
         self.path = path
         self.format = format
-        self.schema = schema
+        self.schema = TEXT_ROW if text else schema
+        self.encoder: Callable[[Any], str] = encoder if encoder is not None else str
+        self.charset = charset
+        self.part_prefix = part_prefix
+        self.part_suffix = ".txt" if part_suffix is None else part_suffix
+        self.part_size = part_size
+        self.bucket = bucket
         self.record_type = sink_type(self)
         if self.record_type is not None and format == "csv":
             check_flat(self.record_type)
 
+    def row_of(self, value: Any) -> Any:
+        """``value`` as the form the sink's row type conforms (:func:`as_sink_row`; a text sink's line)."""
+        if self.format == "text":
+            return {"value": self.encoder(value)}
+        return as_sink_row(value)
+
+    def batch_folder(self, batch_id: int, now_ms: int, root: str | None = None) -> str:
+        """Where batch ``batch_id`` goes when committed at processing time ``now_ms``: ``<root>/batch=<id>``, or
+        ``<root>/<bucket>/batch=<id>`` with a bucket; ``root`` defaults to ``path``."""
+        import os
+
+        base = self.path if root is None else root
+        bucket = "" if self.bucket is None else self.bucket(now_ms)
+        return os.path.join(base, bucket, f"batch={batch_id}") if bucket else os.path.join(base, f"batch={batch_id}")
+
+    def part_name(self, part: int, n: int = 0) -> str:
+        """The name of a file of the sink: part ``part`` (a task's), its ``n``-th piece for a text sink."""
+        from panes.datastream.file_format import EXTENSIONS
+
+        if self.format == "text":
+            return f"{self.part_prefix}-{part:05d}-{n}{self.part_suffix}"
+        return f"part-{part:05d}.{EXTENSIONS[self.format]}"
+
     def __repr__(self) -> str:
         return f"FileSink({self.path!r}, {self.format})"
+
+
+TEXT_ROW = "value STRING"
+"""The rows of a text file sink: the line (``FileSink.row_of``)."""
+
+
+def sink_row(sink: Any, value: Any) -> Any:
+    """``value`` as the form ``sink``'s row type conforms (a file sink's :meth:`FileSink.row_of`)."""
+    return sink.row_of(value) if isinstance(sink, FileSink) else as_sink_row(value)
 
 
 def as_row(value: Any) -> dict[str, Any]:

@@ -245,7 +245,7 @@ class DataFrameSource:
         return f"DataFrameSource({kind}, as {self.as_})"
 
 
-FILE_FORMATS = ("parquet", "json", "csv")
+FILE_FORMATS = ("parquet", "json", "csv", "text")
 
 
 class FileSource(Source):
@@ -269,7 +269,7 @@ class FileSource(Source):
 
     def __init__(
         self,
-        path: str,
+        path: str | Sequence[str],
         format: str = "parquet",
         schema: str | None = None,
         streaming: bool = False,
@@ -278,14 +278,23 @@ class FileSource(Source):
     ) -> None:
         if format not in FILE_FORMATS:
             raise ValueError(f"format must be one of {FILE_FORMATS}, got {format!r}")
-        if streaming and schema is None:
+        if streaming and schema is None and format != "text":
             raise ValueError("a streaming file source needs a schema (a DDL string like 'user STRING, ts BIGINT')")
-        if format in TEXT_FORMATS and schema is None:
+        paths = [path] if isinstance(path, str) else list(path)
+        if not paths or not all(isinstance(p, str) for p in paths):
+            raise ValueError(f"path must be a path or a non-empty list of paths, got {path!r}")
+        if streaming and len(paths) > 1:
+            raise ValueError("a streaming file source reads one directory (Spark's file stream source); got several")
+        if format == "text":
+            if schema is not None:
+                raise ValueError("a text file source has no schema: each line is one string")
+        elif format in TEXT_FORMATS and schema is None:
             raise ValueError(
                 f"a {format} file source needs a schema (a DDL string like 'user STRING, ts BIGINT'): each line "
                 "is read as a row of it"
             )
         self.path = path
+        self.paths = paths
         self.format = format
         self.schema = schema
         self.streaming = streaming
@@ -297,6 +306,8 @@ class FileSource(Source):
         """How panes reads the lines of this source's JSON or CSV files; ``None`` for Parquet."""
         if self.format not in TEXT_FORMATS:
             return None
+        if self.format == "text":
+            return TextFormat.of("text", pa.schema([pa.field("value", pa.string())]), self.options)
         record_type = self.record_type()
         assert record_type is not None
         return TextFormat.of(self.format, pa.schema(list(record_type.arrow_type)), self.options)
@@ -305,29 +316,34 @@ class FileSource(Source):
         return 1
 
     def check_readable(self) -> None:
-        """Raises :meth:`missing_path` when ``path`` does not exist (Spark's reader fails the same way)."""
-        if not os.path.exists(self.path):
-            raise self.missing_path()
+        """Raises :meth:`missing_path` when a path does not exist (Spark's reader fails the same way)."""
+        for path in self.paths:
+            if not os.path.exists(path):
+                raise self.missing_path(path)
 
-    def missing_path(self) -> FileNotFoundError:
-        """The error of a ``path`` that does not exist, on every runner."""
+    def missing_path(self, path: str | None = None) -> FileNotFoundError:
+        """The error of a path (default: the first) that does not exist, on every runner."""
         return FileNotFoundError(
-            f"the input path {self.path!r} of {self!r} does not exist; check the path (or create the directory "
-            "before the job starts)"
+            f"the input path {path or self.paths[0]!r} of {self!r} does not exist; check the path (or create the "
+            "directory before the job starts)"
         )
 
     def files(self) -> list[str]:
         """The files the local runner reads: ``path`` itself when it is a file, else the files under it in name
         order (names starting with ``.`` or ``_`` left out, as Spark does). Raises :meth:`missing_path`."""
         self.check_readable()
-        if os.path.isfile(self.path):
-            return [self.path]
-        return sorted(
-            os.path.join(root, name)
-            for root, _, names in os.walk(self.path)
-            for name in names
-            if not name.startswith((".", "_"))
-        )
+        found: list[str] = []
+        for path in self.paths:
+            if os.path.isfile(path):
+                found.append(path)
+                continue
+            found += sorted(
+                os.path.join(root, name)
+                for root, _, names in os.walk(path)
+                for name in names
+                if not name.startswith((".", "_"))
+            )
+        return found
 
     def read_split(self, index: int) -> Iterator[Any]:
         """Each file's rows in order, then its :class:`BadLine` s (JSON and CSV), file after file."""
@@ -340,16 +356,18 @@ class FileSource(Source):
                 continue
             with open(file, "rb") as handle:
                 table, bad = text.parse(handle.read(), file)
-            yield from table.to_pylist()
+            yield from (table.column(0).to_pylist() if self.format == "text" else table.to_pylist())
             yield from bad
 
     def is_bounded(self) -> bool:
         return not self.streaming
 
     def record_type(self) -> Any:
-        """The rows' type when ``schema`` is given (dicts of its columns), else ``None``."""
-        from panes.types import RecordType
+        """The rows' type when ``schema`` is given (dicts of its columns), strings for ``text``, else ``None``."""
+        from panes.types import RecordType, Types
 
+        if self.format == "text":
+            return RecordType.of(Types.STRING())
         return None if self.schema is None else RecordType.of(self.schema)
 
     def __repr__(self) -> str:

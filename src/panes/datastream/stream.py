@@ -343,6 +343,7 @@ class DataStream:
             raise TypeError(f"expected a Sink, got {type(sink).__name__}; wrap functions with add_sink()")
         if errors is not None and not isinstance(errors, OutputTag):
             raise TypeError(f"errors must be an OutputTag, got {type(errors).__name__}")
+        sink = _typed_sink(sink, self.transformation)
         transformation = SinkTransformation(
             name=f"Sink: {type(sink).__name__}", inputs=(self.transformation,), sink=sink, error_tag=errors
         )
@@ -579,3 +580,18 @@ class KeyedStream(FieldAggregations, DataStream):
         from panes.windowing.count_windows import count_window_assigner
 
         return self.window(count_window_assigner(size, slide))
+
+
+def _typed_sink(sink: Sink, transformation: Transformation) -> Sink:
+    """A text file sink whose encoder shows values as ``print()`` does learns the type of the stream it writes
+    (a copy: the same sink may write several streams)."""
+    import copy
+
+    from panes.datastream.printing import SimpleStringEncoder
+    from panes.datastream.sinks import FileSink, stream_type
+
+    if isinstance(sink, FileSink) and isinstance(sink.encoder, SimpleStringEncoder):
+        typed = copy.copy(sink)
+        typed.encoder = sink.encoder.typed(stream_type(transformation))
+        return typed
+    return sink

@@ -1,4 +1,4 @@
-"""JSON-lines and CSV files read with a declared schema, the same way on every runner: the rows that fit the
+"""JSON-lines, CSV and text files read with a declared schema, the same way on every runner: the rows that fit the
 schema, and the lines that do not, each with its file, its line number and its text.
 
 Both runners hand a whole file's bytes to :meth:`TextFormat.parse` (the local runner reads the file, Spark's
@@ -14,6 +14,7 @@ when there is one, is skipped, not matched by name; an empty value is null). Bla
 
 from __future__ import annotations
 
+import codecs
 import io
 import json
 import re
@@ -26,8 +27,15 @@ import pyarrow as pa
 
 from panes.errors import BadRecordError, ErrorRecord
 
-TEXT_FORMATS = ("json", "csv")
-"""The file formats read as text lines (:class:`TextFormat`)."""
+TEXT_FORMATS = ("json", "csv", "text")
+"""The file formats read as text lines (:class:`TextFormat`): ``text`` makes each line one string."""
+
+TEXT_OPTIONS = ("charset",)
+"""The reader option a ``text`` file source takes: ``charset`` (default ``"UTF-8"``), the files' encoding
+(bytes that are not valid in it read as U+FFFD, as Java's readers do)."""
+
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+"""Where a text line ends (Java's ``readLine`` and Spark's text reader): ``\n``, ``\r`` or ``\r\n``."""
 
 CSV_OPTIONS = ("header", "sep", "delimiter", "quote")
 """The reader options a CSV file source takes (Spark's names): ``header`` ``"true"`` (default) or ``"false"``,
@@ -87,6 +95,7 @@ class TextFormat:
     header: bool = True
     delimiter: str = ","
     quote: str = '"'
+    charset: str = "utf-8"
 
     @staticmethod
     def of(format: str, schema: pa.Schema, options: dict[str, str]) -> TextFormat:
@@ -94,7 +103,7 @@ class TextFormat:
         takes none; CSV :data:`CSV_OPTIONS`) or a value it cannot use."""
         if format not in TEXT_FORMATS:
             raise ValueError(f"a text file format is one of {TEXT_FORMATS}, not {format!r}")
-        allowed = CSV_OPTIONS if format == "csv" else ()
+        allowed = {"csv": CSV_OPTIONS, "text": TEXT_OPTIONS}.get(format, ())
         unknown = sorted(set(options) - set(allowed))
         if unknown:
             takes = f"only {', '.join(allowed)}" if allowed else "no options"
@@ -107,11 +116,22 @@ class TextFormat:
         for name, value in (("sep", delimiter), ("quote", quote)):
             if len(value) != 1:
                 raise ValueError(f"{name} must be one character, not {value!r}")
-        return TextFormat(format, schema, header == "true", delimiter, quote)
+        charset = options.get("charset", "UTF-8")
+        try:
+            codecs.lookup(charset)
+        except LookupError:
+            raise ValueError(f"charset {charset!r} is not an encoding Python knows") from None
+        return TextFormat(format, schema, header == "true", delimiter, quote, charset)
 
     def parse(self, data: bytes, file: str) -> tuple[pa.Table, list[BadLine]]:
         """The rows of ``data`` (the bytes of ``file``) that fit the schema, as one table in file order, and
-        the lines that do not, in line order."""
+        the lines that do not, in line order (``text``: every line is a row, the last one only when it is not
+        empty)."""
+        if self.format == "text":
+            texts = LINE_BREAK.split(data.decode(self.charset, errors="replace"))
+            if texts and texts[-1] == "":
+                texts.pop()
+            return pa.table([pa.array(texts, pa.string())], schema=self.schema), []
         first = 1 if self.format == "csv" and self.header else 0
         if first:
             newline = data.find(b"\n")

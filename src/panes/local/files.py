@@ -11,14 +11,13 @@ micro-batch, so both read back alike.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
 
-from panes.datastream.file_format import EXTENSIONS, write_table
-from panes.datastream.sinks import FileSink, as_sink_row, inferred_row_type, refusal
+from panes.datastream.file_format import clear_batch, write_table, write_text_parts
+from panes.datastream.sinks import FileSink, inferred_row_type, refusal
 from panes.elements import StreamRecord
 from panes.errors import BadRecordError, ErrorRecord
 from panes.types import RecordType, SchemaInferenceError, SchemaMismatchError
@@ -54,7 +53,7 @@ class LocalFileSink:
     def _add(self, record: StreamRecord[Any]) -> None:
         assert self.schema is not None
         try:
-            self.rows.append(self.schema.conform(as_sink_row(record.value)))
+            self.rows.append(self.schema.conform(self.sink.row_of(record.value)))
         except SchemaMismatchError as error:
             reason = refusal(self.name, self.schema, error)
             if self.refuse is None:
@@ -80,17 +79,22 @@ class LocalFileSink:
         if self.schema is None:
             self._settle(final=True)
 
-    def write(self) -> None:
-        """Write the rows to ``path/batch=0/`` (replacing what a previous run wrote there)."""
+    def write(self, now_ms: int) -> None:
+        """Write the rows to ``path/batch=0/`` (``path/<bucket>/batch=0/`` for a text sink with a bucket of
+        the wall-clock time ``now_ms``), replacing what a previous run wrote there."""
         if self.schema is None:
             return
-        folder = os.path.join(self.sink.path, "batch=0")
-        shutil.rmtree(folder, ignore_errors=True)
+        sink = self.sink
+        clear_batch(sink.path, 0)
+        folder = sink.batch_folder(0, now_ms)
         os.makedirs(folder)
+        if sink.format == "text":
+            write_text_parts([row["value"] for row in self.rows], folder, sink, 0, sink.charset, sink.part_size)
+            return
         columns = self.schema.columns()
         struct = self.schema.encode(self.rows)
         table = pa.Table.from_arrays([struct.field(i) for i in range(len(columns))], schema=columns)
-        write_table(table, os.path.join(folder, f"part-00000.{EXTENSIONS[self.sink.format]}"), self.sink.format)
+        write_table(table, os.path.join(folder, sink.part_name(0)), sink.format)
 
 
 def _unresolved(records: list[StreamRecord[Any]]) -> bool:

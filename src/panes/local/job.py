@@ -537,7 +537,7 @@ class LocalJob:
         for file in self.files.values():
             file.finish()
         for file in self.files.values():
-            file.write()
+            file.write(int(time.time() * 1000))  # buckets name where files land: the wall clock, as on Spark
         self.files.clear()
 
     # -- snapshots ------------------------------------------

@@ -16,8 +16,12 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import time
 from typing import Any
 from urllib.parse import urlparse
+
+from panes.datastream.file_format import clear_batch
+from panes.datastream.sinks import FileSink
 
 STAGING = "_panes_staging"
 """The folder under a file sink's path where a batch is written before it is committed."""
@@ -49,57 +53,69 @@ def stages(spark: Any, path: str) -> bool:
     return local_path(path) is not None or not is_connect(spark)
 
 
-def commit_batch(spark: Any, paths: list[str], batch_id: int) -> None:
-    """Move the staged batch ``batch_id`` of each sink in ``paths`` (those that staged one) into place."""
-    for path in paths:
-        local = local_path(path)
+def commit_batch(spark: Any, sinks: list[FileSink], batch_id: int) -> None:
+    """Move the staged batch ``batch_id`` of each of ``sinks`` (those that staged one) into place: its batch
+    folder (in the bucket of the time now, for a text sink with buckets), after removing what an earlier
+    attempt of the batch left in any bucket."""
+    now = int(time.time() * 1000)
+    for sink in sinks:
+        local = local_path(sink.path)
         if local is not None:
-            _commit_local(local, batch_id)
+            staged = staged_folder(local, batch_id)
+            if os.path.isdir(staged):
+                clear_batch(local, batch_id)
+                final = sink.batch_folder(batch_id, now, root=local)
+                os.makedirs(os.path.dirname(final), exist_ok=True)
+                os.replace(staged, final)
+                _remove_if_empty(os.path.join(local, STAGING))
         else:
-            _commit_hadoop(spark, path, batch_id)
+            _commit_hadoop(spark, sink, batch_id, now)
 
 
-def commit_files(files: list[tuple[str, str]], batch_folders: list[str]) -> None:
-    """Move staged files ``(staged, final)`` into place: each of ``batch_folders`` (local) is emptied first, so
-    it holds exactly the committed attempt's files; then the staging folders are removed."""
-    for folder in batch_folders:
-        shutil.rmtree(folder, ignore_errors=True)
-    for staged, final in files:
-        os.makedirs(os.path.dirname(final), exist_ok=True)
-        os.replace(staged, final)
-    for folder in {os.path.dirname(staged) for staged, _ in files}:
-        shutil.rmtree(folder, ignore_errors=True)
-        _remove_if_empty(os.path.dirname(folder))
+def commit_parts(parts: list[tuple[int, str, str]], sinks: list[FileSink], batch_id: int) -> None:
+    """Move the files tasks staged, ``(index of the sink in sinks, staged path, file name)``, into their sinks'
+    batch folders (local paths): each of ``sinks``' batch folders (in any bucket) is emptied first, so it holds
+    exactly the committed attempt's files; then the staging folders are removed."""
+    now = int(time.time() * 1000)
+    finals = []
+    for sink in sinks:
+        local = local_path(sink.path) or sink.path
+        clear_batch(local, batch_id)
+        finals.append(sink.batch_folder(batch_id, now, root=local))
+    for index, staged, name in parts:
+        os.makedirs(finals[index], exist_ok=True)
+        os.replace(staged, os.path.join(finals[index], name))
+    for sink in sinks:
+        local = local_path(sink.path) or sink.path
+        shutil.rmtree(staged_folder(local, batch_id), ignore_errors=True)
+        _remove_if_empty(os.path.join(local, STAGING))
 
 
-def abort_files(files: list[tuple[str, str]]) -> None:
+def abort_parts(parts: list[tuple[int, str, str]]) -> None:
     """Remove staged files of a batch that failed (its outputs stay as they were)."""
-    for staged, _ in files:
+    for _, staged, _ in parts:
         if os.path.exists(staged):
             os.remove(staged)
 
 
-def _commit_local(path: str, batch_id: int) -> None:
-    staged = staged_folder(path, batch_id)
-    if not os.path.isdir(staged):
-        return
-    final = batch_folder(path, batch_id)
-    shutil.rmtree(final, ignore_errors=True)
-    os.replace(staged, final)
-    _remove_if_empty(os.path.join(path, STAGING))
-
-
-def _commit_hadoop(spark: Any, path: str, batch_id: int) -> None:
+def _commit_hadoop(spark: Any, sink: FileSink, batch_id: int, now: int) -> None:
     jvm = spark._jvm
     configuration = spark._jsc.hadoopConfiguration()
-    staged = jvm.org.apache.hadoop.fs.Path(staged_folder(path, batch_id))
+    staged = jvm.org.apache.hadoop.fs.Path(staged_folder(sink.path, batch_id))
     system = staged.getFileSystem(configuration)
     if not system.exists(staged):
         return
-    final = jvm.org.apache.hadoop.fs.Path(batch_folder(path, batch_id))
-    system.delete(final, True)
+    earlier = [batch_folder(sink.path, batch_id)]
+    pattern = jvm.org.apache.hadoop.fs.Path(os.path.join(sink.path, "*", f"batch={batch_id}"))
+    for found in system.globStatus(pattern) or []:
+        if not found.getPath().getParent().getName().startswith(("_", ".")):  # not the staging folder
+            earlier.append(found.getPath().toString())
+    for folder in earlier:
+        system.delete(jvm.org.apache.hadoop.fs.Path(folder), True)
+    final = jvm.org.apache.hadoop.fs.Path(sink.batch_folder(batch_id, now))
+    system.mkdirs(final.getParent())
     if not system.rename(staged, final):
-        raise OSError(f"could not move the staged batch {batch_id} of {path} into place")
+        raise OSError(f"could not move the staged batch {batch_id} of {sink.path} into place")
 
 
 def _remove_if_empty(folder: str) -> None:

@@ -20,9 +20,9 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceStreamArrowWriter, DataSourceStreamWriter, WriterCommitMessage
 
-from panes.datastream.file_format import EXTENSIONS, write_table
+from panes.datastream.file_format import write_table, write_text_parts
 from panes.datastream.sinks import FileSink
-from panes.spark.commits import abort_files, batch_folder, commit_files, local_path, staged_folder
+from panes.spark.commits import abort_parts, commit_parts, local_path, staged_folder
 from panes.spark.failures import carrying
 from panes.spark.fused import unpacked
 from panes.spark.layout import ChannelCodes
@@ -71,20 +71,15 @@ class _Writer(DataSourceStreamArrowWriter):
         partition = context.partitionId()
         batches = list(iterator)
         batches = list(unpacked(iter(batches), bool(batches) and "payload" in batches[0].schema.names))
-        written: list[tuple[str, str]] = []
+        written: list[tuple[int, str, str]] = []
         try:
-            for target in self.targets:
+            for index, target in enumerate(self.targets):
                 table = target_table(batches, target, self.codes)
                 if table is None or table.num_rows == 0:
                     continue
-                sink = target.sink
-                path = local_path(sink.path) or sink.path
-                name = f"part-{partition:05d}.{EXTENSIONS[sink.format]}"
-                staged = os.path.join(staged_folder(path, batch_id), f"{name}.attempt-{context.attemptNumber()}")
-                write_table(table, staged, sink.format)
-                written.append((staged, os.path.join(batch_folder(path, batch_id), name)))
+                written += stage_part(table, target.sink, index, batch_id, partition, context.attemptNumber())
         except BaseException:
-            abort_files(written)  # this task failed: what it staged goes (Spark's abort gets no message of it)
+            abort_parts(written)  # this task failed: what it staged goes (Spark's abort gets no message of it)
             raise
         return Written(written)
 
@@ -92,16 +87,32 @@ class _Writer(DataSourceStreamArrowWriter):
         """Every task wrote its part of the batch: move the parts into place (each sink's batch folder holds
         exactly this attempt's files; see ``commits``)."""
         files = [f for m in messages if isinstance(m, Written) for f in m.files]
-        folders = [batch_folder(local_path(t.sink.path) or t.sink.path, batchId) for t in self.targets]
-        commit_files(files, folders)
+        commit_parts(files, [t.sink for t in self.targets], batchId)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         """The batch failed: remove the parts its tasks staged (the outputs stay as they were)."""
-        abort_files([f for m in messages if isinstance(m, Written) for f in m.files])
+        abort_parts([f for m in messages if isinstance(m, Written) for f in m.files])
+
+
+def stage_part(
+    table: pa.Table, sink: FileSink, index: int, batch_id: int, partition: int, attempt: int
+) -> list[tuple[int, str, str]]:
+    """Write a task's rows of ``sink`` (the ``index``-th) for batch ``batch_id`` to its staging folder:
+    ``(index, staged path, final file name)`` of each file written (a text sink may roll several)."""
+    staging = staged_folder(local_path(sink.path) or sink.path, batch_id)
+    if sink.format == "text":
+        folder = os.path.join(staging, f"attempt-{partition}-{attempt}")
+        lines = table.column(0).to_pylist()
+        paths = write_text_parts(lines, folder, sink, partition, sink.charset, sink.part_size)
+        return [(index, path, os.path.basename(path)) for path in paths]
+    name = sink.part_name(partition)
+    staged = os.path.join(staging, f"{name}.attempt-{attempt}")
+    write_table(table, staged, sink.format)
+    return [(index, staged, name)]
 
 
 @dataclass
 class Written(WriterCommitMessage):
-    """The files a task staged: ``(staged, final)`` paths."""
+    """The files a task staged: ``(index of the sink, staged path, final file name)``."""
 
-    files: list[tuple[str, str]]
+    files: list[tuple[int, str, str]]

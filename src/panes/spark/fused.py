@@ -151,8 +151,12 @@ def _source_batch(batch: pa.RecordBatch, chain: Chain, codes: ChannelCodes, base
             batch = table.combine_chunks().to_batches()[0]
     code = codes.code[channel]
     count = batch.num_rows
-    column: pa.Array = pa.StructArray.from_arrays(batch.columns, fields=list(batch.schema))
     record_type = codes.types[code]
+    column: pa.Array
+    if record_type is not None and record_type.shape == "scalar":
+        column = batch.column(0)  # a source of plain values (the lines of text files): its one column
+    else:
+        column = pa.StructArray.from_arrays(batch.columns, fields=list(batch.schema))
     if record_type is not None and column.type != record_type.arrow_type:
         column = column.cast(record_type.arrow_type)
     layout = Layout(codes, [channel] if chain.source_errors is None else [channel, chain.source_errors])

@@ -19,6 +19,7 @@ or, when the sink has an error output (``errors=tag``), goes there as an ``Error
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,7 @@ from panes.datastream.sinks import (
     inferred_row_type,
     refusal,
     sink_name,
+    sink_row,
     sink_row_type,
     sink_stream_type,
     sink_type,
@@ -95,6 +97,11 @@ class SinkTarget:
     def name(self) -> str:
         return sink_name(self.step.transformation)
 
+    @property
+    def encodes(self) -> bool:
+        """Whether each value is encoded (a text file sink's lines), even a value that has the sink's columns."""
+        return isinstance(self.sink, FileSink) and self.sink.format == "text"
+
 
 @dataclass
 class SinkWriter:
@@ -114,8 +121,8 @@ class SinkWriter:
     """The caller's session, for driver sinks that make views in it (``MemorySink``): a micro-batch's own
     session is a clone of the query's, whose views the caller does not see. Unset over Spark Connect."""
     targets: list[SinkTarget] = field(default_factory=list)
-    _staged: list[str] = field(default_factory=list)
-    """The file sinks (paths) that staged the batch being written, to commit when every sink wrote it."""
+    _staged: list[FileSink] = field(default_factory=list)
+    """The file sinks that staged the batch being written, to commit when every sink wrote it."""
 
     def __post_init__(self) -> None:
         error_outputs = error_output_channels(step.transformation for step in self.steps)
@@ -123,6 +130,11 @@ class SinkWriter:
             if step.kind != "sink":
                 continue
             sink = step.transformation.sink  # type: ignore[attr-defined]
+            if isinstance(sink, FileSink) and sink.format == "text" and local_path(sink.path) is None:
+                raise ValueError(
+                    f"{sink!r}: on Spark a text file sink writes a local path (or a folder every executor mounts); "
+                    "write Parquet, JSON or CSV (sink_to_files) to other file systems"
+                )
             codes = self.codes.codes(step.consumed)
             errors = step.consumed <= error_outputs
             schema = sink_stream_type(sink, [self.codes.types[code] for code in codes], bool(codes) and errors)
@@ -240,13 +252,19 @@ class SinkWriter:
         if values is None:
             return
         sink = target.sink
-        if isinstance(sink, FileSink):
+        if isinstance(sink, FileSink) and sink.format == "text":
+            # the tasks write the lines as the sink names its parts, into the staging folder (local paths)
+            staging = staged_folder(local_path(sink.path) or sink.path, batch_id)
+            shutil.rmtree(staging, ignore_errors=True)
+            values.mapInArrow(text_part_writer(sink, batch_id), "file STRING").collect()
+            self._staged.append(sink)
+        elif isinstance(sink, FileSink):
             writer = values.write.mode("overwrite").format(sink.format)
             if sink.format == "csv":
                 writer = writer.option("header", "true")
             if stages(values.sparkSession, sink.path):
                 writer.save(staged_folder(sink.path, batch_id))
-                self._staged.append(sink.path)
+                self._staged.append(sink)
             else:
                 writer.save(batch_folder(sink.path, batch_id))
         elif isinstance(sink, ForeachBatchSink):
@@ -268,7 +286,7 @@ class SinkWriter:
         schema = self.schema_of(target, rows)
         if schema is None:
             return None, None
-        if all(same_columns(self.codes.types[code], schema) for code in target.codes):
+        if not target.encodes and all(same_columns(self.codes.types[code], schema) for code in target.codes):
             return select_values(rows, target.codes, self.codes, schema), None
         output, errors = conversion_schema(target, self.codes, schema)
         converted = rows.mapInArrow(convert_function(target, self.codes, schema), Layout.ddl_of(output))
@@ -339,19 +357,41 @@ def target_table(batches: list[pa.RecordBatch], target: SinkTarget, codes: Chann
                 continue
             column = batch.column(codes.column(code)).filter(pa.array(mask))
             channel_type = codes.types[code]
-            if same_columns(channel_type, schema):
+            if not target.encodes and same_columns(channel_type, schema):
                 assert channel_type is not None
                 arrays = [column] if channel_type.shape == "scalar" else column.flatten()
             else:
                 conformed = []
                 for value in codes.decode(code, column):
                     try:
-                        conformed.append(schema.conform(as_sink_row(value)))
+                        conformed.append(schema.conform(sink_row(target.sink, value)))
                     except SchemaMismatchError as error:
                         raise BadRecordError(f"{refusal(target.name, schema, error)}; value: {value!r}") from error
                 arrays = schema.encode(conformed).flatten()
             parts.append(pa.Table.from_arrays(arrays, schema=columns))
     return pa.concat_tables(parts) if parts else None
+
+
+def text_part_writer(sink: FileSink, batch_id: int) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """``mapInArrow`` function writing a task's lines of text sink ``sink`` to the batch's staging folder as
+    its parts (``FileSink.part_name``), one row per file written."""
+
+    @carrying_iterators
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        from panes.datastream.file_format import write_text_parts
+
+        context = TaskContext.get()
+        partition = 0 if context is None else context.partitionId()
+        lines = [line for batch in batches for line in batch.column(0).to_pylist()]
+        if not lines:
+            return
+        staging = staged_folder(local_path(sink.path) or sink.path, batch_id)
+        written = write_text_parts(lines, staging, sink, partition, sink.charset, sink.part_size)
+        yield pa.RecordBatch.from_pydict({"file": written}, schema=pa.schema([pa.field("file", pa.string())]))
+
+    return run
 
 
 def same_columns(channel_type: RecordType | None, schema: RecordType) -> bool:
@@ -379,6 +419,7 @@ def convert_function(
     error_channel = None if target.error_code is None else codes.channel[target.error_code]
     columns = schema.columns()
     name = target.name
+    sink = target.sink
 
     @carrying_iterators
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -387,7 +428,7 @@ def convert_function(
             bad: list[Record] = []
             for record in read_records(batch, codes, channel_mask(batch, wanted)):
                 try:
-                    good.append(schema.conform(as_sink_row(record.value)))
+                    good.append(schema.conform(sink_row(sink, record.value)))
                 except SchemaMismatchError as error:
                     reason = refusal(name, schema, error)
                     if error_channel is None:
