@@ -193,3 +193,21 @@ def test_joins() -> None:
     found = run_example("joins")
     assert sorted(found["same minute"]) == sorted(same) and same
     assert sorted(found["within 5 min"]) == sorted(within) and len(within) > len(same)
+
+
+def test_count_or_time() -> None:
+    # AnyOf(CountTrigger.of(3), EventTimeTrigger()): the count part fires after every 3rd element of a window
+    # (Flink's CountTrigger, which starts counting again), the event-time part once the watermark passes the
+    # window's end; FIRE keeps the contents, so each result is the total so far (panes.windowing.triggers.composite).
+    module = example("count_or_time")
+    amounts: dict[tuple[str, int], list[int]] = defaultdict(list)
+    for batch in module.ORDERS:
+        for order in batch:
+            start = (order["ts"] - module.START) // module.MINUTE * module.MINUTE + module.START
+            amounts[(order["customer"], start)].append(order["amount"])
+    want = []
+    for (customer, start), theirs in amounts.items():
+        window = format_instant(start)
+        want += [(customer, window, sum(theirs[:n]), "3 orders") for n in range(3, len(theirs) + 1, 3)]
+        want.append((customer, window, sum(theirs), "minute end"))
+    assert sorted(tuple(r) for r in run_example("count_or_time")["totals"]) == sorted(want)

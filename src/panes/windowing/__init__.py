@@ -61,6 +61,10 @@ from panes.windowing.observer import PaneTiming, WindowObserver, pane_timing
 from panes.windowing.operator import EvictingWindowOperator, WindowOperator
 from panes.windowing.rows import WindowRow
 from panes.windowing.triggers import (
+    AfterEach,
+    AfterWatermark,
+    AllOf,
+    AnyOf,
     ContinuousEventTimeTrigger,
     ContinuousProcessingTimeTrigger,
     CountTrigger,
@@ -70,9 +74,11 @@ from panes.windowing.triggers import (
     EventTimeTrigger,
     NeverTrigger,
     OnMergeContext,
+    OrFinally,
     ProcessingTimeoutTrigger,
     ProcessingTimeTrigger,
     PurgingTrigger,
+    Repeatedly,
     Trigger,
     TriggerContext,
     TriggerResult,
@@ -80,9 +86,13 @@ from panes.windowing.triggers import (
 from panes.windowing.windows import GlobalWindow, TimeWindow, Window
 
 __all__ = [
+    "AfterEach",
+    "AfterWatermark",
     "AggregateFunction",
     "AggregatingStateDescriptor",
+    "AllOf",
     "AllWindowFunction",
+    "AnyOf",
     "ContinuousEventTimeTrigger",
     "ContinuousProcessingTimeTrigger",
     "CountEvictor",
@@ -109,6 +119,7 @@ __all__ = [
     "MissingTimestampError",
     "NeverTrigger",
     "OnMergeContext",
+    "OrFinally",
     "OutputTag",
     "PaneTiming",
     "PassThroughWindowFunction",
@@ -118,6 +129,7 @@ __all__ = [
     "ProcessingTimeTrigger",
     "ProcessingTimeoutTrigger",
     "PurgingTrigger",
+    "Repeatedly",
     "ReduceFunction",
     "ReducingStateDescriptor",
     "SessionWindowTimeGapExtractor",
