@@ -49,9 +49,9 @@ def run(env: StreamEnvironment, name: str) -> list[Any]:
     strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner("ts")
     stream = env.from_micro_batches(BATCHES).assign_timestamps_and_watermarks(strategy)
     windowed = stream.key_by("k").window(assigner).trigger(make_trigger()).allowed_lateness(20)
-    windowed.process(
-        lambda key, ctx, elements: [(key, ctx.window().start, sorted(e["v"] for e in elements))]
-    ).sink_to(out)
+    windowed.process(lambda key, ctx, elements: [(key, ctx.window().start, sorted(e["v"] for e in elements))]).sink_to(
+        out
+    )
     env.execute()
     return sorted(out.values)
 
