@@ -211,3 +211,23 @@ def test_count_or_time() -> None:
         want += [(customer, window, sum(theirs[:n]), "3 orders") for n in range(3, len(theirs) + 1, 3)]
         want.append((customer, window, sum(theirs), "minute end"))
     assert sorted(tuple(r) for r in run_example("count_or_time")["totals"]) == sorted(want)
+
+
+def test_corrections() -> None:
+    # retracting_fired_panes(): each later firing of a window first retracts the row it emitted before, so adding
+    # rows and subtracting retracted ones leaves each window's final total: the sum of its orders (none is later
+    # than the allowed lateness here); its first result on or after the window's end is "on time".
+    module = example("corrections")
+    totals: dict[tuple[str, int], int] = defaultdict(int)
+    for batch in module.ORDERS:
+        for order in batch:
+            start = (order["ts"] - module.START) // module.MINUTE * module.MINUTE + module.START
+            totals[(order["customer"], start)] += order["amount"]
+    rows = run_example("corrections")["totals"]
+    applied: dict[tuple[str, int], int] = defaultdict(int)
+    for row in rows:
+        applied[(row["customer"], row["window_start"])] += -row["total"] if row["retract"] else row["total"]
+    assert dict(applied) == dict(totals)
+    assert any(row["retract"] for row in rows)
+    on_time = {(r["customer"], r["window_start"]) for r in rows if r["pane_timing"] == "on time" and not r["retract"]}
+    assert on_time == set(totals)

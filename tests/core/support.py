@@ -26,6 +26,7 @@ from panes.windowing import (
 )
 from panes.windowing.assigners.base import MergeCallback, WindowAssignerContext
 from panes.windowing.operator import WindowOperator
+from panes.windowing.pane_info import PANE_STATE
 from panes.windowing.triggers.base import OnMergeContext
 
 STRING_STATE = ValueStateDescriptor("string-state")
@@ -238,9 +239,17 @@ def operator_of(harness: WindowOperatorHarness) -> WindowOperator:
 
 
 def num_keyed_state_entries(harness: WindowOperatorHarness) -> int:
-    """Flink's ``numKeyedStateEntries()``: entries of every keyed state, every key and namespace."""
+    """Flink's ``numKeyedStateEntries()``: entries of every keyed state Flink's window operator keeps, every key
+    and namespace (not panes' pane info, ``pane_info.PANE_STATE``, which Flink does not have: see
+    :func:`num_pane_info_entries`)."""
     backend = operator_of(harness).backend
-    return sum(1 for name in backend.state_names() for _ in backend.entries(name))
+    return sum(1 for name in backend.state_names() if name != PANE_STATE.name for _ in backend.entries(name))
+
+
+def num_pane_info_entries(harness: WindowOperatorHarness) -> int:
+    """Windows whose firings the operator counts (``pane_info``): one per window that fired and is not cleaned up."""
+    backend = operator_of(harness).backend
+    return sum(1 for name in backend.state_names() if name == PANE_STATE.name for _ in backend.entries(name))
 
 
 def num_event_time_timers(harness: WindowOperatorHarness, window: Any = None) -> int:

@@ -61,3 +61,22 @@ def test_composite_triggers_fire_alike_on_both_runners(spark: Any, name: str) ->
     local = run(StreamEnvironment(LocalRunner()), name)
     assert local, "the job fires"
     assert run(StreamEnvironment(SparkRunner(spark, num_shards=2)), name) == local
+
+
+def test_retracting_panes_with_pane_info_alike_on_both_runners(spark: Any) -> None:
+    from panes.functions import Sum
+    from panes.windowing import WindowRow
+
+    def rows(env: StreamEnvironment) -> list[Any]:
+        out = ListSink()
+        strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner("ts")
+        stream = env.from_micro_batches(BATCHES, type_info="k STRING, v BIGINT, ts BIGINT")
+        windowed = stream.assign_timestamps_and_watermarks(strategy).key_by("k").window(TumblingEventTimeWindows.of(10))
+        windowed = windowed.trigger(AnyOf(CountTrigger.of(2), EventTimeTrigger())).allowed_lateness(20)
+        windowed.retracting_fired_panes().aggregate(Sum("v"), WindowRow(pane="pane")).sink_to(out)
+        env.execute()
+        return sorted(out.values, key=repr)
+
+    local = rows(StreamEnvironment(LocalRunner()))
+    assert any(r["retract"] for r in local) and {r["pane_timing"] for r in local} >= {"early", "on time", "late"}
+    assert rows(StreamEnvironment(SparkRunner(spark, num_shards=2))) == local

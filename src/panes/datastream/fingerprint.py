@@ -135,13 +135,17 @@ def _window_properties(spec: Any) -> dict[str, str | None]:
     lateness = (
         str(spec.allowed_lateness) if assigner.is_event_time() and not isinstance(assigner, GlobalWindows) else None
     )
-    return {
+    properties: dict[str, str | None] = {
         "window assigner": describe(assigner),
         "trigger": describe(spec.trigger),
         "evictor": describe(spec.evictor),
         "allowed lateness (ms)": lateness,
         "window function": window_function,
     }
+    mode = getattr(spec, "accumulation", "accumulating")
+    if mode != "accumulating":  # (the default is left out: fingerprints of earlier panes stay as they were)
+        properties["fired panes"] = mode
+    return properties
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from panes.elements import StreamRecord
 from panes.errors import ERROR_RECORD_DDL, ErrorRecord
 from panes.functions.stream import SinkFunction, as_sink_function
 from panes.types import RecordType, infer_record_type
+from panes.types.row import as_row
 
 
 class Sink:
@@ -201,25 +202,6 @@ TEXT_ROW = "value STRING"
 def sink_row(sink: Any, value: Any) -> Any:
     """``value`` as the form ``sink``'s row type conforms (a file sink's :meth:`FileSink.row_of`)."""
     return sink.row_of(value) if isinstance(sink, FileSink) else as_sink_row(value)
-
-
-def as_row(value: Any) -> dict[str, Any]:
-    """A value as a dict of columns (see :class:`FileSink`; an ``ErrorRecord`` as ``ErrorRecord.as_row``)."""
-    import dataclasses
-
-    if isinstance(value, ErrorRecord):
-        return value.as_row()
-    if isinstance(value, dict):
-        return dict(value)
-    if hasattr(value, "asDict"):
-        return dict(value.asDict())
-    if hasattr(value, "_asdict"):
-        return dict(value._asdict())
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    if isinstance(value, (tuple, list)):
-        return {f"_{i + 1}": item for i, item in enumerate(value)}
-    return {"value": value}
 
 
 def error_row_type() -> RecordType:

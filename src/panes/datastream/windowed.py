@@ -15,6 +15,7 @@ from panes.datastream.plan import INHERIT, Derived, Inherit, OneInputTransformat
 from panes.operators.base import OneInputStreamOperator
 from panes.tags import OutputTag
 from panes.time import DurationLike
+from panes.types import RecordType
 from panes.windowing.assigners.base import WindowAssigner
 from panes.windowing.assigners.global_windows import GlobalWindows
 from panes.windowing.columnar.plan import columnar_output_type
@@ -48,6 +49,8 @@ class WindowSpec:
     function: WindowFunctionSpec
     key_selector: Any
     keyed: bool
+    accumulation: str = "accumulating"
+    """What later firings emit: ``accumulating``, ``discarding`` or ``retracting`` (``windowing.accumulation``)."""
 
     @property
     def output_only_after_end_of_input(self) -> bool:
@@ -85,7 +88,7 @@ class WindowSpec:
 
         spec = instance_copy(self.function)
         trigger = instance_copy(self.trigger)
-        if aligned and supports(self.assigner, trigger, self.evictor):
+        if aligned and self.accumulation == "accumulating" and supports(self.assigner, trigger, self.evictor):
             return AlignedWindowOperator(
                 self.assigner, spec, self.key_selector, trigger, self.allowed_lateness, self.late_data_tag
             )
@@ -98,9 +101,16 @@ class WindowSpec:
                 trigger,
                 self.allowed_lateness,
                 self.late_data_tag,
+                self.accumulation,
             )
         return WindowOperator(
-            self.assigner, spec, self.key_selector, trigger, self.allowed_lateness, self.late_data_tag
+            self.assigner,
+            spec,
+            self.key_selector,
+            trigger,
+            self.allowed_lateness,
+            self.late_data_tag,
+            self.accumulation,
         )
 
 
@@ -120,6 +130,7 @@ class _Windowed(FieldAggregations):
         self._lateness = 0
         self._late_tag: OutputTag[Any] | None = None
         self._error_tag: OutputTag[Any] | None = None
+        self._accumulation = "accumulating"
 
     def trigger(self, trigger: Trigger[Any, Any]) -> Any:
         """Replace the assigner's default trigger."""
@@ -146,6 +157,23 @@ class _Windowed(FieldAggregations):
         self._late_tag = output_tag
         return self
 
+    def accumulating_fired_panes(self) -> Any:
+        """Each firing's results cover every element of the pane so far (the default; Flink's ``FIRE``)."""
+        self._accumulation = "accumulating"
+        return self
+
+    def discarding_fired_panes(self) -> Any:
+        """Each firing's results cover the elements since the window's previous firing: the pane is emptied
+        whenever it fires (every ``FIRE`` becomes ``FIRE_AND_PURGE``)."""
+        self._accumulation = "discarding"
+        return self
+
+    def retracting_fired_panes(self) -> Any:
+        """Accumulating, and a window's later firing first retracts what its previous firing emitted: results
+        become rows with a ``retract`` column (``panes.windowing.accumulation``)."""
+        self._accumulation = "retracting"
+        return self
+
     def side_output_errors(self, output_tag: OutputTag[Any]) -> Any:
         """Send bad records (e.g. elements without a timestamp for event-time windows) to ``output_tag``."""
         if not isinstance(output_tag, OutputTag):
@@ -163,11 +191,24 @@ class _Windowed(FieldAggregations):
 
         keyed = self._key() is not _constant_key
         spec = WindowSpec(
-            self._assigner, self._trigger, self._evictor, self._lateness, self._late_tag, function, self._key(), keyed
+            self._assigner,
+            self._trigger,
+            self._evictor,
+            self._lateness,
+            self._late_tag,
+            function,
+            self._key(),
+            keyed,
+            self._accumulation,
         )
         if output_type is None:
             # built-in aggregations over typed records give typed results (see panes.windowing.columnar)
             output_type = Derived(functools.partial(columnar_output_type, spec))
+        if self._accumulation == "retracting":
+            from panes.datastream.stream import declared_type
+
+            inner = output_type if isinstance(output_type, (Derived, Inherit)) else declared_type(output_type)
+            output_type = Derived(functools.partial(retracting_output, inner))
         input_transformation = self._input.transformation
         if not keyed:
             from panes.datastream.partitioning import GlobalPartitioner
@@ -262,3 +303,16 @@ class AllWindowedStream(_Windowed):
     def apply(self, all_window_function: Any, output_type: Any = None) -> DataStream:
         """Evaluate each pane with an ``AllWindowFunction`` (or callable ``(window, inputs)``)."""
         return self._build("AllWindow(Apply)", process_spec(as_all_window_function(all_window_function)), output_type)
+
+
+def retracting_output(inner: Any, input_type: RecordType | None) -> RecordType | None:
+    """A retracting window step's output type (``Derived(partial(retracting_output, inner))``): the type its window
+    function's results have (``inner``: a ``RecordType``, an ``Inherit`` or a ``Derived`` from the input's type, or
+    ``None``) with the ``retract`` column (``panes.windowing.accumulation.retracting_type``)."""
+    from panes.windowing.accumulation import retracting_type
+
+    if isinstance(inner, Derived):
+        return retracting_type(inner.derive(input_type))
+    if isinstance(inner, Inherit):
+        return retracting_type(input_type)
+    return retracting_type(inner)

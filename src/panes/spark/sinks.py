@@ -34,7 +34,6 @@ from panes.datastream.sinks import (
     ListSink,
     PrintSink,
     Sink,
-    as_row,
     as_sink_row,
     deliver,
     inferred_row_type,
@@ -52,6 +51,7 @@ from panes.spark.failures import carrying_iterators
 from panes.spark.layout import ChannelCodes, Layout, Record, channel_mask, read_records
 from panes.spark.linear import Step
 from panes.types import RecordType, SchemaMismatchError, infer_record_type
+from panes.types.row import as_row
 
 SAMPLE = 1000
 """How many records (in stream order) schema inference may look at to type fields that are ``None`` in the

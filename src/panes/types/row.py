@@ -126,3 +126,26 @@ def _as_plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: _as_plain(item) for key, item in value.items()}
     return value
+
+
+def as_row(value: Any) -> dict[str, Any]:
+    """A value as a dict of columns, as sinks write values: a dict as it is, an object with ``asDict`` or
+    ``_asdict`` (a ``Row``, a named tuple) or a dataclass by its fields, a tuple or list as ``_1, _2, ...``, an
+    ``ErrorRecord`` as ``ErrorRecord.as_row``, any other value as the column ``value``."""
+    import dataclasses
+
+    from panes.errors import ErrorRecord
+
+    if isinstance(value, ErrorRecord):
+        return value.as_row()
+    if isinstance(value, dict):
+        return dict(value)
+    if hasattr(value, "asDict"):
+        return dict(value.asDict())
+    if hasattr(value, "_asdict"):
+        return dict(value._asdict())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, (tuple, list)):
+        return {f"_{i + 1}": item for i, item in enumerate(value)}
+    return {"value": value}

@@ -33,6 +33,7 @@ from panes.windowing.assigners.tumbling import TumblingEventTimeWindows
 from panes.windowing.cleanup import cleanup_time
 from panes.windowing.internal_functions import WindowFunctionSpec
 from panes.windowing.operator import WindowOperator
+from panes.windowing.pane_info import PANE_STATE
 from panes.windowing.triggers.base import Trigger
 from panes.windowing.triggers.event_time import EventTimeTrigger
 from panes.windowing.windows import TimeWindow
@@ -199,13 +200,21 @@ class AlignedWindowOperator(WindowOperator):
     # -- time --------------------------------------------------------------------------------------------------
 
     def process_watermark(self, watermark: Watermark) -> None:
-        self._advance(watermark.timestamp)
+        self._closing_before = self._watermark
+        try:
+            self._advance(watermark.timestamp)
+        finally:
+            self.__dict__.pop("_closing_before", None)
         self.output.emit_watermark(watermark)
 
     def end_key(self) -> None:
         """BATCH execution: the current key's input ended; its panes fire and are cleaned as at ``LONG_MAX``
         (only this key's timers are pending), then the watermark is ``LONG_MIN`` again for the next key."""
-        self._advance(LONG_MAX)
+        self._closing_before = LONG_MIN
+        try:
+            self._advance(LONG_MAX)
+        finally:
+            self.__dict__.pop("_closing_before", None)
         self._watermark = LONG_MIN
         self.timer_service.current_watermark = LONG_MIN
 
@@ -229,16 +238,24 @@ class AlignedWindowOperator(WindowOperator):
     def _on_timer_flags(self, key: Any, start: int, flags: int) -> None:
         """A timer of the pane ``(key, start)``: fire it and/or clean it up (even when firing raised)."""
         slot = (key, start)
+        window = TimeWindow.of_size(start, self._size)
+        self._firing_time = (
+            window.max_timestamp() if flags & FIRE else cleanup_time(window.max_timestamp(), self.allowed_lateness)
+        )
+        self._cleaning = bool(flags & CLEANUP)
         try:
             if flags & FIRE and slot in self._panes:
                 self._fire(key, start, self._panes[slot])
         finally:
+            self.__dict__.pop("_firing_time", None)
+            self.__dict__.pop("_cleaning", None)
             if flags & CLEANUP:
                 self._panes.pop(slot, None)
                 if self._pane_changes is not None:
                     self._pane_changes.replaced(slot)
                 self.backend.current_key = key
-                self.process_context._window = TimeWindow.of_size(start, self._size)
+                self.backend.get_partitioned_state(window, PANE_STATE).clear()
+                self.process_context._window = window
                 self.spec.function.clear(self.process_context)
 
     def next_event_time_timer(self) -> int | None:

@@ -14,6 +14,7 @@ from typing import Any, Generic, TypeVar
 from panes.functions.base import Function
 from panes.state.api import KeyedStateStore
 from panes.tags import OutputTag
+from panes.windowing.pane_info import PaneInfo
 
 IN = TypeVar("IN")
 OUT = TypeVar("OUT")
@@ -44,6 +45,11 @@ class WindowContext(ABC, Generic[W]):
     @abstractmethod
     def output(self, output_tag: OutputTag[Any], value: Any) -> None:
         """Emit ``value`` to the side output ``output_tag`` with the window's max timestamp."""
+
+    @abstractmethod
+    def pane(self) -> PaneInfo:
+        """Which firing of the window this is, its timing and whether it is the last (``panes.windowing.pane_info``);
+        ``UnsupportedOperationError`` outside a firing (in ``clear``)."""
 
 
 class ProcessWindowFunction(Function, Generic[IN, OUT, KEY, W]):

@@ -37,6 +37,7 @@ from panes.tags import OutputTag
 from panes.time import LONG_MAX, LONG_MIN, DurationLike, duration_ms, java_add
 from panes.timers.heap import InternalTimer
 from panes.timers.service import InternalTimerService
+from panes.windowing.accumulation import LAST_RESULTS, check_mode, with_retractions
 from panes.windowing.assigners.base import MergingWindowAssigner, WindowAssigner
 from panes.windowing.cleanup import cleanup_time
 from panes.windowing.evictors import Evictor, TimestampedValue
@@ -44,6 +45,7 @@ from panes.windowing.functions import WindowContext
 from panes.windowing.internal_functions import WindowFunctionSpec
 from panes.windowing.merging_window_set import MergingWindowSet
 from panes.windowing.observer import WindowObserver
+from panes.windowing.pane_info import PANE_STATE, PaneInfo, next_pane
 from panes.windowing.triggers.base import OnMergeContext, Trigger, TriggerResult
 from panes.windowing.windows import GlobalWindow, TimeWindow
 
@@ -147,12 +149,18 @@ class _TriggerContext(OnMergeContext):
 class _ProcessContext(WindowContext[Any]):
     """What window functions and evictors see: the window, time, state and side outputs."""
 
-    __slots__ = ("_global", "_operator", "_window")
+    __slots__ = ("_global", "_operator", "_pane", "_window")
 
     def __init__(self, operator: WindowOperator) -> None:
         self._operator = operator
         self._window: Any = None
+        self._pane: PaneInfo | None = None
         self._global = NamespacedStateStore(operator.backend, VOID_NAMESPACE)
+
+    def pane(self) -> PaneInfo:
+        if self._pane is None:
+            raise UnsupportedOperationError("pane() is known while a pane fires (in process), not in clear()")
+        return self._pane
 
     def window(self) -> Any:
         return self._window
@@ -199,8 +207,11 @@ class WindowOperator(OneInputStreamOperator):
         trigger: Trigger[Any, Any] | None = None,
         allowed_lateness: DurationLike = 0,
         late_data_tag: OutputTag[Any] | None = None,
+        accumulation: str = "accumulating",
     ) -> None:
         super().__init__(key_selector)
+        check_mode(accumulation)
+        self.accumulation = accumulation
         if not isinstance(assigner, WindowAssigner):
             raise TypeError(f"expected a WindowAssigner, got {type(assigner).__name__}")
         trigger = trigger if trigger is not None else assigner.get_default_trigger()
@@ -235,6 +246,11 @@ class WindowOperator(OneInputStreamOperator):
     # to 30 attributes; beyond, every attribute access on the operator gets slower). What observation needs
     # lives on observed instances only.
     observer: WindowObserver | None = None
+    # pane info (``pane_info``): the closing time before the advance in progress, and the timer of the window's
+    # clock being handled with whether it cleans the window up; class attributes while nothing is in progress
+    _closing_before: int | None = None
+    _firing_time: int | None = None
+    _cleaning: bool = False
     _time_before: int | None  # the closing time (watermark or processing time) before the advance in progress
     _timer_time: int | None  # the time of the timer of the window's clock being handled
     _processing_time_seen: int
@@ -422,7 +438,10 @@ class WindowOperator(OneInputStreamOperator):
             self._register_cleanup_timer(window)
 
     def _on_trigger_result(self, result: TriggerResult, window: Any) -> None:
-        """Fire and/or purge the pane in the current namespace of the window state."""
+        """Fire and/or purge the pane in the current namespace of the window state (a discarding window purges
+        whenever it fires; a retracting one forgets what it emitted when it purges)."""
+        if result is TriggerResult.FIRE and self.accumulation == "discarding":
+            result = TriggerResult.FIRE_AND_PURGE
         if result.is_fire():
             contents = self._read_contents()
             if contents is not None:
@@ -431,6 +450,8 @@ class WindowOperator(OneInputStreamOperator):
                 self._emit_window_contents(window, contents)
         if result.is_purge():
             self.window_state.clear()
+            if self.accumulation == "retracting":
+                self.backend.get_partitioned_state(window, LAST_RESULTS).clear()
             if self.observer is not None:
                 self.observer.purged(self.trigger_context.key, window)
 
@@ -465,6 +486,9 @@ class WindowOperator(OneInputStreamOperator):
                 self.trigger.clear(merged, ctx)
                 self._delete_cleanup_timer(merged)
             self.backend.merge_namespaces(self._contents_descriptor(), state_window_result, merged_state_windows)
+            self.backend.merge_namespaces(PANE_STATE, merge_result, merged_windows)
+            if self.accumulation == "retracting":
+                self.backend.merge_namespaces(LAST_RESULTS, merge_result, merged_windows)
 
         return merge
 
@@ -493,6 +517,9 @@ class WindowOperator(OneInputStreamOperator):
             state.set_current_namespace(window)
         if self.observer is not None and event_time == self.is_event_time:
             self._timer_time = timer.timestamp
+        if event_time == self.is_event_time:
+            self._firing_time = timer.timestamp
+            self._cleaning = timer.timestamp == self._cleanup_time(window)
 
         try:
             if event_time:
@@ -509,11 +536,16 @@ class WindowOperator(OneInputStreamOperator):
                 self._persist(merging)
             if self.observer is not None:
                 self._timer_time = None
+            self.__dict__.pop("_firing_time", None)
+            self.__dict__.pop("_cleaning", None)
 
     def _clear_all_state(self, window: Any, merging: MergingWindowSet | None) -> None:
         if self.observer is not None:
             self.observer.cleaned(self.trigger_context.key, window)
         self.window_state.clear()
+        self.backend.get_partitioned_state(window, PANE_STATE).clear()
+        if self.accumulation == "retracting":
+            self.backend.get_partitioned_state(window, LAST_RESULTS).clear()
         self.trigger.clear(window, self.trigger_context)
         self.process_context._window = window
         self.spec.function.clear(self.process_context)
@@ -568,7 +600,54 @@ class WindowOperator(OneInputStreamOperator):
         self.collector.timestamp = window.max_timestamp()
         context = self.process_context
         context._window = window
-        self.collector.collect_all(self.spec.function.process(self.trigger_context.key, context, contents))
+        context._pane = self._next_pane(window)
+        try:
+            self.collector.collect_all(self._results(window, context, contents))
+        finally:
+            context._pane = None
+
+    def _results(self, window: Any, context: _ProcessContext, contents: Any) -> Any:
+        """The window function's results for ``contents`` (a retracting window's with its retractions first)."""
+        results = self.spec.function.process(self.trigger_context.key, context, contents)
+        if self.accumulation != "retracting":
+            return results
+        return with_retractions(self.backend.get_partitioned_state(window, LAST_RESULTS), results)
+
+    def _next_pane(self, window: Any) -> PaneInfo:
+        """The pane info of the firing of ``window`` in progress (``pane_info``), recorded in the window's state."""
+        timers = self.timer_service
+        closing = timers.current_watermark if self.is_event_time else timers.current_processing_time()
+        time = closing if self._firing_time is None else self._firing_time
+        before = closing if self._closing_before is None else self._closing_before
+        last = self._cleaning or (self.is_event_time and closing == LONG_MAX)
+        state = self.backend.get_partitioned_state(window, PANE_STATE)
+        return next_pane(state, window.max_timestamp(), time, before, last)
+
+    # -- the closing time before an advance (pane info) ------------------------------------------------------
+
+    def process_watermark(self, watermark: Watermark) -> None:
+        if self.is_event_time:
+            self._closing_before = self.timer_service.current_watermark
+        try:
+            super().process_watermark(watermark)
+        finally:
+            self.__dict__.pop("_closing_before", None)
+
+    def advance_processing_time(self, now: int) -> None:
+        if not self.is_event_time:
+            self._closing_before = self.timer_service.current_processing_time()
+        try:
+            super().advance_processing_time(now)
+        finally:
+            self.__dict__.pop("_closing_before", None)
+
+    def end_key(self) -> None:
+        # BATCH execution: each key's time goes from LONG_MIN to LONG_MAX at once
+        self._closing_before = LONG_MIN
+        try:
+            super().end_key()
+        finally:
+            self.__dict__.pop("_closing_before", None)
 
 
 class EvictingWindowOperator(WindowOperator):
@@ -585,10 +664,13 @@ class EvictingWindowOperator(WindowOperator):
         trigger: Trigger[Any, Any] | None = None,
         allowed_lateness: DurationLike = 0,
         late_data_tag: OutputTag[Any] | None = None,
+        accumulation: str = "accumulating",
     ) -> None:
         if not isinstance(evictor, Evictor):
             raise TypeError(f"expected an Evictor, got {type(evictor).__name__}")
-        super().__init__(assigner, spec.for_evictor(), key_selector, trigger, allowed_lateness, late_data_tag)
+        super().__init__(
+            assigner, spec.for_evictor(), key_selector, trigger, allowed_lateness, late_data_tag, accumulation
+        )
         self.evictor = evictor
 
     def _state_value(self, record: StreamRecord[Any]) -> Any:
@@ -601,6 +683,10 @@ class EvictingWindowOperator(WindowOperator):
         elements = [TimestampedValue(value, timestamp) for value, timestamp in contents]
         self.evictor.evict_before(elements, len(elements), window, context)
         values = [element.value for element in elements]
-        self.collector.collect_all(self.spec.function.process(self.trigger_context.key, context, values))
+        context._pane = self._next_pane(window)
+        try:
+            self.collector.collect_all(self._results(window, context, values))
+        finally:
+            context._pane = None
         self.evictor.evict_after(elements, len(elements), window, context)
         self.window_state.update([(element.value, element.timestamp) for element in elements])

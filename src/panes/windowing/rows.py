@@ -20,7 +20,10 @@ from panes.windowing.functions import ProcessWindowFunction, WindowContext
 class WindowRow(ProcessWindowFunction[Any, dict[str, Any], Any, Any]):
     """Yields ``{key: <key>, start: window.start, end: window.end, **result}`` per pane (a dict result is
     spread into columns, any other result is the column ``value``). Give ``None`` for a name to leave that
-    column out. Raises ``ValueError`` when two columns would have the same name."""
+    column out. ``pane="pane"`` adds the firing's pane info (``panes.windowing.pane_info``) as the columns
+    ``pane_index`` (BIGINT), ``pane_timing`` (``"early"``, ``"on time"``, ``"late"``) and ``pane_last``
+    (BOOLEAN); such rows are made element by element (the columnar path does not count firings). Raises
+    ``ValueError`` when two columns would have the same name."""
 
     def __init__(
         self,
@@ -28,19 +31,28 @@ class WindowRow(ProcessWindowFunction[Any, dict[str, Any], Any, Any]):
         start: str | None = "window_start",
         end: str | None = "window_end",
         value: str = "value",
+        pane: str | None = None,
     ) -> None:
-        names = [n for n in (key, start, end, value) if n is not None]
+        pane_names = [] if pane is None else [f"{pane}_index", f"{pane}_timing", f"{pane}_last"]
+        names = [n for n in (key, start, end, value) if n is not None] + pane_names
         if len(set(names)) != len(names):
             raise ValueError(f"WindowRow column names must differ, got {names}")
         self.key = key
         self.start = start
         self.end = end
         self.value = value
+        self.pane = pane
 
     def process(self, key: Any, context: WindowContext[Any], elements: Iterable[Any]) -> Iterable[dict[str, Any]]:
         window = context.window()
         for result in elements:
-            yield self.row(key, window.start, window.end, result)
+            row = self.row(key, window.start, window.end, result)
+            if self.pane is not None:
+                info = context.pane()
+                row[f"{self.pane}_index"] = info.index
+                row[f"{self.pane}_timing"] = info.timing.value
+                row[f"{self.pane}_last"] = info.is_last
+            yield row
 
     def row(self, key: Any, start: int, end: int, result: Any) -> dict[str, Any]:
         row: dict[str, Any] = {}
@@ -74,7 +86,14 @@ class WindowRow(ProcessWindowFunction[Any, dict[str, Any], Any, Any]):
             fields.extend(result.field(i) for i in range(result.num_fields))
         else:
             fields.append(pa.field(self.value, result))
+        if self.pane is not None:
+            fields += [
+                pa.field(f"{self.pane}_index", pa.int64()),
+                pa.field(f"{self.pane}_timing", pa.string()),
+                pa.field(f"{self.pane}_last", pa.bool_()),
+            ]
         return RecordType(pa.struct(fields), "dict")
 
     def __repr__(self) -> str:
-        return f"WindowRow(key={self.key!r}, start={self.start!r}, end={self.end!r})"
+        pane = "" if self.pane is None else f", pane={self.pane!r}"
+        return f"WindowRow(key={self.key!r}, start={self.start!r}, end={self.end!r}{pane})"

@@ -141,6 +141,9 @@ def _plan(spec: WindowDescription, input_type: RecordType | None) -> ColumnarWin
         return "its input values are not records: give them a row type with named fields"
     if spec.evictor is not None:
         return "it has an evictor"
+    mode = getattr(spec, "accumulation", "accumulating")
+    if mode != "accumulating":
+        return f"its fired panes are {mode}: the columnar path accumulates"
     if type(spec.trigger) is not EventTimeTrigger:
         return "its trigger is not the default event-time trigger"
     if not isinstance(spec.key_selector, FieldKey):
@@ -164,6 +167,8 @@ def _plan(spec: WindowDescription, input_type: RecordType | None) -> ColumnarWin
         return f"its aggregate is not a built-in one with a vectorised form: {AGGREGATE_IDIOM}"
     if row is None and type(process) is not PassThroughWindowFunction:
         return "its window function after the aggregate is not WindowRow (which adds the key and window as columns)"
+    if row is not None and row.pane is not None:
+        return "its WindowRow adds pane info (pane=...), which is counted per firing element by element"
     struct = input_type.arrow_type
     key = _field_index(struct, spec.key_selector.field)
     if key is None:
