@@ -1,5 +1,7 @@
-"""Composite triggers through the DataStream API give the same firings on the local runner and on Spark (the
-harness tests in ``tests/core/test_composite_triggers.py`` pin down the firings themselves)."""
+"""Composite triggers, pane info and retracting windows through the DataStream API give the same results on the
+local runner and on Spark: one job, one branch per case, over one watermarked stream (the harness tests in
+``tests/core/test_composite_triggers.py``, ``test_pane_info.py`` and ``test_accumulation_modes.py`` pin down the
+firings themselves)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from typing import Any
 import pytest
 
 from panes.datastream import ListSink, StreamEnvironment
+from panes.functions import Sum
 from panes.local import LocalRunner
 from panes.spark import SparkRunner
 from panes.watermarks import WatermarkStrategy
@@ -20,6 +23,7 @@ from panes.windowing import (
     EventTimeTrigger,
     OrFinally,
     TumblingEventTimeWindows,
+    WindowRow,
 )
 
 pytestmark = pytest.mark.spark
@@ -43,40 +47,27 @@ TRIGGERS = {
 }
 
 
-def run(env: StreamEnvironment, name: str) -> list[Any]:
-    make_trigger, assigner = TRIGGERS[name]
-    out = ListSink()
+def run(env: StreamEnvironment) -> dict[str, list[Any]]:
     strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner("ts")
-    stream = env.from_micro_batches(BATCHES).assign_timestamps_and_watermarks(strategy)
-    windowed = stream.key_by("k").window(assigner).trigger(make_trigger()).allowed_lateness(20)
-    windowed.process(lambda key, ctx, elements: [(key, ctx.window().start, sorted(e["v"] for e in elements))]).sink_to(
-        out
+    stream = env.from_micro_batches(BATCHES, type_info="k STRING, v BIGINT, ts BIGINT")
+    keyed = stream.assign_timestamps_and_watermarks(strategy).key_by("k")
+    outputs = {name: ListSink() for name in [*TRIGGERS, "retracting"]}
+    for name, (make_trigger, assigner) in TRIGGERS.items():
+        windowed = keyed.window(assigner).trigger(make_trigger()).allowed_lateness(20)
+        windowed.process(
+            lambda key, ctx, elements: [(key, ctx.window().start, sorted(e["v"] for e in elements))]
+        ).sink_to(outputs[name])
+    retracting = keyed.window(TumblingEventTimeWindows.of(10)).trigger(AnyOf(CountTrigger.of(2), EventTimeTrigger()))
+    retracting.allowed_lateness(20).retracting_fired_panes().aggregate(Sum("v"), WindowRow(pane="pane")).sink_to(
+        outputs["retracting"]
     )
     env.execute()
-    return sorted(out.values)
+    return {name: sorted(out.values, key=repr) for name, out in outputs.items()}
 
 
-@pytest.mark.parametrize("name", sorted(TRIGGERS))
-def test_composite_triggers_fire_alike_on_both_runners(spark: Any, name: str) -> None:
-    local = run(StreamEnvironment(LocalRunner()), name)
-    assert local, "the job fires"
-    assert run(StreamEnvironment(SparkRunner(spark, num_shards=2)), name) == local
-
-
-def test_retracting_panes_with_pane_info_alike_on_both_runners(spark: Any) -> None:
-    from panes.functions import Sum
-    from panes.windowing import WindowRow
-
-    def rows(env: StreamEnvironment) -> list[Any]:
-        out = ListSink()
-        strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner("ts")
-        stream = env.from_micro_batches(BATCHES, type_info="k STRING, v BIGINT, ts BIGINT")
-        windowed = stream.assign_timestamps_and_watermarks(strategy).key_by("k").window(TumblingEventTimeWindows.of(10))
-        windowed = windowed.trigger(AnyOf(CountTrigger.of(2), EventTimeTrigger())).allowed_lateness(20)
-        windowed.retracting_fired_panes().aggregate(Sum("v"), WindowRow(pane="pane")).sink_to(out)
-        env.execute()
-        return sorted(out.values, key=repr)
-
-    local = rows(StreamEnvironment(LocalRunner()))
-    assert any(r["retract"] for r in local) and {r["pane_timing"] for r in local} >= {"early", "on time", "late"}
-    assert rows(StreamEnvironment(SparkRunner(spark, num_shards=2))) == local
+def test_composite_triggers_pane_info_and_retractions_alike_on_both_runners(spark: Any) -> None:
+    local = run(StreamEnvironment(LocalRunner()))
+    assert all(local.values()), "every branch fires"
+    assert any(r["retract"] for r in local["retracting"])
+    assert {r["pane_timing"] for r in local["retracting"]} >= {"early", "on time", "late"}
+    assert run(StreamEnvironment(SparkRunner(spark, num_shards=2))) == local
