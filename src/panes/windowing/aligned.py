@@ -33,7 +33,6 @@ from panes.windowing.assigners.tumbling import TumblingEventTimeWindows
 from panes.windowing.cleanup import cleanup_time
 from panes.windowing.internal_functions import WindowFunctionSpec
 from panes.windowing.operator import WindowOperator
-from panes.windowing.pane_info import PANE_STATE
 from panes.windowing.triggers.base import Trigger
 from panes.windowing.triggers.event_time import EventTimeTrigger
 from panes.windowing.windows import TimeWindow
@@ -254,7 +253,8 @@ class AlignedWindowOperator(WindowOperator):
                 if self._pane_changes is not None:
                     self._pane_changes.replaced(slot)
                 self.backend.current_key = key
-                self.backend.get_partitioned_state(window, PANE_STATE).clear()
+                self._pane_state.set_current_namespace(window)
+                self._pane_state.clear()
                 self.process_context._window = window
                 self.spec.function.clear(self.process_context)
 

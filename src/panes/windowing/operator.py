@@ -319,6 +319,7 @@ class WindowOperator(OneInputStreamOperator):
         self.trigger_context = _TriggerContext(self)
         self.process_context = _ProcessContext(self)
         self.window_state = self.backend.get_partitioned_state(None, self._contents_descriptor())
+        self._pane_state = self.backend.get_partitioned_state(None, PANE_STATE)
         self._merging_set_state = self.backend.get_partitioned_state(VOID_NAMESPACE, MERGING_WINDOW_SET)
         self._read_contents = (
             self.window_state.get_internal
@@ -517,9 +518,10 @@ class WindowOperator(OneInputStreamOperator):
             state.set_current_namespace(window)
         if self.observer is not None and event_time == self.is_event_time:
             self._timer_time = timer.timestamp
+        cleanup = self._cleanup_time(window)
         if event_time == self.is_event_time:
             self._firing_time = timer.timestamp
-            self._cleaning = timer.timestamp == self._cleanup_time(window)
+            self._cleaning = timer.timestamp == cleanup
 
         try:
             if event_time:
@@ -530,7 +532,7 @@ class WindowOperator(OneInputStreamOperator):
         finally:
             # cleaned up even when the trigger or the window function raised (a failure that goes to the error
             # side output must not leave the pane behind)
-            if event_time == self.is_event_time and timer.timestamp == self._cleanup_time(window):
+            if event_time == self.is_event_time and timer.timestamp == cleanup:
                 self._clear_all_state(window, merging)
             if merging is not None:
                 self._persist(merging)
@@ -543,7 +545,8 @@ class WindowOperator(OneInputStreamOperator):
         if self.observer is not None:
             self.observer.cleaned(self.trigger_context.key, window)
         self.window_state.clear()
-        self.backend.get_partitioned_state(window, PANE_STATE).clear()
+        self._pane_state.set_current_namespace(window)
+        self._pane_state.clear()
         if self.accumulation == "retracting":
             self.backend.get_partitioned_state(window, LAST_RESULTS).clear()
         self.trigger.clear(window, self.trigger_context)
@@ -620,7 +623,8 @@ class WindowOperator(OneInputStreamOperator):
         time = closing if self._firing_time is None else self._firing_time
         before = closing if self._closing_before is None else self._closing_before
         last = self._cleaning or (self.is_event_time and closing == LONG_MAX)
-        state = self.backend.get_partitioned_state(window, PANE_STATE)
+        state = self._pane_state
+        state.set_current_namespace(window)
         return next_pane(state, window.max_timestamp(), time, before, last)
 
     # -- the closing time before an advance (pane info) ------------------------------------------------------

@@ -48,10 +48,12 @@ PANE_STATE = ReducingStateDescriptor("window-pane-info", _merge)
 
 def next_pane(state: Any, max_timestamp: int, time: int, time_before: int, is_last: bool) -> PaneInfo:
     """The pane info of a firing of the window whose pane state is ``state`` (see :data:`PANE_STATE`), when the
-    closing time is ``time`` during an advance from ``time_before``; records the firing."""
+    closing time is ``time`` during an advance from ``time_before``; records the firing (unless it is the last:
+    nothing follows it)."""
     previous = state.get()
     count, last = (0, None) if previous is None else (previous[0], PaneTiming(previous[1]))
     timing = pane_timing(max_timestamp, time, time_before, last)
-    state.clear()
-    state.add((count + 1, timing.value))
+    if not is_last:
+        state.clear()
+        state.add((count + 1, timing.value))
     return PaneInfo(count, timing, is_last)
