@@ -37,6 +37,7 @@ from typing import Any
 
 from panes.state.descriptors import ListStateDescriptor, ReducingStateDescriptor, StateDescriptor
 from panes.windowing.triggers.base import OnMergeContext, Trigger, TriggerContext, TriggerResult
+from panes.windowing.triggers.never import NeverTrigger
 from panes.windowing.windows import Window
 
 EVENT, PROCESSING = "event", "processing"
@@ -133,15 +134,21 @@ class _Composite(Trigger[Any, Window]):
         else:
             ctx.register_processing_time_timer(time)
 
-    def _release(self, ctx: TriggerContext, domain: str, index: int, time: int, delete: bool = True) -> None:
+    def _forget(self, ctx: TriggerContext, domain: str, index: int, time: int) -> bool:
+        """Drop ``time`` from what part ``index`` holds; whether it held it."""
         held = self._held(ctx, domain, index)
-        if time in held:
-            state = self._holders(ctx, domain, index)
-            rest = [t for t in held if t != time]
-            if rest:
-                state.update(rest)
-            else:
-                state.clear()
+        if time not in held:
+            return False
+        state = self._holders(ctx, domain, index)
+        rest = [t for t in held if t != time]
+        if rest:
+            state.update(rest)
+        else:
+            state.clear()
+        return True
+
+    def _release(self, ctx: TriggerContext, domain: str, index: int, time: int, delete: bool = True) -> None:
+        self._forget(ctx, domain, index, time)
         if not delete or any(time in self._held(ctx, domain, other) for other in self._indices() if other != index):
             return  # kept (see _PartContext.keep_timers), or another part (or the composite) still waits for it
         if domain == EVENT:
@@ -151,18 +158,7 @@ class _Composite(Trigger[Any, Window]):
 
     def _due(self, ctx: TriggerContext, domain: str, time: int, indices: Iterable[int]) -> list[int]:
         """The parts among ``indices`` that registered ``time``, whose record of it goes (the timer fired)."""
-        due = []
-        for index in indices:
-            held = self._held(ctx, domain, index)
-            if time in held:
-                due.append(index)
-                state = self._holders(ctx, domain, index)
-                rest = [t for t in held if t != time]
-                if rest:
-                    state.update(rest)
-                else:
-                    state.clear()
-        return due
+        return [index for index in indices if self._forget(ctx, domain, index, time)]
 
     def _part_ctx(self, index: int, ctx: TriggerContext) -> _PartContext:
         return _PartContext(self, index, ctx)
@@ -466,23 +462,8 @@ class AfterWatermark(_Composite):
         return f"AfterWatermark(early={self.early!r}, late={self.late!r})"
 
 
-class _Quiet(Trigger[Any, Window]):
-    """The part an ``AfterWatermark`` has no early or late trigger for: never fires, merges."""
-
-    def on_element(self, element: Any, timestamp: int, window: Window, ctx: TriggerContext) -> TriggerResult:
-        return TriggerResult.CONTINUE
-
-    def on_event_time(self, time: int, window: Window, ctx: TriggerContext) -> TriggerResult:
-        return TriggerResult.CONTINUE
-
-    def on_processing_time(self, time: int, window: Window, ctx: TriggerContext) -> TriggerResult:
-        return TriggerResult.CONTINUE
+class _Quiet(NeverTrigger):
+    """The part an ``AfterWatermark`` has no early or late trigger for: never fires, and merges."""
 
     def can_merge(self) -> bool:
         return True
-
-    def on_merge(self, window: Window, ctx: OnMergeContext) -> None:
-        return None
-
-    def clear(self, window: Window, ctx: TriggerContext) -> None:
-        return None
