@@ -61,7 +61,36 @@ def build_trigger(spec: dict[str, Any] | None) -> Trigger[Any, Any] | None:
         return ContinuousProcessingTimeTrigger.of(spec["interval_ms"])
     if kind == "event_time":
         return EventTimeTrigger()
+    composite = _composite_trigger(kind, spec)
+    if composite is not None:
+        return composite
     raise ValueError(f"unknown trigger type in scenario: {kind!r}")
+
+
+def _composite_trigger(kind: str, spec: dict[str, Any]) -> Trigger[Any, Any] | None:
+    """A composite trigger of a scenario (``panes.windowing.triggers.composite``): ``any_of``, ``all_of``,
+    ``after_each`` (``parts``), ``or_finally`` (``main``, ``until``), ``repeatedly`` (``inner``) and
+    ``after_watermark`` (``early``, ``late``, each optional); ``None`` for another kind."""
+    from panes.windowing.triggers.composite import AfterEach, AfterWatermark, AllOf, AnyOf, OrFinally, Repeatedly
+
+    def part(name: str) -> Trigger[Any, Any]:
+        built = build_trigger(spec[name])
+        assert built is not None
+        return built
+
+    if kind in ("any_of", "all_of", "after_each"):
+        parts = [p for p in (build_trigger(spec) for spec in spec["parts"]) if p is not None]
+        if kind == "any_of":
+            return AnyOf(*parts)
+        return AllOf(*parts) if kind == "all_of" else AfterEach(*parts)
+    if kind == "or_finally":
+        return OrFinally(part("main"), part("until"))
+    if kind == "repeatedly":
+        return Repeatedly(part("inner"))
+    if kind == "after_watermark":
+        early, late = spec.get("early"), spec.get("late")
+        return AfterWatermark(build_trigger(early), build_trigger(late))
+    return None
 
 
 def build_evictor(spec: dict[str, Any] | None) -> Evictor[Any, Any] | None:
