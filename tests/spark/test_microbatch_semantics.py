@@ -1,7 +1,9 @@
-"""The Spark runner's micro-batch semantics, stated once in process (``MicroBatchExecutor``), no Spark needed.
+"""The Spark runner's micro-batch semantics, stated once in process (``MicroBatchExecutor``), and on Spark
+where the model has no real-Spark twin elsewhere.
 
 With every event of a conformance scenario in its own micro-batch, watermarks fall where Flink's did and
-the panes equal Flink's (the emission order across shards is not Flink's; everything else is).
+the panes equal Flink's (the emission order across shards is not Flink's; everything else is; the same
+scenarios run on Spark in ``test_conformance_both_runners``).
 """
 
 from __future__ import annotations
@@ -40,14 +42,16 @@ def test_conformance_example_one_event_per_micro_batch(scenario: Scenario, num_s
     assert got == comparable(scenario.expected, WITHOUT_EMISSION_ORDER)
 
 
-def test_records_whose_key_cannot_be_read_go_to_the_error_output_of_the_keyed_step() -> None:
+@pytest.mark.spark
+def test_records_whose_key_cannot_be_read_go_to_the_error_output_of_the_keyed_step(spark: Any) -> None:
     from panes.datastream import OutputTag
     from panes.errors import ErrorRecord
+    from panes.spark import SparkRunner
     from panes.windowing import GlobalWindows
 
     errors: OutputTag[Any] = OutputTag("errors")
-    env = StreamEnvironment("local")
-    source = env.from_collection([])
+    env = StreamEnvironment(SparkRunner(spark, num_shards=2))
+    source = env.from_micro_batches([[{"k": "a"}, {"x": 1}, {"k": "a"}]])
     counts = (
         source.key_by("k")
         .window(GlobalWindows.create_with_end_of_stream_trigger())
@@ -57,8 +61,6 @@ def test_records_whose_key_cannot_be_read_go_to_the_error_output_of_the_keyed_st
     main, bad = ListSink(), ListSink()
     counts.sink_to(main)
     counts.get_side_output(errors).sink_to(bad)
-    executor = MicroBatchExecutor(env.plan(), num_shards=2)
-    executor.run([{source.transformation.id: [{"k": "a"}, {"x": 1}, {"k": "a"}]}])
-    assert executor.sink_values(env.plan().sinks[0].id) == [("a", 2)]
-    failures = executor.sink_values(env.plan().sinks[1].id)
-    assert [type(f) for f in failures] == [ErrorRecord] and failures[0].value == {"x": 1}
+    env.execute()
+    assert main.values == [("a", 2)]
+    assert [type(f) for f in bad.values] == [ErrorRecord] and bad.values[0].value == {"x": 1}

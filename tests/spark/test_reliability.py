@@ -53,13 +53,14 @@ def test_a_null_key_goes_to_the_error_output_of_the_keyed_step_in_micro_batches(
     assert "key_by('k')" in failure.reason and "None" in failure.reason
 
 
-def test_a_null_key_without_an_error_output_fails_in_micro_batches() -> None:
-    env = StreamEnvironment("local")
-    source = env.from_collection([])
-    per_key(source, errors=False).sink_to(ListSink())
-    executor = MicroBatchExecutor(env.plan(), num_shards=2)
+@pytest.mark.spark
+def test_a_null_key_without_an_error_output_fails_in_micro_batches(spark: Any) -> None:
+    from panes.spark import SparkRunner
+
+    env = StreamEnvironment(SparkRunner(spark, num_shards=2))
+    per_key(env.from_micro_batches([ROWS]), errors=False).sink_to(ListSink())
     with pytest.raises(BadRecordError, match=r"key_by\('k'\).*None.*null keys"):
-        executor.run([{source.transformation.id: ROWS}])
+        env.execute()
 
 
 def keyed_chain(errors: bool) -> tuple[Any, ChannelCodes, Layout, Any]:
@@ -226,20 +227,19 @@ def test_failing_user_functions_go_to_their_steps_error_outputs_in_micro_batches
     assert len(sinks) == 3
 
 
-def test_without_error_outputs_a_failing_function_fails_naming_the_step_key_and_window() -> None:
-    env = StreamEnvironment("local")
-    source = env.from_collection([])
-    failing_job(env, source, errors=False)
-    executor = MicroBatchExecutor(env.plan(), num_shards=2)
+@pytest.mark.spark
+def test_without_error_outputs_a_failing_function_fails_naming_the_step_key_and_window(spark: Any) -> None:
+    from panes.spark import SparkRunner
+
+    env = StreamEnvironment(SparkRunner(spark, num_shards=2))
+    failing_job(env, env.from_micro_batches([FAILING_ROWS]), errors=False)
     with pytest.raises(UserFunctionError, match=r"^Map \(shard \d+/\d+\) failed: ZeroDivisionError") as failure:
-        executor.run([{source.transformation.id: FAILING_ROWS}])
+        env.execute()
     assert isinstance(failure.value.__cause__, ZeroDivisionError)
-    env = StreamEnvironment("local")
-    source = env.from_collection([])
-    failing_job(env, source.filter(lambda row: row["ts"] != 2), errors=False)
-    executor = MicroBatchExecutor(env.plan(), num_shards=2)
+    env = StreamEnvironment(SparkRunner(spark, num_shards=2))
+    failing_job(env, env.from_micro_batches([FAILING_ROWS]).filter(lambda row: row["ts"] != 2), errors=False)
     with pytest.raises(UserFunctionError, match=r"failed for key 'b' in window TimeWindow\(start=0, end=10\)"):
-        executor.run([{source.transformation.id: FAILING_ROWS}])
+        env.execute()
 
 
 @pytest.mark.spark
