@@ -99,6 +99,7 @@ def test_explain_shows_the_window_configuration_and_the_spark_stages() -> None:
         "allowed lateness: 5000 ms",
         "late data: side output 'too-late'",
         "function: process -> count",
+        "fired panes: accumulating",
         "[side output 'too-late']",
         "sink PrintSink (prefix 'too late')",
         "== on Spark ==",

@@ -95,8 +95,13 @@ def test_a_failing_job_raises_the_same_exception_on_both_runners(spark: Any, bui
     # panes' message first, not Spark's (a step's instance is named per runner: "(1/1)" or "(shard 0/1)")
     assert str(on_spark).splitlines()[0].split(" failed")[-1] == str(local).splitlines()[0].split(" failed")[-1]
     assert str(on_spark).splitlines()[1:] == str(local).splitlines()[1:]
-    cause = on_spark.__cause__
-    assert cause is not None and "panes-error[" in str(cause)  # Spark's exception, kept
+    if isinstance(on_spark, UserFunctionError):
+        # the user's exception is the cause on both runners; Spark's exception is kept as the context
+        assert type(on_spark.__cause__) is type(local.__cause__) is CheckoutRefused
+        kept = on_spark.__context__
+    else:
+        kept = on_spark.__cause__
+    assert kept is not None and "panes-error[" in str(kept)  # Spark's exception, kept
 
 
 def test_a_value_refused_by_a_file_sink_raises_the_same_exception_on_both_runners(spark: Any, tmp_path: Path) -> None:

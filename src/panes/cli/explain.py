@@ -99,6 +99,7 @@ def window_lines(spec: Any) -> list[str]:
         if spec.late_data_tag is not None
         else "late data: dropped (counted)",
         f"function: {how} -> {_name_of(function.process_function)}",
+        f"fired panes: {spec.accumulation}",
     ]
 
 

@@ -23,9 +23,12 @@ import logging
 import pickle
 import re
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
+
+from panes.errors import UserFunctionError
 
 _MARK = "panes-error"
 _PATTERN = re.compile(_MARK + r"\[([A-Za-z0-9+/=]+)\]")
@@ -169,12 +172,48 @@ def interruptible() -> Iterator[None]:
     root.addFilter(quiet)
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, signal.default_int_handler) if main else None
+    servers = _accumulator_servers()
+    handlers = [server.__dict__.get("handle_error") for server in servers]
+    for server in servers:
+        server.handle_error = _quiet_broken_connection(server.handle_error)
     try:
         yield
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
         root.removeFilter(quiet)
+        for server, handler in zip(servers, handlers, strict=True):
+            if handler is None:
+                del server.handle_error  # inherited again
+            else:
+                server.handle_error = handler
+
+
+def _accumulator_servers() -> list[Any]:
+    """pyspark's accumulator server classes (a socket server in the driver), whose ``handle_error`` prints a
+    traceback when an interruption breaks a connection off."""
+    try:
+        from pyspark import accumulators
+    except ImportError:
+        return []
+    return [
+        getattr(accumulators, name)
+        for name in ("AccumulatorTCPServer", "AccumulatorUnixServer")
+        if hasattr(accumulators, name)
+    ]
+
+
+def _quiet_broken_connection(handle_error: Callable[..., None]) -> Callable[..., None]:
+    """``handle_error`` of a socket server, silent for a connection an interruption broke off (``EOFError``,
+    ``ConnectionError``), as it is for the interruption itself."""
+
+    def handle(*args: Any) -> None:
+        error = sys.exc_info()[1]
+        if isinstance(error, (EOFError, ConnectionError)):
+            return
+        handle_error(*args)
+
+    return handle
 
 
 def was_interrupted(error: BaseException) -> bool:
@@ -213,14 +252,19 @@ def known_failure(error: BaseException) -> BaseException | None:
 
 def reraise_carried(action: Callable[[], T]) -> T:
     """Run ``action`` (a call into Spark); an exception carrying one from a panes entry point is replaced by
-    that exception, with Spark's as its ``__cause__``; a Spark failure of a known cause (:func:`known_failure`)
-    by the panes error that explains it."""
+    that exception, with Spark's as its ``__cause__`` (a ``UserFunctionError`` keeps the user's exception as its
+    ``__cause__``, as on the local runner, and Spark's as its ``__context__``); a Spark failure of a known cause
+    (:func:`known_failure`) by the panes error that explains it."""
     try:
         return action()
     except Exception as error:
         original = carried(error) or known_failure(error)
         if original is None:
             raise
+        if isinstance(original, UserFunctionError):
+            original.__cause__ = original.cause
+            original.__context__ = error
+            raise original  # noqa: B904 (its __cause__ is the user's exception)
         raise original from error
 
 
