@@ -1,4 +1,4 @@
-"""Every row accounted for on Spark (``tests/accounting.py`` states the identity): three random streams per
+"""Every row accounted for on Spark (``tests/accounting.py`` states the identity): two random streams per
 window kind, in micro-batches ending with a row that arrives late; the counters come from the query's progress."""
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from tests.accounting import KINDS, Case, cases, check, run
 def test_every_row_is_in_a_fired_pane_a_side_output_a_counter_or_open_state(spark: Any, kind: str) -> None:
     from panes.spark import SparkRunner
 
-    # three random examples per window kind (each is a streaming query), not shrunk: the failing case is
+    # two random examples per window kind (each is a streaming query), not shrunk: the failing case is
     # reported, with the blob that replays it (@reproduce_failure)
     @settings(
-        max_examples=3,
+        max_examples=2,
         print_blob=True,
         deadline=None,
         phases=(Phase.generate,),
