@@ -125,3 +125,13 @@ def test_window_row_pane_columns() -> None:
     ]  # fmt: skip
     with pytest.raises(ValueError, match="must differ"):
         WindowRow(value="pane_index", pane="pane")
+
+
+def test_a_processing_time_window_fires_on_time_when_the_clock_passes_its_end() -> None:
+    from panes.windowing import TumblingProcessingTimeWindows
+
+    h = harness(assigner=TumblingProcessingTimeWindows.of(10))
+    h.set_processing_time(1)
+    h.process_element("a", None)
+    h.set_processing_time(12)  # the clock passes 9, the window's end, in one advance
+    assert outputs(h) == [(0, 0, "on time", True, True)]

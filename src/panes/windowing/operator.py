@@ -246,14 +246,14 @@ class WindowOperator(OneInputStreamOperator):
     # to 30 attributes; beyond, every attribute access on the operator gets slower). What observation needs
     # lives on observed instances only.
     observer: WindowObserver | None = None
-    # pane info (``pane_info``): the closing time before the advance in progress, and the timer of the window's
-    # clock being handled with whether it cleans the window up; class attributes while nothing is in progress
+    # when a pane fires (pane info, and the observer's firings): the closing time (watermark or processing time)
+    # before the advance in progress, the time of the timer of the window's clock being handled and whether it
+    # cleans the window up; class attributes while nothing is in progress
     _closing_before: int | None = None
     _firing_time: int | None = None
     _cleaning: bool = False
-    _time_before: int | None  # the closing time (watermark or processing time) before the advance in progress
-    _timer_time: int | None  # the time of the timer of the window's clock being handled
-    _processing_time_seen: int
+    _processing_time_seen: int = LONG_MIN
+    """The processing time of the last advance (the clock may have moved on before the operator hears of it)."""
 
     def set_observer(self, observer: WindowObserver | None) -> None:
         """Tell ``observer`` what this operator does from now on (``None``: stop). See
@@ -263,52 +263,39 @@ class WindowOperator(OneInputStreamOperator):
         if observer is not None and not isinstance(observer, WindowObserver):
             raise TypeError(f"expected a WindowObserver, got {type(observer).__name__}")
         if observer is None:
-            for name in (
-                "observer", "_time_before", "_timer_time", "_processing_time_seen", "process_watermark",
-                "advance_processing_time",
-            ):  # fmt: skip
+            for name in ("observer", "process_watermark", "advance_processing_time"):
                 self.__dict__.pop(name, None)
             return
         self.observer = observer
-        self._time_before = None
-        self._timer_time = None
-        self._processing_time_seen = LONG_MIN
         self.process_watermark = self._observed_process_watermark  # type: ignore[method-assign]
         self.advance_processing_time = self._observed_advance_processing_time  # type: ignore[method-assign]
 
     def _observed_process_watermark(self, watermark: Watermark) -> None:
-        previous = self.timer_service.current_watermark
         assert self.observer is not None
-        self.observer.watermark(previous, watermark.timestamp)
-        if self.is_event_time:
-            self._time_before = previous
-        try:
-            type(self).process_watermark(self, watermark)
-        finally:
-            self._time_before = None
+        self.observer.watermark(self.timer_service.current_watermark, watermark.timestamp)
+        type(self).process_watermark(self, watermark)
 
     def _observed_advance_processing_time(self, now: int) -> None:
-        previous = self._processing_time_seen
-        self._processing_time_seen = now
         assert self.observer is not None
-        if previous != now:
-            self.observer.processing_time(previous, now)
-        if not self.is_event_time:
-            self._time_before = previous
-        try:
-            type(self).advance_processing_time(self, now)
-        finally:
-            self._time_before = None
+        if self._processing_time_seen != now:
+            self.observer.processing_time(self._processing_time_seen, now)
+        type(self).advance_processing_time(self, now)
 
     def _observe_firing(self, observer: WindowObserver, window: Any) -> None:
         timers = self.timer_service
-        watermark = timers.current_watermark
-        processing_time = timers.current_processing_time()
-        time = watermark if self.is_event_time else processing_time
-        before = time if self._time_before is None else self._time_before
-        if self._timer_time is not None:
-            time = self._timer_time  # a timer of the window's clock fires as that clock passes its time
-        observer.fired(self.trigger_context.key, window, time, before, watermark, processing_time)
+        time, before = self._closing_times()
+        observer.fired(
+            self.trigger_context.key, window, time, before, timers.current_watermark, timers.current_processing_time()
+        )
+
+    def _closing_times(self) -> tuple[int, int]:
+        """The closing time of the firing in progress (a timer of the window's clock fires as that clock passes
+        its time) and the closing time before the advance it is part of (the same outside an advance)."""
+        timers = self.timer_service
+        closing = timers.current_watermark if self.is_event_time else timers.current_processing_time()
+        time = closing if self._firing_time is None else self._firing_time
+        before = closing if self._closing_before is None else self._closing_before
+        return time, before
 
     # -- lifecycle ---------------------------------------------------------------------------------------
 
@@ -516,8 +503,6 @@ class WindowOperator(OneInputStreamOperator):
             state.set_current_namespace(state_window)
         else:
             state.set_current_namespace(window)
-        if self.observer is not None and event_time == self.is_event_time:
-            self._timer_time = timer.timestamp
         cleanup = self._cleanup_time(window)
         if event_time == self.is_event_time:
             self._firing_time = timer.timestamp
@@ -536,8 +521,6 @@ class WindowOperator(OneInputStreamOperator):
                 self._clear_all_state(window, merging)
             if merging is not None:
                 self._persist(merging)
-            if self.observer is not None:
-                self._timer_time = None
             self.__dict__.pop("_firing_time", None)
             self.__dict__.pop("_cleaning", None)
 
@@ -618,11 +601,8 @@ class WindowOperator(OneInputStreamOperator):
 
     def _next_pane(self, window: Any) -> PaneInfo:
         """The pane info of the firing of ``window`` in progress (``pane_info``), recorded in the window's state."""
-        timers = self.timer_service
-        closing = timers.current_watermark if self.is_event_time else timers.current_processing_time()
-        time = closing if self._firing_time is None else self._firing_time
-        before = closing if self._closing_before is None else self._closing_before
-        last = self._cleaning or (self.is_event_time and closing == LONG_MAX)
+        time, before = self._closing_times()
+        last = self._cleaning or (self.is_event_time and self.timer_service.current_watermark == LONG_MAX)
         state = self._pane_state
         state.set_current_namespace(window)
         return next_pane(state, window.max_timestamp(), time, before, last)
@@ -638,8 +618,9 @@ class WindowOperator(OneInputStreamOperator):
             self.__dict__.pop("_closing_before", None)
 
     def advance_processing_time(self, now: int) -> None:
+        previous, self._processing_time_seen = self._processing_time_seen, now
         if not self.is_event_time:
-            self._closing_before = self.timer_service.current_processing_time()
+            self._closing_before = previous
         try:
             super().advance_processing_time(now)
         finally:
