@@ -53,13 +53,12 @@ def _json(value: Any) -> Any:
     raise TypeError(f"cannot write {value!r} as JSON")
 
 
-def write_text_parts(
-    lines: list[str], folder: str, sink: Any, part: int, charset: str = "UTF-8", part_size: int | None = None
-) -> list[str]:
-    """Write ``lines`` (a text sink's, each ending in a newline) as the files of part ``part`` of ``sink`` in
-    ``folder`` (``sink.part_name(part, n)``), a new file whenever the next line would take one past
-    ``part_size`` bytes (a line longer than that gets a file of its own); returns the files' paths. Each file
-    appears whole (written under a hidden name, then renamed)."""
+def write_text_parts(lines: list[str], folder: str, sink: Any, part: int) -> list[str]:
+    """Write ``lines`` (a text ``FileSink``'s, each ending in a newline, in its ``charset``) as the files of part
+    ``part`` of ``sink`` in ``folder`` (``sink.part_name(part, n)``), a new file whenever the next line would
+    take one past the sink's ``part_size`` bytes (a line longer than that gets a file of its own); returns the
+    files' paths. Each file appears whole (written under a hidden name, then renamed)."""
+    charset, part_size = sink.charset, sink.part_size
     os.makedirs(folder, exist_ok=True)
     written: list[str] = []
     pending: list[bytes] = []

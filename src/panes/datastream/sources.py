@@ -300,17 +300,18 @@ class FileSource(Source):
         self.streaming = streaming
         self.max_files_per_trigger = max_files_per_trigger
         self.options = dict(options or {})
-        self.text_format()  # checks the options of a JSON or CSV source
+        self._text = self._read_text_format()  # checks the options of a JSON, CSV or text source
 
     def text_format(self) -> TextFormat | None:
-        """How panes reads the lines of this source's JSON or CSV files; ``None`` for Parquet."""
+        """How panes reads the lines of this source's JSON, CSV or text files; ``None`` for Parquet."""
+        return self._text
+
+    def _read_text_format(self) -> TextFormat | None:
         if self.format not in TEXT_FORMATS:
             return None
-        if self.format == "text":
-            return TextFormat.of("text", pa.schema([pa.field("value", pa.string())]), self.options)
         record_type = self.record_type()
         assert record_type is not None
-        return TextFormat.of(self.format, pa.schema(list(record_type.arrow_type)), self.options)
+        return TextFormat.of(self.format, pa.schema(list(record_type.columns())), self.options)
 
     def num_splits(self) -> int:
         return 1

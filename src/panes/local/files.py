@@ -89,7 +89,7 @@ class LocalFileSink:
         folder = sink.batch_folder(0, now_ms)
         os.makedirs(folder)
         if sink.format == "text":
-            write_text_parts([row["value"] for row in self.rows], folder, sink, 0, sink.charset, sink.part_size)
+            write_text_parts([row["value"] for row in self.rows], folder, sink, 0)
             return
         columns = self.schema.columns()
         struct = self.schema.encode(self.rows)

@@ -35,14 +35,19 @@ def local_path(path: str) -> str | None:
     return None
 
 
+def root(path: str) -> str:
+    """The folder of a sink at ``path`` as this machine writes it: its local path, or the URI as it is."""
+    return local_path(path) or path
+
+
 def batch_folder(path: str, batch_id: int) -> str:
     """Where batch ``batch_id`` of the sink at ``path`` ends up: ``path/batch=<id>``."""
-    return os.path.join(path, f"batch={batch_id}")
+    return os.path.join(root(path), f"batch={batch_id}")
 
 
 def staged_folder(path: str, batch_id: int) -> str:
     """Where batch ``batch_id`` of the sink at ``path`` is written before its commit."""
-    return os.path.join(path, STAGING, f"batch={batch_id}")
+    return os.path.join(root(path), STAGING, f"batch={batch_id}")
 
 
 def stages(spark: Any, path: str) -> bool:
@@ -79,16 +84,14 @@ def commit_parts(parts: list[tuple[int, str, str]], sinks: list[FileSink], batch
     now = int(time.time() * 1000)
     finals = []
     for sink in sinks:
-        local = local_path(sink.path) or sink.path
-        clear_batch(local, batch_id)
-        finals.append(sink.batch_folder(batch_id, now, root=local))
+        clear_batch(root(sink.path), batch_id)
+        finals.append(sink.batch_folder(batch_id, now, root=root(sink.path)))
     for index, staged, name in parts:
         os.makedirs(finals[index], exist_ok=True)
         os.replace(staged, os.path.join(finals[index], name))
     for sink in sinks:
-        local = local_path(sink.path) or sink.path
-        shutil.rmtree(staged_folder(local, batch_id), ignore_errors=True)
-        _remove_if_empty(os.path.join(local, STAGING))
+        shutil.rmtree(staged_folder(sink.path, batch_id), ignore_errors=True)
+        _remove_if_empty(os.path.join(root(sink.path), STAGING))
 
 
 def abort_parts(parts: list[tuple[int, str, str]]) -> None:

@@ -99,11 +99,11 @@ def stage_part(
 ) -> list[tuple[int, str, str]]:
     """Write a task's rows of ``sink`` (the ``index``-th) for batch ``batch_id`` to its staging folder:
     ``(index, staged path, final file name)`` of each file written (a text sink may roll several)."""
-    staging = staged_folder(local_path(sink.path) or sink.path, batch_id)
+    staging = staged_folder(sink.path, batch_id)
     if sink.format == "text":
         folder = os.path.join(staging, f"attempt-{partition}-{attempt}")
         lines = table.column(0).to_pylist()
-        paths = write_text_parts(lines, folder, sink, partition, sink.charset, sink.part_size)
+        paths = write_text_parts(lines, folder, sink, partition)
         return [(index, path, os.path.basename(path)) for path in paths]
     name = sink.part_name(partition)
     staged = os.path.join(staging, f"{name}.attempt-{attempt}")

@@ -254,7 +254,7 @@ class SinkWriter:
         sink = target.sink
         if isinstance(sink, FileSink) and sink.format == "text":
             # the tasks write the lines as the sink names its parts, into the staging folder (local paths)
-            staging = staged_folder(local_path(sink.path) or sink.path, batch_id)
+            staging = staged_folder(sink.path, batch_id)
             shutil.rmtree(staging, ignore_errors=True)
             values.mapInArrow(text_part_writer(sink, batch_id), "file STRING").collect()
             self._staged.append(sink)
@@ -387,8 +387,8 @@ def text_part_writer(sink: FileSink, batch_id: int) -> Callable[[Iterator[pa.Rec
         lines = [line for batch in batches for line in batch.column(0).to_pylist()]
         if not lines:
             return
-        staging = staged_folder(local_path(sink.path) or sink.path, batch_id)
-        written = write_text_parts(lines, staging, sink, partition, sink.charset, sink.part_size)
+        staging = staged_folder(sink.path, batch_id)
+        written = write_text_parts(lines, staging, sink, partition)
         yield pa.RecordBatch.from_pydict({"file": written}, schema=pa.schema([pa.field("file", pa.string())]))
 
     return run
