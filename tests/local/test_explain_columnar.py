@@ -10,7 +10,7 @@ from panes.cli.explain import explain
 from panes.datastream import StreamEnvironment
 from panes.functions import Aggregates, Count, Max
 from panes.watermarks import WatermarkStrategy
-from panes.windowing import CountEvictor, TumblingEventTimeWindows, WindowRow
+from panes.windowing import CountEvictor, EventTimeSessionWindows, TumblingEventTimeWindows, WindowRow
 
 STRATEGY = WatermarkStrategy.for_bounded_out_of_orderness(5_000).with_timestamp_assigner("ts")
 
@@ -55,3 +55,20 @@ def test_the_documented_idiom_runs_on_columns() -> None:
 def test_a_window_off_the_columnar_path_says_why(build: Any, reason: str) -> None:
     [line] = columnar_lines(build)
     assert line.startswith("element by element, because") and reason in line, line
+
+
+def pages(panes: Any) -> Any:
+    return panes.groupby(["page", "window_end"], sort=False).size().reset_index(name="n")
+
+
+def test_a_process_batch_window_says_how_often_it_calls_the_function() -> None:
+    tumbling = columnar_lines(
+        lambda s: (
+            s.key_by("page").window(TumblingEventTimeWindows.of(60_000)).process_batch(pages, "page STRING, n BIGINT")
+        )
+    )
+    assert tumbling == ["columnar (elements kept as columns; one call of the function per shard and firing)"]
+    [sessions] = columnar_lines(
+        lambda s: s.key_by("page").window(EventTimeSessionWindows.with_gap(60_000)).process_batch(pages, "n BIGINT")
+    )
+    assert sessions.startswith("element by element (one call of the function per pane), because its process_batch")

@@ -109,10 +109,16 @@ def columnar_line(node: OneInputTransformation, types: dict[Channel, RecordType 
     from panes.windowing.columnar.plan import why_not_columnar
 
     input_type = shared_type(types.get(channel) for channel in stream_channels(node.inputs[0]))
+    from panes.windowing.batch_function import BatchWindowFunction
+
     reason = why_not_columnar(node.spec, input_type)
+    batch = isinstance(node.spec.function.process_function, BatchWindowFunction)
     if reason is None:
+        if batch:
+            return "on Spark: columnar (elements kept as columns; one call of the function per shard and firing)"
         return "on Spark: columnar (whole micro-batches of each window at once)"
-    return f"on Spark: element by element, because {reason}"
+    how = "element by element (one call of the function per pane)" if batch else "element by element"
+    return f"on Spark: {how}, because {reason}"
 
 
 def step_lines(node: Transformation, types: dict[Channel, RecordType | None] | None = None) -> list[str]:

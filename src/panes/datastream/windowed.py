@@ -257,6 +257,22 @@ class _Windowed(FieldAggregations):
         spec = aggregate_spec(aggregate_function, self._wrap(window_function))
         return self._build("Window(Aggregate)", spec, output_type)
 
+    def process_batch(self, fn: Any, output_type: Any, batch_format: str = "pandas") -> DataStream:
+        """Evaluate panes on columns: ``fn`` gets a ``pandas.DataFrame`` (or, with ``batch_format="pyarrow"``, a
+        ``pyarrow.Table``) of the elements of one or more panes, with ``window_start`` and ``window_end``
+        columns, and returns their results as columns of ``output_type`` (one row per pane, in order, or rows
+        with a ``window_end`` column). The rules are in ``panes.windowing.batch_function``; a keyed window
+        that can run on columns (``panes explain``) calls ``fn`` once for all panes a watermark fires in a
+        shard. Raises ``TypeError`` when the input or ``output_type`` is not a record type with named fields."""
+        from panes.datastream.plan import Plan, resolve_types, shared_type, stream_channels
+        from panes.windowing.batch_function import BatchWindowFunction
+
+        stream = self._input.transformation
+        types = resolve_types(Plan((stream,)))  # type: ignore[arg-type]
+        input_type = shared_type(types.get(channel) for channel in stream_channels(stream))
+        function = BatchWindowFunction(fn, input_type, output_type, batch_format)
+        return self._build("Window(ProcessBatch)", process_spec(function), function.output_type)
+
     def _wrap(self, window_function: Any) -> Any:
         return window_function
 

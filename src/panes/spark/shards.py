@@ -332,7 +332,7 @@ class ColumnarHost:
         number an old one reached."""
         states = [pickle.loads(blob) for blob in snapshots]
         counter = max((state[1] for state in states), default=0)
-        parts = type(self.operator).rescale_snapshots([state[0] for state in states], owner, count)
+        parts = self.operator.rescale_snapshots([state[0] for state in states], owner, count)
         return [pickle.dumps((part, counter), protocol=pickle.HIGHEST_PROTOCOL) for part in parts]
 
     def next_event_time_timer(self) -> int | None:

@@ -34,9 +34,12 @@ from panes.operators.metrics import OperatorCounters
 from panes.operators.rescaling import Owner
 from panes.time import LONG_MAX, LONG_MIN, java_add
 from panes.windowing.cleanup import cleanup_time
+from panes.windowing.columnar.element_table import ElementTable
 from panes.windowing.columnar.output import ColumnarOutput, Panes
 from panes.windowing.columnar.pane_table import PaneTable, key_array, key_list
 from panes.windowing.columnar.plan import ColumnarWindow
+
+Table = PaneTable | ElementTable
 
 FIRE = 0
 CLEANUP = 1
@@ -49,7 +52,9 @@ class ColumnarAlignedWindows:
         if plan.kind != "aligned":
             raise ValueError(f"ColumnarAlignedWindows runs tumbling and sliding windows, not {plan.kind}")
         self.plan = plan
-        self.windows: dict[int, PaneTable] = {}
+        self.table: type[PaneTable] | type[ElementTable] = PaneTable if plan.batch is None else ElementTable
+        """What a window keeps: its panes' accumulators, or (``process_batch``) its elements."""
+        self.windows: dict[int, Table] = {}
         self.timers: list[tuple[int, int, int]] = []
         self.scheduled: set[tuple[int, int, int]] = set()
         self.watermark = LONG_MIN
@@ -85,6 +90,7 @@ class ColumnarAlignedWindows:
             return out
         self.watermark = watermark
         size = self.plan.size
+        fired: list[tuple[int, Table]] = []
         while self.timers and self.timers[0][0] <= watermark:
             entry = heapq.heappop(self.timers)
             self.scheduled.discard(entry)
@@ -95,11 +101,41 @@ class ColumnarAlignedWindows:
                 continue
             table = self.windows.get(start)
             if table is not None and len(table):
-                count = len(table)
-                end = java_add(start, size)
-                starts, ends = np.full(count, start, dtype=np.int64), np.full(count, end, dtype=np.int64)
-                out.panes.append(Panes(table.keys, starts, ends, table.results(), np.full(count, -1, np.int64)))
+                fired.append((start, table))
+        if not fired:
+            return out
+        if isinstance(fired[0][1], ElementTable):
+            out.panes.append(self._evaluate([(start, table.panes()) for start, table in fired], -1))  # type: ignore[union-attr]
+            return out
+        for start, table in fired:
+            assert isinstance(table, PaneTable)
+            count = len(table)
+            starts = np.full(count, start, dtype=np.int64)
+            ends = np.full(count, java_add(start, size), dtype=np.int64)
+            out.panes.append(Panes(table.keys, starts, ends, table.results(), np.full(count, -1, np.int64)))
         return out
+
+    def _evaluate(self, windows: list[tuple[int, tuple[np.ndarray, pa.StructArray, np.ndarray]]], seq: int) -> Panes:
+        """The results of the ``process_batch`` function over the panes of ``windows`` (each a window's start and
+        its elements by pane, ``ElementTable.panes``), in one call; ``seq``: the ordering number of the element
+        that fired them (``-1``: a timer)."""
+        batch = self.plan.batch
+        assert batch is not None
+        size = self.plan.size
+        keys, values, firsts, starts, ends = [], [], [], [], []
+        offset = 0
+        for start, (window_keys, window_values, window_firsts) in windows:
+            keys.append(window_keys[window_firsts])
+            values.append(window_values)
+            firsts.append(window_firsts + offset)
+            offset += len(window_keys)
+            starts.append(np.full(len(window_keys), start, dtype=np.int64))
+            ends.append(np.full(len(window_keys), java_add(start, size), dtype=np.int64))
+        all_starts, all_ends, panes = np.concatenate(starts), np.concatenate(ends), np.concatenate(firsts)
+        results = batch.call_panes(pa.concat_arrays(values), all_starts, all_ends, panes)
+        of = results.panes
+        seqs = np.full(len(of), seq, np.int64)
+        return Panes(np.concatenate(keys)[of], all_starts[panes][of], all_ends[panes][of], results.values, seqs)
 
     # -- elements --------------------------------------------------------------------------------------------
 
@@ -148,11 +184,11 @@ class ColumnarAlignedWindows:
             self._add_one_by_one(values, element[allowed], start[allowed], cleanup[allowed], keys, seqs, out)
         return out
 
-    def _table(self, start: int, cleanup: int, keys: np.ndarray) -> PaneTable:
+    def _table(self, start: int, cleanup: int, keys: np.ndarray) -> Table:
         """The panes of the window at ``start``, made (with its timers) when it has none yet."""
         table = self.windows.get(start)
         if table is None:
-            table = self.windows[start] = PaneTable.empty(self.plan, keys.dtype)
+            table = self.windows[start] = self.table.empty(self.plan, keys.dtype)
             self._schedule_window(start, cleanup)
         return table
 
@@ -164,8 +200,7 @@ class ColumnarAlignedWindows:
             chosen = start == window
             elements = element[chosen]
             table = self._table(window, int(cleanup[chosen][0]), keys)
-            distinct, pane = np.unique(keys[elements], return_inverse=True)
-            table.add(values.take(pa.array(elements)), table.rows_of(distinct)[pane.reshape(-1)])
+            table.add(values.take(pa.array(elements)), keys[elements])
 
     def _add_one_by_one(
         self,
@@ -178,7 +213,11 @@ class ColumnarAlignedWindows:
         out: ColumnarOutput,
     ) -> None:
         """Elements of windows the watermark passed (within the allowed lateness): each fires its pane."""
+        if self.plan.batch is not None:
+            self._add_late_elements(values, element, start, cleanup, keys, seqs, out)
+            return
         form = self.plan.form
+        assert form is not None
         decoded = self.plan.input_type.decode(values.take(pa.array(element)))
         size = self.plan.size
         fired_keys: list[Any] = []
@@ -190,6 +229,7 @@ class ColumnarAlignedWindows:
             table = self.windows.get(s)
             if table is None:
                 table = self.windows[s] = PaneTable.empty(self.plan, keys.dtype)
+            assert isinstance(table, PaneTable)
             (row,) = table.rows_of(keys[e : e + 1]).tolist()
             acc = form.add(value, table.get(row))
             table.put(row, acc)
@@ -202,6 +242,27 @@ class ColumnarAlignedWindows:
             fired_seqs.append(int(seqs[e]))
         fired = np.array(fired_keys, dtype=keys.dtype)
         out.panes.append(Panes.of(self.plan, fired, starts, ends, accumulators, fired_seqs))
+
+    def _add_late_elements(
+        self,
+        values: pa.StructArray,
+        element: np.ndarray,
+        start: np.ndarray,
+        cleanup: np.ndarray,
+        keys: np.ndarray,
+        seqs: np.ndarray,
+        out: ColumnarOutput,
+    ) -> None:
+        """:meth:`_add_one_by_one` for ``process_batch``: each element fires its pane, all of it, in a call."""
+        for e, s, c in zip(element.tolist(), start.tolist(), cleanup.tolist(), strict=True):
+            table = self.windows.get(s)
+            if table is None:
+                table = self.windows[s] = ElementTable.empty(self.plan, keys.dtype)
+            assert isinstance(table, ElementTable)
+            table.add(values.slice(e, 1), keys[e : e + 1])
+            if c != LONG_MAX:
+                self._schedule(c, CLEANUP, s)
+            out.panes.append(self._evaluate([(s, table.panes(keys[e]))], int(seqs[e])))
 
     # -- state -------------------------------------------------------------------------------------------------
 
@@ -216,7 +277,7 @@ class ColumnarAlignedWindows:
         """The whole state (for :meth:`restore_state`); the next :meth:`snapshot_changes` start from here."""
         self._dropped = set()
         for table in self.windows.values():
-            table.dirty[:] = False
+            table.clean()
         windows = {start: table.state() for start, table in self.windows.items()}
         return pickle.dumps((windows, self.watermark, self.counters.late_dropped), protocol=pickle.HIGHEST_PROTOCOL)
 
@@ -225,34 +286,32 @@ class ColumnarAlignedWindows:
         (their accumulators now) and the windows dropped."""
         written = {}
         for start, table in self.windows.items():
-            if table.dirty.any():
-                written[start] = table.state(np.flatnonzero(table.dirty))
-                table.dirty[:] = False
+            changed = table.changes()
+            if changed is not None:
+                written[start] = changed
         dropped = sorted(self._dropped)
         self._dropped = set()
         changes = (written, dropped, self.watermark, self.counters.late_dropped)
         return pickle.dumps(changes, protocol=pickle.HIGHEST_PROTOCOL)
 
-    @classmethod
-    def rescale_snapshots(cls, snapshots: Sequence[bytes], owner: Owner, count: int) -> list[bytes]:
+    def rescale_snapshots(self, snapshots: Sequence[bytes], owner: Owner, count: int) -> list[bytes]:
         """``count`` snapshots holding the panes of ``snapshots`` (full ones), each key's at its ``owner``
         (``panes.operators.rescaling``): a window's rows split by key, the late records dropped counted once."""
-        parts: list[dict[int, list[tuple[Any, ...]]]] = [{} for _ in range(count)]
+        parts: list[dict[int, list[Any]]] = [{} for _ in range(count)]
         marks, late = [], 0
         for blob in snapshots:
             windows, watermark, dropped = pickle.loads(blob)
             marks.append(watermark)
             late += dropped
-            for start, (keys, columns) in windows.items():
+            for start, state in windows.items():
+                keys = state[0]
                 owners = owner.of_keys(pa.array(key_list(keys))) if len(keys) else np.empty(0, np.int64)
-                for index in np.unique(owners).tolist():
-                    rows = np.flatnonzero(owners == index)
-                    part = (keys[rows], [[column[rows] for column in fields] for fields in columns])
+                for index, part in self.table.split(state, owners).items():
                     parts[index].setdefault(start, []).append(part)
         watermark = min(marks, default=LONG_MIN)
         blobs = []
         for index, windows_of in enumerate(parts):
-            merged = {start: _merged(pieces) for start, pieces in windows_of.items()}
+            merged = {start: self.table.merged(pieces) for start, pieces in windows_of.items()}
             state = (merged, watermark, late if index == 0 else 0)
             blobs.append(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
         return blobs
@@ -261,7 +320,7 @@ class ColumnarAlignedWindows:
         """The state of a :meth:`snapshot_state` followed by the :meth:`snapshot_changes` taken after it."""
         windows, self.watermark, self.counters.late_dropped = pickle.loads(snapshot)
         plan = self.plan
-        self.windows = {start: PaneTable.of_state(plan, state) for start, state in windows.items()}
+        self.windows = {start: self.table.of_state(plan, state) for start, state in windows.items()}
         for change in changes:
             written, dropped, self.watermark, self.counters.late_dropped = pickle.loads(change)
             for start in dropped:
@@ -269,25 +328,12 @@ class ColumnarAlignedWindows:
             for start, state in written.items():
                 table = self.windows.get(start)
                 if table is None:
-                    self.windows[start] = table = PaneTable.of_state(plan, state)
+                    self.windows[start] = table = self.table.of_state(plan, state)
                 else:
                     table.write(state)
         for table in self.windows.values():
-            table.dirty[:] = False
+            table.clean()
         self.timers, self.scheduled = [], set()
         size, lateness = plan.size, plan.lateness
         for start in self.windows:
             self._schedule_window(start, cleanup_time(java_add(start, size - 1), lateness))
-
-
-def _merged(pieces: list[tuple[Any, ...]]) -> tuple[Any, ...]:
-    """One window's rows from pieces holding distinct keys (a :meth:`PaneTable.state` each), keys sorted."""
-    if len(pieces) == 1:
-        return pieces[0]
-    keys = np.concatenate([piece[0] for piece in pieces])
-    order = np.argsort(keys, kind="stable")
-    columns = [
-        [np.concatenate([piece[1][part][field] for piece in pieces])[order] for field in range(len(fields))]
-        for part, fields in enumerate(pieces[0][1])
-    ]
-    return (keys[order], columns)

@@ -84,13 +84,16 @@ def results(plan: ColumnarWindow, accumulators: list[tuple[Any, ...]]) -> pa.Arr
 def emitted(plan: ColumnarWindow, panes: Panes) -> Panes:
     """The panes that emit something: as the window operator, a pane whose result is ``None`` (a single
     aggregation that saw no value) emits nothing."""
-    if not plan.scalar or plan.parts[0].aggregate.kind == "count" or panes.results.null_count == 0:
+    if not plan.scalar or plan.batch is not None or plan.parts[0].aggregate.kind == "count":
+        return panes
+    if panes.results.null_count == 0:
         return panes
     return panes.take(np.flatnonzero(panes.results.is_valid().to_numpy(zero_copy_only=False)))
 
 
 def pane_values(plan: ColumnarWindow, panes: Panes) -> pa.Array:
-    """The values a window emits for ``panes`` (see :func:`emitted`): their results, or ``WindowRow``'s rows."""
+    """The values a window emits for ``panes`` (see :func:`emitted`): their results (a ``process_batch``
+    function's rows), or ``WindowRow``'s rows."""
     result = panes.results
     row = plan.row
     if row is None:

@@ -100,7 +100,12 @@ class PaneTable:
             for index, column in enumerate(fields):
                 fields[index] = np.insert(column, at, fresh[index])
 
-    def add(self, values: pa.StructArray, rows: np.ndarray) -> None:
+    def add(self, values: pa.StructArray, keys: np.ndarray) -> None:
+        """Add element ``i`` of ``values`` to the pane of ``keys[i]``, in element order."""
+        distinct, pane = np.unique(keys, return_inverse=True)
+        self.add_to(values, self.rows_of(distinct)[pane.reshape(-1)])
+
+    def add_to(self, values: pa.StructArray, rows: np.ndarray) -> None:
         """Add element ``i`` of ``values`` to the pane in row ``rows[i]``, in element order."""
         self.dirty[rows] = True
         for part, fields in zip(self.plan.parts, self.columns, strict=True):
@@ -169,6 +174,41 @@ class PaneTable:
     def state(self, rows: np.ndarray | slice = slice(None)) -> tuple[Any, ...]:
         """Rows ``rows`` (all by default) as plain data for :meth:`of_state` and :meth:`write`."""
         return (self.keys[rows], [[column[rows] for column in fields] for fields in self.columns])
+
+    def clean(self) -> None:
+        """Every pane is in the state last snapshotted."""
+        self.dirty[:] = False
+
+    def changes(self) -> tuple[Any, ...] | None:
+        """The panes written since the state was last snapshotted (``None``: none), which are then in it."""
+        if not self.dirty.any():
+            return None
+        found = self.state(np.flatnonzero(self.dirty))
+        self.dirty[:] = False
+        return found
+
+    @staticmethod
+    def split(state: tuple[Any, ...], owners: np.ndarray) -> dict[int, tuple[Any, ...]]:
+        """``state``'s panes by the index in ``owners`` (one per pane's key) of the shard owning them."""
+        keys, columns = state
+        parts = {}
+        for index in np.unique(owners).tolist():
+            rows = np.flatnonzero(owners == index)
+            parts[index] = (keys[rows], [[column[rows] for column in fields] for fields in columns])
+        return parts
+
+    @staticmethod
+    def merged(pieces: list[tuple[Any, ...]]) -> tuple[Any, ...]:
+        """One window's panes from pieces holding distinct keys, keys sorted."""
+        if len(pieces) == 1:
+            return pieces[0]
+        keys = np.concatenate([piece[0] for piece in pieces])
+        order = np.argsort(keys, kind="stable")
+        columns = [
+            [np.concatenate([piece[1][part][field] for piece in pieces])[order] for field in range(len(fields))]
+            for part, fields in enumerate(pieces[0][1])
+        ]
+        return (keys[order], columns)
 
     @classmethod
     def of_state(cls, plan: ColumnarWindow, state: tuple[Any, ...]) -> PaneTable:

@@ -4,7 +4,8 @@ A window runs columnar when its input values are typed records (a struct), it is
 fields (``key_by("user")``), its assigner is ``TumblingEventTimeWindows`` (aligned), ``SlidingEventTimeWindows``
 or ``EventTimeSessionWindows`` with a fixed gap, with the default ``EventTimeTrigger`` and no evictor, and its
 function is an ``AggregateFunction`` with a vectorised form (built-ins, see ``panes.functions.aggregates``)
-followed by nothing or by ``WindowRow``. Allowed lateness and a late-data side output are supported.
+followed by nothing or by ``WindowRow``, or (tumbling and sliding windows) a ``process_batch`` function
+(``panes.windowing.batch_function``). Allowed lateness and a late-data side output are supported.
 Everything else runs on the element-by-element window operator; both give the same results.
 """
 
@@ -22,6 +23,7 @@ from panes.windowing.assigners.session import EventTimeSessionWindows
 from panes.windowing.assigners.sliding import SlidingEventTimeWindows
 from panes.windowing.assigners.stagger import WindowStagger
 from panes.windowing.assigners.tumbling import TumblingEventTimeWindows
+from panes.windowing.batch_function import BatchWindowFunction
 from panes.windowing.internal_functions import PassThroughWindowFunction
 from panes.windowing.rows import WindowRow
 from panes.windowing.triggers.event_time import EventTimeTrigger
@@ -80,7 +82,7 @@ class ColumnarWindow:
     key: int
     parts: tuple[Part, ...]
     scalar: bool
-    form: Aggregates
+    form: Aggregates | None
     row: WindowRow | None
     lateness: int
     late_tag: str | None
@@ -88,6 +90,9 @@ class ColumnarWindow:
     result_type: pa.DataType
     output_type: RecordType
     tumbling: bool = False
+    batch: BatchWindowFunction | None = None
+    """The user's function of panes as columns (``process_batch``), which keeps every element of a pane; ``None``
+    for built-in aggregations (``parts`` and ``form``)."""
 
 
 def _field_index(struct: pa.StructType, field: int | str) -> int | None:
@@ -158,6 +163,8 @@ def _plan(spec: WindowDescription, input_type: RecordType | None) -> ColumnarWin
     else:
         return "its windows are not event-time tumbling (aligned), sliding or fixed-gap session windows"
     function = spec.function
+    if isinstance(function.process_function, BatchWindowFunction):
+        return _plan_batch(spec, input_type, function.process_function, kind, size, slide, offset)
     if function.kind != "aggregate" or function.aggregate is None:
         return f"its function is a {function.kind}, not a built-in aggregate: {AGGREGATE_IDIOM}"
     form = vectorized_form(function.aggregate)
@@ -211,6 +218,47 @@ def _plan(spec: WindowDescription, input_type: RecordType | None) -> ColumnarWin
         result_type,
         output,
         type(assigner) is TumblingEventTimeWindows,
+    )
+
+
+def _plan_batch(
+    spec: WindowDescription,
+    input_type: RecordType,
+    function: BatchWindowFunction,
+    kind: str,
+    size: int,
+    slide: int,
+    offset: int,
+) -> ColumnarWindow | str:
+    """The columnar form of a window evaluated by ``process_batch``'s function, or why it has none."""
+    if kind != "aligned":
+        return "its process_batch function runs on session windows, whose columnar operator keeps aggregates only"
+    if input_type.arrow_type != function.input_type.arrow_type:
+        return f"its input at run time ({input_type!r}) is not the type process_batch was given"
+    struct = input_type.arrow_type
+    key = _field_index(struct, spec.key_selector.field)
+    if key is None:
+        return f"its key field {spec.key_selector.field!r} is not a field of its input type"
+    late = spec.late_data_tag
+    output = function.output_type
+    return ColumnarWindow(
+        kind,
+        size,
+        slide,
+        offset,
+        0,
+        key,
+        (),
+        False,
+        None,
+        None,
+        spec.allowed_lateness,
+        None if late is None else late.tag_id,
+        input_type,
+        output.arrow_type,
+        output,
+        type(spec.assigner) is TumblingEventTimeWindows,
+        function,
     )
 
 

@@ -77,6 +77,7 @@ class ColumnarSessions:
     def _merge(self, key: Any, start: int, end: int, acc: tuple[Any, ...] | None) -> Session:
         """Merge the window ``[start, end)`` holding ``acc`` (``None``: empty) into ``key``'s sessions."""
         form = self.plan.form
+        assert form is not None
         sessions = self.sessions.setdefault(key, [])
         self._touched.replaced(key)
         # sessions are disjoint and sorted: the ones touching [start, end) are consecutive
@@ -203,6 +204,7 @@ class ColumnarSessions:
         out: ColumnarOutput,
     ) -> None:
         form, gap, watermark = self.plan.form, self.plan.gap, self.watermark
+        assert form is not None
         decoded = self.plan.input_type.decode(values.take(pa.array(rows)))
         late = []
         for row, value in zip(rows.tolist(), decoded, strict=True):

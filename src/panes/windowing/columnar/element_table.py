@@ -1,0 +1,115 @@
+"""The elements of one window's panes as columns, for a window evaluated by a ``process_batch`` function.
+
+A window whose function needs a pane's elements (``panes.windowing.batch_function``) keeps, per window start,
+an :class:`ElementTable`: the elements that arrived, in chunks of Arrow columns (one chunk per batch that
+added to the window) with their keys as numpy. Nothing is computed when elements arrive; a firing sorts the
+window's elements by key (stably: a pane's elements stay in arrival order) and hands them to the function.
+
+State changes are appends: :meth:`ElementTable.changes` holds only the chunks added since the last snapshot,
+and a snapshot holds the window's elements as one chunk.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from panes.windowing.columnar.plan import ColumnarWindow
+
+State = tuple[np.ndarray, pa.StructArray]
+"""A window's elements as plain data: their keys and their values, in arrival order."""
+
+
+class ElementTable:
+    """The elements of one window (module docstring)."""
+
+    def __init__(self, plan: ColumnarWindow, keys: list[np.ndarray], values: list[pa.StructArray]) -> None:
+        self.plan = plan
+        self.keys = keys
+        self.values = values
+        self.written = len(keys)
+        """Chunks ``[0, written)`` are in the state last snapshotted; later ones are changes."""
+        self._panes: int | None = None
+
+    @classmethod
+    def empty(cls, plan: ColumnarWindow, key_dtype: Any) -> ElementTable:
+        return cls(plan, [], [])
+
+    def __len__(self) -> int:
+        """The window's open panes (its distinct keys)."""
+        if self._panes is None:
+            self._panes = len(np.unique(np.concatenate(self.keys))) if self.keys else 0
+        return self._panes
+
+    def add(self, values: pa.StructArray, keys: np.ndarray) -> None:
+        """Add elements ``values`` with keys ``keys``, in this order."""
+        if len(keys):
+            self.keys.append(keys)
+            self.values.append(values)
+            self._panes = None
+
+    def panes(self, only: Any = None) -> tuple[np.ndarray, pa.StructArray, np.ndarray]:
+        """The window's elements sorted by key (each key's in arrival order), their keys, and the first row of
+        each pane; ``only``: the pane of that key alone."""
+        keys, values = self.state()
+        if only is not None:
+            rows = np.flatnonzero(keys == only)
+            return keys[rows], values.take(pa.array(rows)), np.zeros(min(len(rows), 1), dtype=np.int64)
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        firsts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))) if len(keys) else keys[:0]
+        return keys, values.take(pa.array(order)), firsts.astype(np.int64)
+
+    # -- state -------------------------------------------------------------------------------------------------
+
+    def state(self) -> State:
+        """All elements; kept as one chunk when they are all in the state last snapshotted."""
+        if len(self.keys) == 1:
+            return self.keys[0], self.values[0]
+        if not self.keys:
+            return np.empty(0), pa.array([], self.plan.input_type.arrow_type)
+        keys, values = np.concatenate(self.keys), pa.concat_arrays(self.values)
+        if self.written == len(self.keys):
+            self.keys, self.values, self.written = [keys], [values], 1
+        return keys, values
+
+    def clean(self) -> None:
+        """Everything is in the state last snapshotted."""
+        self.written = len(self.keys)
+
+    def changes(self) -> State | None:
+        """The elements added since the state was last snapshotted (``None``: none), which are then in it."""
+        added = self.keys[self.written :]
+        if not added:
+            return None
+        found = (np.concatenate(added), pa.concat_arrays(self.values[self.written :]))
+        self.written = len(self.keys)
+        return found
+
+    @classmethod
+    def of_state(cls, plan: ColumnarWindow, state: State) -> ElementTable:
+        return cls(plan, [state[0]], [state[1]])
+
+    def write(self, state: State) -> None:
+        """Add the elements of a :meth:`changes` (restoring a log)."""
+        self.add(state[1], state[0])
+        self.written = len(self.keys)
+
+    @staticmethod
+    def split(state: State, owners: np.ndarray) -> dict[int, State]:
+        """``state``'s elements by the index in ``owners`` (one per element's key) of the shard owning them."""
+        keys, values = state
+        parts = {}
+        for index in np.unique(owners).tolist():
+            rows = np.flatnonzero(owners == index)
+            parts[index] = (keys[rows], values.take(pa.array(rows)))
+        return parts
+
+    @staticmethod
+    def merged(pieces: list[State]) -> State:
+        """One window's elements from pieces holding distinct keys."""
+        if len(pieces) == 1:
+            return pieces[0]
+        return np.concatenate([piece[0] for piece in pieces]), pa.concat_arrays([piece[1] for piece in pieces])
