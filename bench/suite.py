@@ -45,6 +45,8 @@ CASES = [
     Case("session", 100_000),
     Case("tumbling", 10_000, function="python"),
     Case("tumbling", 100_000, size_ms=3_600_000),  # every pane stays open: state grows batch by batch
+    Case("tumbling", 100_000, function="distinct_python", size_ms=600_000),
+    Case("tumbling", 100_000, function="distinct_batch", size_ms=600_000),
 ]
 
 

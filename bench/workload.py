@@ -27,8 +27,11 @@ RESULT_COLUMNS = ["key", "window_start", "window_end", "n", "total"]
 
 @dataclass(frozen=True)
 class Case:
-    """One benchmark case: a window (``tumbling``, ``sliding``, ``session``), keys, and the function (count+sum
-    with built-in aggregates, or a Python ``ProcessWindowFunction``)."""
+    """One benchmark case: a window (``tumbling``, ``sliding``, ``session``), keys, and the function: count+sum
+    with built-in aggregates (``count_sum``) or a Python ``ProcessWindowFunction`` (``python``); or the distinct
+    values and the sum of each pane (``n`` counts distinct values, where native Spark uses
+    ``size(collect_set(value))``) by a ``ProcessWindowFunction`` (``distinct_python``) or by ``process_batch``
+    with pandas (``distinct_batch``)."""
 
     window: str
     keys: int
@@ -44,7 +47,12 @@ class Case:
             "sliding": f"sliding {self.size_ms // 1000} s / {self.slide_ms // 1000} s",
             "session": f"session gap {self.gap_ms // 1000} s",
         }[self.window]
-        what = "count+sum" if self.function == "count_sum" else "Python ProcessWindowFunction"
+        what = {
+            "count_sum": "count+sum",
+            "python": "Python ProcessWindowFunction",
+            "distinct_python": "distinct+sum, Python ProcessWindowFunction",
+            "distinct_batch": "distinct+sum, process_batch (pandas)",
+        }[self.function]
         return f"{shape}, {what}, {self.keys:,} keys"
 
 
@@ -87,7 +95,8 @@ def native_query(spark: Any, case: Case, folder: str, output: str, checkpoint: s
         window = F.window("event_time", f"{case.size_ms} milliseconds", f"{case.slide_ms} milliseconds")
     else:
         window = F.session_window("event_time", f"{case.gap_ms} milliseconds")
-    counted = events.groupBy("key", window.alias("w")).agg(F.count("*").alias("n"), F.sum("value").alias("total"))
+    n = F.size(F.collect_set("value")) if case.function.startswith("distinct") else F.count("*")
+    counted = events.groupBy("key", window.alias("w")).agg(n.cast("bigint").alias("n"), F.sum("value").alias("total"))
     result = counted.select(
         "key",
         F.unix_millis(F.col("w.start")).alias("window_start"),
@@ -143,8 +152,11 @@ def panes_job(
     row = WindowRow(key="key", start="window_start", end="window_end")
     if case.function == "count_sum":
         results = windowed.aggregate(Aggregates(n=Count(), total=Sum("value")), row)
+    elif case.function == "distinct_batch":
+        results = windowed.process_batch(distinct_sum, RESULT_DDL)
     else:
-        results = windowed.process(CountSum(), output_type=RESULT_DDL)
+        function = DistinctSum() if case.function == "distinct_python" else CountSum()
+        results = windowed.process(function, output_type=RESULT_DDL)
     results.sink_to_files(output)
     results.get_side_output(late).sink_to_files(output + "-late")
     return env
@@ -188,6 +200,22 @@ class CountSum(ProcessWindowFunction[Any, Any, Any, Any]):
             total += element["value"]
         window = context.window()
         yield {"key": key, "window_start": window.start, "window_end": window.end, "n": n, "total": total}
+
+
+class DistinctSum(ProcessWindowFunction[Any, Any, Any, Any]):
+    """The distinct values and the sum of a pane, element by element."""
+
+    def process(self, key: Any, context: Any, elements: Any) -> Any:
+        values = [element["value"] for element in elements]
+        window = context.window()
+        yield {"key": key, "window_start": window.start, "window_end": window.end, "n": len(set(values)),
+               "total": sum(values)}  # fmt: skip
+
+
+def distinct_sum(panes: Any) -> Any:
+    """:class:`DistinctSum` over many panes at once, with pandas."""
+    grouped = panes.groupby(["key", "window_start", "window_end"], sort=False)["value"]
+    return grouped.agg(n="nunique", total="sum").reset_index()
 
 
 def same_results(spark: Any, native: str, panes: str) -> tuple[bool, int]:

@@ -231,3 +231,24 @@ def test_corrections() -> None:
     assert any(row["retract"] for row in rows)
     on_time = {(r["customer"], r["window_start"]) for r in rows if r["pane_timing"] == "on time" and not r["retract"]}
     assert on_time == set(totals)
+
+
+def test_latency_percentiles() -> None:
+    # process_batch: one pandas call per pane here (the local runner), each result that pane's percentiles with
+    # numpy's default (linear) interpolation, timestamped at the window's end
+    import numpy as np
+
+    module = example("latency_percentiles")
+    latencies: dict[tuple[str, int], list[float]] = defaultdict(list)
+    for batch in module.REQUESTS:
+        for request in batch:
+            start = (request["ts"] - module.START) // module.MINUTE * module.MINUTE + module.START
+            latencies[(request["endpoint"], start)].append(request["latency_ms"])
+    want = sorted(
+        (endpoint, start, len(values), *(float(np.percentile(values, q)) for q in (50, 95, 99)))
+        for (endpoint, start), values in latencies.items()
+    )
+    rows = run_example("latency_percentiles")["latency"]
+    got = sorted((r["endpoint"], r["window_start"], r["requests"], r["p50"], r["p95"], r["p99"]) for r in rows)
+    assert [g[:3] for g in got] == [w[:3] for w in want]
+    assert np.allclose([g[3:] for g in got], [w[3:] for w in want])

@@ -51,6 +51,8 @@ class WindowSpec:
     keyed: bool
     accumulation: str = "accumulating"
     """What later firings emit: ``accumulating``, ``discarding`` or ``retracting`` (``windowing.accumulation``)."""
+    errors_to_output: bool = False
+    """Whether what fails goes to an error side output (``side_output_errors``) rather than failing the job."""
 
     @property
     def output_only_after_end_of_input(self) -> bool:
@@ -200,6 +202,7 @@ class _Windowed(FieldAggregations):
             self._key(),
             keyed,
             self._accumulation,
+            self._error_tag is not None,
         )
         if output_type is None:
             # built-in aggregations over typed records give typed results (see panes.windowing.columnar)

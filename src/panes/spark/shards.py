@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from panes.datastream.plan import shared_type
-from panes.errors import ErrorRecord, located
+from panes.errors import ErrorRecord, UserFunctionError, located
 from panes.operators.metrics import OperatorCounters
 from panes.operators.rescaling import Owner
 from panes.spark.host import StepHost
@@ -206,11 +206,13 @@ class ColumnarHost:
         second = order[~early[order]]
         operator = self.operator
         elements = (values, ts, seq)
-        self._emit(
-            out, operator.process(values.take(pa.array(first)), ts[first], seq[first]), elements, first, 2 * batch
-        )
-        self._emit(out, operator.advance(watermark), elements, first, 2 * batch)
-        later = operator.process(values.take(pa.array(second)), ts[second], seq[second])
+        try:
+            earlier = operator.process(values.take(pa.array(first)), ts[first], seq[first])
+            self._emit(out, earlier, elements, first, 2 * batch)
+            self._emit(out, operator.advance(watermark), elements, first, 2 * batch)
+            later = operator.process(values.take(pa.array(second)), ts[second], seq[second])
+        except UserFunctionError as error:  # a process_batch function's
+            raise located(error, self.name) from error.cause
         self._emit(out, later, elements, second, 2 * batch + 1)
         forwarded = forwarded_row(self.layout, before, operator.watermark, batch)
         return [forwarded, *out, *(self.layout.adapt(b) for b in passing)]

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from panes.errors import UserFunctionError
 from panes.types import RecordType
 from panes.windowing.functions import ProcessWindowFunction, WindowContext
 
@@ -68,29 +69,49 @@ class BatchWindowFunction(ProcessWindowFunction[Any, Any, Any, Any]):
         """``fn`` over elements ``values`` of windows ``[starts[i], ends[i])`` (int64 arrays): its results as a
         table with the output's columns, and ``window_end`` when ``fn`` returned one."""
         table = pa.Table.from_arrays([*values.flatten(), starts, ends], schema=self.batch_schema)
-        return self._table(self.fn(table.to_pandas() if self.batch_format == "pandas" else table))
+        try:
+            return self._table(self.fn(table.to_pandas() if self.batch_format == "pandas" else table))
+        except Exception as error:
+            raise self._failure(error) from error
 
     def call_panes(self, values: pa.StructArray, starts: np.ndarray, ends: np.ndarray, panes: np.ndarray) -> Results:
         """:meth:`call` over the panes whose first rows are ``panes`` (ascending, from 0; their ends ascending),
         with the pane each result belongs to (see the module docstring)."""
         results = self.call(values, pa.array(starts, pa.int64()), pa.array(ends, pa.int64()))
-        pane_ends = ends[panes]
-        if WINDOW_COLUMNS[1] in results.column_names:
-            result_ends = _int64(results.column(WINDOW_COLUMNS[1]))
+        return Results(self._values(results), self._owners(results, ends[panes]))
+
+    def _owners(self, results: pa.Table, pane_ends: np.ndarray | None) -> np.ndarray:
+        """The pane of each result, of panes ending at ``pane_ends`` (ascending; ``None``: one pane without a
+        time range); ``UserFunctionError`` when the results follow neither rule of the module docstring."""
+        if WINDOW_COLUMNS[1] in results.column_names and pane_ends is not None:
+            try:
+                result_ends = _int64(results.column(WINDOW_COLUMNS[1]))
+            except ValueError as error:
+                raise self._failure(error) from None
             of = np.searchsorted(pane_ends, result_ends)
             matches = of < len(pane_ends)
             matches[matches] = pane_ends[of[matches]] == result_ends[matches]
             if not matches.all():
                 bad = int(result_ends[~matches][0])
-                raise ValueError(f"process_batch's function returned a result with window_end {bad}, not a pane's")
-        elif results.num_rows == len(panes):
-            of = np.arange(len(panes), dtype=np.int64)
-        else:
-            raise ValueError(
-                f"process_batch's function returned {results.num_rows} rows for {len(panes)} panes: return "
-                "one row per pane, in the order of the panes, or a window_end column saying whose each is"
+                wrong = ValueError(f"process_batch's function returned a result with window_end {bad}, not a pane's")
+                raise self._failure(wrong)
+            return of
+        count = 1 if pane_ends is None else len(pane_ends)
+        if results.num_rows == count or (pane_ends is None and WINDOW_COLUMNS[1] in results.column_names):
+            return (
+                np.arange(results.num_rows, dtype=np.int64)
+                if pane_ends is not None
+                else np.zeros(results.num_rows, np.int64)
             )
-        return Results(self._values(results), of)
+        wrong = ValueError(
+            f"process_batch's function returned {results.num_rows} rows for {count} panes: return "
+            "one row per pane, in the order of the panes, or a window_end column saying whose each is"
+        )
+        raise self._failure(wrong)
+
+    def _failure(self, error: Exception) -> UserFunctionError:
+        """``error`` (raised by the function, or its results breaking the contract) as the step reports it."""
+        return error if isinstance(error, UserFunctionError) else UserFunctionError(error, function=repr(self))
 
     def _table(self, returned: Any) -> pa.Table:
         """What ``fn`` returned as a table of the output's columns."""
@@ -124,9 +145,10 @@ class BatchWindowFunction(ProcessWindowFunction[Any, Any, Any, Any]):
                 try:
                     column = column.cast(field.type)
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as error:
-                    raise ValueError(
-                        f"process_batch's column {field.name!r} ({column.type}) does not fit {field.type}: {error}"
-                    ) from None
+                    cast = ValueError(
+                        f"process_batch's column {field.name!r} ({column.type}) does not fit {field.type}"
+                    )
+                    raise self._failure(cast) from error
             arrays.append(column)
         return pa.StructArray.from_arrays(arrays, fields=fields)
 
@@ -136,9 +158,11 @@ class BatchWindowFunction(ProcessWindowFunction[Any, Any, Any, Any]):
         conform = self.input_type.conform
         values = self.input_type.encode([conform(element) for element in elements])
         window = context.window()
-        bounds = [getattr(window, name, None) for name in ("start", "end")]
-        starts, ends = (pa.array([bound] * len(values), pa.int64()) for bound in bounds)
-        return self.output_type.decode(self._values(self.call(values, starts, ends)))
+        start, end = getattr(window, "start", None), getattr(window, "end", None)
+        starts, ends = (pa.array([bound] * len(values), pa.int64()) for bound in (start, end))
+        results = self.call(values, starts, ends)
+        self._owners(results, None if end is None else np.array([end], dtype=np.int64))
+        return self.output_type.decode(self._values(results))
 
     def __repr__(self) -> str:
         return f"process_batch({getattr(self.fn, '__name__', type(self.fn).__name__)})"

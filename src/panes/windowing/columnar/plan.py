@@ -233,6 +233,8 @@ def _plan_batch(
     """The columnar form of a window evaluated by ``process_batch``'s function, or why it has none."""
     if kind != "aligned":
         return "its process_batch function runs on session windows, whose columnar operator keeps aggregates only"
+    if getattr(spec, "errors_to_output", False):
+        return "a failing process_batch function goes to its error output (side_output_errors), pane by pane"
     if input_type.arrow_type != function.input_type.arrow_type:
         return f"its input at run time ({input_type!r}) is not the type process_batch was given"
     struct = input_type.arrow_type
