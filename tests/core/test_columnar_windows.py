@@ -9,6 +9,7 @@ multiset: the order across keys may differ) with the same timestamps, and send t
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,7 @@ from panes.operators.rescaling import Owner
 from panes.tags import OutputTag
 from panes.time import LONG_MAX
 from panes.types import RecordType
-from panes.windowing import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
+from panes.windowing import CountEvictor, EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
 from panes.windowing.batch_function import BatchWindowFunction
 from panes.windowing.columnar.aligned import ColumnarAlignedWindows
 from panes.windowing.columnar.output import emitted, pane_values
@@ -276,3 +277,33 @@ def test_rescaled_snapshots_hold_every_pane_once_at_its_owner(function: str) -> 
             keys = table.state()[0]
             assert (owner.of_keys(pa.array(key_list(keys))) == index).all()
     assert sum((fired(part) for part in parts), Counter()) == fired(whole)
+
+
+@pytest.mark.parametrize(
+    ("window", "exact_order", "columns", "kind"),
+    [
+        (lambda: spec("tumbling", "row", 0, False), True, False, "general"),
+        (lambda: spec("tumbling", "row", 0, False), False, False, "aligned"),
+        (lambda: spec("tumbling", "row", 0, False), False, True, "columnar aligned"),
+        (lambda: spec("session", "row", 0, False), False, True, "columnar sessions"),
+        (lambda: spec("session", "batch", 0, False), False, True, "general"),
+        (lambda: spec("sliding", "batch", 0, False), False, True, "columnar aligned"),
+        (lambda: replace(spec("tumbling", "row", 0, False), accumulation="retracting"), False, True, "general"),
+        (lambda: replace(spec("tumbling", "row", 0, False), evictor=CountEvictor.of(2)), False, True, "evicting"),
+    ],
+)
+def test_one_function_chooses_the_implementation_and_the_state_layout_follows(
+    window: Any, exact_order: bool, columns: bool, kind: str
+) -> None:
+    chosen = window().implementation(exact_order=exact_order, columns=columns, input_type=INPUT)
+    assert chosen.kind == kind
+    assert chosen.state_layout == {"columnar aligned": "columnar", "columnar sessions": "columnar"}.get(
+        kind, "aligned" if kind == "aligned" else "general"
+    )
+    assert (chosen.not_columnar is None) == (not columns or chosen.is_columnar)
+    operator_kind = type(window().create_aligned_operator()).__name__ if not chosen.is_columnar else None
+    if operator_kind is not None and not exact_order:
+        expected = {"aligned": "AlignedWindowOperator", "evicting": "EvictingWindowOperator"}.get(
+            kind, "WindowOperator"
+        )
+        assert operator_kind == expected

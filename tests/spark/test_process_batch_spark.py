@@ -76,3 +76,21 @@ def test_process_batch_gives_the_same_results_on_both_runners(spark: Any) -> Non
         "some panes fire again when a late element arrives"
     )
     assert run(StreamEnvironment(SparkRunner(spark, num_shards=2))) == local
+
+
+def test_a_dataframe_source_is_typed_when_the_job_is_built(spark: Any) -> None:
+    frame = spark.createDataFrame(
+        [(e["k"], e["v"], e["ts"]) for batch in BATCHES for e in batch], "k string, v double, ts long"
+    )
+    env = StreamEnvironment(SparkRunner(spark, num_shards=2))
+    sink = ListSink()
+    strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner("ts")
+    keyed = env.from_dataframe(frame).assign_timestamps_and_watermarks(strategy).key_by("k")
+    keyed.window(TumblingEventTimeWindows.of(10)).process_batch(summary, OUTPUT).sink_to(sink)
+    env.execute()
+    counts = sorted((row["k"], row["window_start"], row["n"]) for row in sink.values)
+    expected: dict[tuple[str, int], int] = {}
+    for batch in BATCHES:
+        for e in batch:
+            expected[(e["k"], e["ts"] // 10 * 10)] = expected.get((e["k"], e["ts"] // 10 * 10), 0) + 1
+    assert counts == sorted((k, start, n) for (k, start), n in expected.items())

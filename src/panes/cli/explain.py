@@ -106,19 +106,11 @@ def window_lines(spec: Any) -> list[str]:
 def columnar_line(node: OneInputTransformation, types: dict[Channel, RecordType | None]) -> str:
     """Whether the keyed window ``node`` runs on columns on Spark (``panes.windowing.columnar``), and if not why
     and what would make it."""
-    from panes.windowing.columnar.plan import why_not_columnar
+    from panes.windowing.implementation import describe
 
     input_type = shared_type(types.get(channel) for channel in stream_channels(node.inputs[0]))
-    from panes.windowing.batch_function import BatchWindowFunction
-
-    reason = why_not_columnar(node.spec, input_type)
-    batch = isinstance(node.spec.function.process_function, BatchWindowFunction)
-    if reason is None:
-        if batch:
-            return "on Spark: columnar (elements kept as columns; one call of the function per shard and firing)"
-        return "on Spark: columnar (whole micro-batches of each window at once)"
-    how = "element by element (one call of the function per pane)" if batch else "element by element"
-    return f"on Spark: {how}, because {reason}"
+    implementation = node.spec.implementation(exact_order=False, columns=True, input_type=input_type)
+    return f"on Spark: {describe(implementation, node.spec)}"
 
 
 def step_lines(node: Transformation, types: dict[Channel, RecordType | None] | None = None) -> list[str]:

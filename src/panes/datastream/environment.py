@@ -30,6 +30,7 @@ from panes.time import DurationLike, Instant, duration_ms
 
 if TYPE_CHECKING:
     from panes.datastream.stream import DataStream
+    from panes.types import RecordType
 
 
 DEFAULT_MAX_PARALLELISM = 128
@@ -248,6 +249,17 @@ class StreamEnvironment:
         return self.from_source(DataFrameSource(dataframe, as_), source_name="DataFrame Source")
 
     # -- execution ------------------------------------------
+
+    def source_type(self, source: Any) -> RecordType | None:
+        """The record type of ``source``'s values when the job is built: the declared one, or for a source only a
+        runner can read (a Spark DataFrame) what the runner says (its ``source_type(source)``), else ``None``."""
+        from panes.datastream.plan import declared_source_type
+
+        found: RecordType | None = declared_source_type(source)
+        if found is None and isinstance(source, DataFrameSource):
+            typer = getattr(self.runner, "source_type", None)
+            found = typer(source) if typer is not None else None
+        return found
 
     def add_sink_transformation(self, sink: SinkTransformation) -> None:
         self._sinks.append(sink)

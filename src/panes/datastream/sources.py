@@ -240,16 +240,6 @@ class DataFrameSource:
     def is_bounded(self) -> bool:
         return not self.dataframe.isStreaming
 
-    def record_type(self) -> Any:
-        """The type of its values, read from the DataFrame's schema (``None`` when panes cannot read a column;
-        running the job then says which)."""
-        from panes.spark.sources import dataframe_type
-
-        try:
-            return dataframe_type(self.dataframe, self.as_)
-        except TypeError:
-            return None
-
     def __repr__(self) -> str:
         kind = "bounded" if self.is_bounded() else "streaming"
         return f"DataFrameSource({kind}, as {self.as_})"

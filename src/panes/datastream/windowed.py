@@ -20,6 +20,7 @@ from panes.windowing.assigners.base import WindowAssigner
 from panes.windowing.assigners.global_windows import GlobalWindows
 from panes.windowing.columnar.plan import columnar_output_type
 from panes.windowing.evictors import Evictor
+from panes.windowing.implementation import ALIGNED, EVICTING, GENERAL, Implementation, choose
 from panes.windowing.internal_functions import (
     WindowFunctionSpec,
     aggregate_spec,
@@ -61,20 +62,26 @@ class WindowSpec:
         (``panes.operators.sorted_input.SortedUntilEndOfInput``), as Flink 2 runs it."""
         return self.keyed and isinstance(self.assigner, GlobalWindows) and type(self.trigger) is EndOfStreamTrigger
 
+    def implementation(
+        self, exact_order: bool = True, columns: bool = False, input_type: RecordType | None = None
+    ) -> Implementation:
+        """Which implementation runs this window on a host (``panes.windowing.implementation.choose``)."""
+        return choose(self, exact_order=exact_order, columns=columns, input_type=input_type)
+
     def create_operator(self) -> OneInputStreamOperator:
-        """The operator computing this window in STREAMING execution (Flink's window operator, element by
-        element; on sorted input when :attr:`output_only_after_end_of_input`)."""
-        return self._sorted_until_end(self._create(aligned=False))
+        """The operator computing this window in STREAMING execution with Flink's emission order (the window
+        operator, element by element; on sorted input when :attr:`output_only_after_end_of_input`)."""
+        return self._sorted_until_end(self._create(self.implementation()))
 
     def create_batch_operator(self) -> WindowOperator:
         """The window operator of BATCH execution (its input is sorted already)."""
-        return self._create(aligned=False)
+        return self._create(self.implementation())
 
     def create_aligned_operator(self, batch: bool = False) -> OneInputStreamOperator:
-        """The lean operator for tumbling/sliding event-time windows with the default trigger (same results,
-        panes of different keys firing together may leave in another order), or the general one otherwise
-        (``batch``: of BATCH execution)."""
-        operator = self._create(aligned=True)
+        """The operator for a host that need not keep Flink's emission order across keys: the lean aligned
+        operator where it applies (same results; panes of different keys firing together may leave in another
+        order), the general one otherwise (``batch``: of BATCH execution)."""
+        operator = self._create(self.implementation(exact_order=False))
         return operator if batch else self._sorted_until_end(operator)
 
     def _sorted_until_end(self, operator: WindowOperator) -> OneInputStreamOperator:
@@ -84,17 +91,19 @@ class WindowSpec:
 
         return SortedUntilEndOfInput(operator)
 
-    def _create(self, aligned: bool) -> WindowOperator:
+    def _create(self, implementation: Implementation) -> WindowOperator:
+        """The element-by-element operator of ``implementation`` (the columnar ones are hosted by the Spark
+        runner's ``ColumnarHost``)."""
         from panes.datastream.stream import instance_copy
-        from panes.windowing.aligned import AlignedWindowOperator, supports
+        from panes.windowing.aligned import AlignedWindowOperator
 
         spec = instance_copy(self.function)
         trigger = instance_copy(self.trigger)
-        if aligned and self.accumulation == "accumulating" and supports(self.assigner, trigger, self.evictor):
+        if implementation.kind == ALIGNED:
             return AlignedWindowOperator(
                 self.assigner, spec, self.key_selector, trigger, self.allowed_lateness, self.late_data_tag
             )
-        if self.evictor is not None:
+        if implementation.kind == EVICTING:
             return EvictingWindowOperator(
                 self.assigner,
                 spec,
@@ -105,6 +114,8 @@ class WindowSpec:
                 self.late_data_tag,
                 self.accumulation,
             )
+        if implementation.kind != GENERAL:
+            raise ValueError(f"the {implementation.kind} implementation has no element-by-element operator")
         return WindowOperator(
             self.assigner,
             spec,
@@ -271,7 +282,7 @@ class _Windowed(FieldAggregations):
         from panes.windowing.batch_function import BatchWindowFunction
 
         stream = self._input.transformation
-        types = resolve_types(Plan((stream,)))  # type: ignore[arg-type]
+        types = resolve_types(Plan((stream,)), self._input.env.source_type)  # type: ignore[arg-type]
         input_type = shared_type(types.get(channel) for channel in stream_channels(stream))
         function = BatchWindowFunction(fn, input_type, output_type, batch_format)
         return self._build("Window(ProcessBatch)", process_spec(function), function.output_type)

@@ -27,14 +27,12 @@ from typing import Any
 
 from panes.datastream.fingerprint import STATE_FORMAT, JobFingerprint, check_restart, fingerprint
 from panes.datastream.plan import Channel, Plan, Transformation
-from panes.datastream.windowed import WindowSpec
 from panes.errors import RESTART_ADVICE, IncompatibleCheckpointError
 from panes.spark.linear import Step
 from panes.spark.rescaling import RESCALED
-from panes.spark.shards import columnar_plan
+from panes.spark.shards import window_implementation
 from panes.spark.translate import Translation
 from panes.types import RecordType
-from panes.windowing.aligned import supports
 
 FOLDER = os.path.join("panes", "fingerprint")
 """Where in the checkpoint the fingerprints are kept."""
@@ -42,12 +40,8 @@ FOLDER = os.path.join("panes", "fingerprint")
 
 def state_layout(step: Step) -> str:
     """How a keyed step's shard state is laid out (what ``processor.ShardProcessor`` hosts; see ``shards``)."""
-    if columnar_plan(step) is not None:
-        return "columnar"
-    spec = getattr(step.transformation, "spec", None)
-    if isinstance(spec, WindowSpec) and supports(spec.assigner, spec.trigger, spec.evictor):
-        return "aligned"
-    return "general"
+    implementation = window_implementation(step)
+    return "general" if implementation is None else implementation.state_layout
 
 
 def query_fingerprint(

@@ -34,6 +34,7 @@ from panes.datastream.execution import ExecutionConfig, JobExecutionResult
 from panes.datastream.fingerprint import operator_uids
 from panes.datastream.plan import Plan, SinkTransformation, Transformation
 from panes.datastream.runtime_mode import RuntimeExecutionMode, plan_runtime_mode
+from panes.datastream.sources import DataFrameSource
 from panes.operators.metrics import OperatorMetrics
 from panes.spark.direct import PanesFiles, options, writes_directly
 from panes.spark.failures import carrying, interruptible, was_interrupted, with_carried
@@ -50,7 +51,7 @@ from panes.spark.rescaling import (
 from panes.spark.restarts import check_checkpoint, query_fingerprint, restored_fingerprint, store_fingerprint
 from panes.spark.session import create_session, is_connect, observed_metrics_kept
 from panes.spark.sinks import SinkTarget, SinkWriter
-from panes.spark.sources import reads_as_stream
+from panes.spark.sources import dataframe_type, reads_as_stream
 from panes.spark.translate import Translation, Translator, shard_count
 from panes.types import RecordType
 
@@ -239,6 +240,16 @@ class SparkRunner:
         if self._spark is None:
             self._spark = create_session(self.master, config=self.config)
         return self._spark
+
+    def source_type(self, source: Any) -> RecordType | None:
+        """The record type of a DataFrame source's values, read from its schema (``None`` for other sources, or
+        when panes cannot read a column: running the job then says which)."""
+        if not isinstance(source, DataFrameSource):
+            return None
+        try:
+            return dataframe_type(source.dataframe, source.as_)
+        except TypeError:
+            return None
 
     def default_parallelism(self) -> int:
         """The number of shards of a keyed step whose parallelism is not set (``num_shards``, or twice

@@ -16,7 +16,8 @@ from typing import Any, Protocol
 import numpy as np
 import pyarrow as pa
 
-from panes.datastream.plan import shared_type
+from panes.datastream.plan import OneInputTransformation, shared_type
+from panes.datastream.windowed import WindowSpec
 from panes.errors import ErrorRecord, UserFunctionError, located
 from panes.operators.metrics import OperatorCounters
 from panes.operators.rescaling import Owner
@@ -26,8 +27,9 @@ from panes.spark.linear import Step
 from panes.windowing.assigners.base import MissingTimestampError
 from panes.windowing.columnar.aligned import ColumnarAlignedWindows
 from panes.windowing.columnar.output import ColumnarOutput, emitted, pane_values
-from panes.windowing.columnar.plan import ColumnarWindow, plan_columnar
+from panes.windowing.columnar.plan import ColumnarWindow
 from panes.windowing.columnar.sessions import ColumnarSessions
+from panes.windowing.implementation import Implementation
 
 
 class ShardHost(Protocol):
@@ -353,12 +355,20 @@ class ColumnarHost:
         return None
 
 
-def columnar_plan(step: Step) -> ColumnarWindow | None:
-    """The columnar form of a keyed window step, when it has one (its inputs must share one type)."""
-    spec = getattr(step.transformation, "spec", None)
-    if spec is None or not hasattr(spec, "assigner") or not getattr(spec, "keyed", False):
+def window_implementation(step: Step) -> Implementation | None:
+    """How a keyed window step runs on Spark (``panes.windowing.implementation``; columnar when its inputs share
+    one type that allows it); ``None`` for other steps."""
+    spec = step.transformation.spec if isinstance(step.transformation, OneInputTransformation) else None
+    if not isinstance(spec, WindowSpec):
         return None
-    return plan_columnar(spec, shared_type(step.types.get(channel) for channel in step.consumed))
+    input_type = shared_type(step.types.get(channel) for channel in step.consumed)
+    return spec.implementation(exact_order=False, columns=True, input_type=input_type)
+
+
+def columnar_plan(step: Step) -> ColumnarWindow | None:
+    """The columnar form of a keyed window step, when it runs on columns."""
+    implementation = window_implementation(step)
+    return None if implementation is None else implementation.columnar
 
 
 def shard_host(

@@ -120,23 +120,18 @@ def _part_type(part: BuiltinAggregate, field_type: pa.DataType | None) -> pa.Dat
 
 
 def plan_columnar(spec: WindowDescription, input_type: RecordType | None) -> ColumnarWindow | None:
-    """The columnar form of the window ``spec`` over values of ``input_type``, or ``None`` when it has none."""
-    planned = _plan(spec, input_type)
+    """The columnar form of the window ``spec`` over values of ``input_type``, or ``None`` when it has none
+    (runners ask ``panes.windowing.implementation.choose``, which uses :func:`plan_or_reason`)."""
+    planned = plan_or_reason(spec, input_type)
     return planned if isinstance(planned, ColumnarWindow) else None
-
-
-def why_not_columnar(spec: WindowDescription, input_type: RecordType | None) -> str | None:
-    """Why the window ``spec`` over values of ``input_type`` runs element by element, and what would make it
-    columnar; ``None`` when it runs columnar."""
-    planned = _plan(spec, input_type)
-    return planned if isinstance(planned, str) else None
 
 
 AGGREGATE_IDIOM = "aggregate(Count()), aggregate(Sum('field')), aggregate(Aggregates(...)), optionally with WindowRow"
 
 
-def _plan(spec: WindowDescription, input_type: RecordType | None) -> ColumnarWindow | str:
-    """The columnar form of ``spec``, or why it has none (see the module docstring)."""
+def plan_or_reason(spec: WindowDescription, input_type: RecordType | None) -> ColumnarWindow | str:
+    """The columnar form of ``spec`` over values of ``input_type``, or why it has none and what would give it
+    one (see the module docstring)."""
     if input_type is None:
         return (
             "its input has no declared type: declare one upstream (output_type= on the step before, a typed "
