@@ -100,7 +100,7 @@ class ColumnarAlignedWindows:
                 self._dropped.add(start)
                 continue
             table = self.windows.get(start)
-            if table is not None and len(table):
+            if table:
                 fired.append((start, table))
         if not fired:
             return out

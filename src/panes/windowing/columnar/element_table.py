@@ -43,6 +43,10 @@ class ElementTable:
             self._panes = len(np.unique(np.concatenate(self.keys))) if self.keys else 0
         return self._panes
 
+    def __bool__(self) -> bool:
+        """Whether the window has elements (without counting its panes)."""
+        return bool(self.keys)
+
     def add(self, values: pa.StructArray, keys: np.ndarray) -> None:
         """Add elements ``values`` with keys ``keys``, in this order."""
         if len(keys):
