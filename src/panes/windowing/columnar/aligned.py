@@ -226,15 +226,11 @@ class ColumnarAlignedWindows:
         accumulators: list[tuple[Any, ...]] = []
         fired_seqs: list[int | None] = []
         for value, e, s, c in zip(decoded, element.tolist(), start.tolist(), cleanup.tolist(), strict=True):
-            table = self.windows.get(s)
-            if table is None:
-                table = self.windows[s] = PaneTable.empty(self.plan, keys.dtype)
+            table = self._late_table(s, c, keys)
             assert isinstance(table, PaneTable)
             (row,) = table.rows_of(keys[e : e + 1]).tolist()
             acc = form.add(value, table.get(row))
             table.put(row, acc)
-            if c != LONG_MAX:
-                self._schedule(c, CLEANUP, s)
             fired_keys.append(keys[e])
             starts.append(s)
             ends.append(java_add(s, size))
@@ -242,6 +238,16 @@ class ColumnarAlignedWindows:
             fired_seqs.append(int(seqs[e]))
         fired = np.array(fired_keys, dtype=keys.dtype)
         out.panes.append(Panes.of(self.plan, fired, starts, ends, accumulators, fired_seqs))
+
+    def _late_table(self, start: int, cleanup: int, keys: np.ndarray) -> Table:
+        """The panes of the window at ``start``, which the watermark passed (made when it has none), with its
+        cleanup timer at ``cleanup``."""
+        table = self.windows.get(start)
+        if table is None:
+            table = self.windows[start] = self.table.empty(self.plan, keys.dtype)
+        if cleanup != LONG_MAX:
+            self._schedule(cleanup, CLEANUP, start)
+        return table
 
     def _add_late_elements(
         self,
@@ -255,13 +261,9 @@ class ColumnarAlignedWindows:
     ) -> None:
         """:meth:`_add_one_by_one` for ``process_batch``: each element fires its pane, all of it, in a call."""
         for e, s, c in zip(element.tolist(), start.tolist(), cleanup.tolist(), strict=True):
-            table = self.windows.get(s)
-            if table is None:
-                table = self.windows[s] = ElementTable.empty(self.plan, keys.dtype)
+            table = self._late_table(s, c, keys)
             assert isinstance(table, ElementTable)
             table.add(values.slice(e, 1), keys[e : e + 1])
-            if c != LONG_MAX:
-                self._schedule(c, CLEANUP, s)
             out.panes.append(self._evaluate([(s, table.panes(keys[e]))], int(seqs[e])))
 
     # -- state -------------------------------------------------------------------------------------------------
