@@ -45,6 +45,14 @@ class Window(ABC):
         """The ``hashCode()`` Flink's Java class has, so that hash-ordered iteration matches Flink."""
 
 
+def intersect(start: int, end: int, other_start: int, other_end: int) -> bool:
+    """Whether windows ``[start, end)`` and ``[other_start, other_end)`` overlap or touch, Flink's rule for
+    merging session windows: ``start <= other_end and end >= other_start``, on the bounds as they are (an end
+    that wrapped around past ``Long.MAX_VALUE`` is below its start, and such a window touches nothing after
+    it). Every session merge applies it: :meth:`TimeWindow.merge_windows` and the columnar session operator."""
+    return start <= other_end and end >= other_start
+
+
 @dataclass(frozen=True, slots=True)
 class TimeWindow(Window):
     """The interval ``[start, end)`` of epoch milliseconds."""
@@ -62,8 +70,8 @@ class TimeWindow(Window):
         return long_to_int_with_bit_mixing(self.start + self.end)
 
     def intersects(self, other: TimeWindow) -> bool:
-        """True when the windows overlap or touch (``self.start <= other.end and self.end >= other.start``)."""
-        return self.start <= other.end and self.end >= other.start
+        """True when the windows overlap or touch (:func:`intersect`)."""
+        return intersect(self.start, self.end, other.start, other.end)
 
     def cover(self, other: TimeWindow) -> TimeWindow:
         """The smallest window containing both."""

@@ -40,6 +40,7 @@ from panes.windowing.columnar.accumulate import accumulate
 from panes.windowing.columnar.aligned import CLEANUP, FIRE
 from panes.windowing.columnar.output import ColumnarOutput, Panes
 from panes.windowing.columnar.plan import ColumnarWindow
+from panes.windowing.windows import intersect
 
 
 def key_codes(values: pa.StructArray, key: int) -> tuple[np.ndarray, list[Any]]:
@@ -80,17 +81,22 @@ class ColumnarSessions:
         assert form is not None
         sessions = self.sessions.setdefault(key, [])
         self._touched.replaced(key)
-        # sessions are disjoint and sorted: the ones touching [start, end) are consecutive
-        low = bisect.bisect_left(sessions, start, key=lambda s: s[1])
-        high = low
-        while high < len(sessions) and sessions[high][0] <= end:
+        # Flink's sweep over the windows sorted by start (TimeWindow.merge_windows), of which only the run that
+        # takes the new window changes: the key's sessions did not merge with each other, so the sweep reaches
+        # the new window with the session before it alone, and the run goes on while the next one intersects
+        low = high = bisect.bisect_right(sessions, start, key=lambda s: s[0])
+        cover_start, cover_end = start, end
+        if low > 0 and intersect(sessions[low - 1][0], sessions[low - 1][1], start, end):
+            low -= 1
+            cover_start, cover_end = sessions[low][0], max(sessions[low][1], end)
+        while high < len(sessions) and intersect(cover_start, cover_end, sessions[high][0], sessions[high][1]):
+            cover_end = max(cover_end, sessions[high][1])
             high += 1
         touched = sessions[low:high]
         merged = acc
         for session in touched:
             merged = session[2] if merged is None else form.merge(session[2], merged)
-        if touched:
-            start, end = min(start, touched[0][0]), max(end, touched[-1][1])
+        start, end = cover_start, cover_end
         for old in touched:
             old[2] = None  # merged away: its timers are stale
         session = [start, end, merged]
@@ -163,7 +169,9 @@ class ColumnarSessions:
             return out
         gap = self.plan.gap
         codes, keys = key_codes(values, self.plan.key)
-        ended = timestamps + (gap - 1) <= self.watermark
+        # element by element: keys with an element whose window ended, or whose end wraps around past
+        # Long.MAX_VALUE (grouping by gaps between timestamps would merge what Flink's rule keeps apart)
+        ended = (timestamps + (gap - 1) <= self.watermark) | (timestamps > LONG_MAX - gap)
         one_by_one = np.isin(codes, np.unique(codes[ended])) if ended.any() else np.zeros(count, dtype=bool)
         grouped = np.flatnonzero(~one_by_one)
         if grouped.size:
@@ -212,7 +220,7 @@ class ColumnarSessions:
             ts = int(timestamps[row])
             sessions = self.sessions.get(key, [])
             end = java_add(ts, gap)
-            touching = any(s[0] <= end and s[1] >= ts for s in sessions)
+            touching = any(intersect(s[0], s[1], ts, end) for s in sessions)
             if not touching and self._cleanup(end) <= watermark:
                 # a late window; the element is late unless its window's end wrapped around the long range
                 if java_add(ts, self.plan.lateness) <= watermark:
