@@ -15,10 +15,12 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
 
-def panes(*arguments: str, timeout: float = 120, extra_path: str | None = None) -> subprocess.CompletedProcess[str]:
+def panes(
+    *arguments: str, timeout: float = 120, extra_path: str | None = None, environment: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """``panes ARGUMENTS`` (this interpreter, this checkout's sources first, ``extra_path`` before them when
-    given), from the repository's root."""
-    env = dict(os.environ)
+    given), from the repository's root, with ``environment`` added to the environment variables."""
+    env = dict(os.environ, **(environment or {}))
     first = [extra_path] if extra_path else []
     env["PYTHONPATH"] = os.pathsep.join([*first, str(ROOT / "src"), str(ROOT), env.get("PYTHONPATH", "")])
     return subprocess.run(

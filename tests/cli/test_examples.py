@@ -252,3 +252,45 @@ def test_latency_percentiles() -> None:
     got = sorted((r["endpoint"], r["window_start"], r["requests"], r["p50"], r["p95"], r["p99"]) for r in rows)
     assert [g[:3] for g in got] == [w[:3] for w in want]
     assert np.allclose([g[3:] for g in got], [w[3:] for w in want])
+
+
+def test_late_corrections(tmp_path: Any) -> None:
+    # Flink's late rule: an element is dropped when its window's end + allowed lateness <= the watermark (here
+    # the largest timestamp so far - 1); late_data_table keeps those, and panes reconcile retracts each affected
+    # window's streamed total and puts the total over every order in its place
+    module = example("late_corrections")
+    environment = {"LATE_ORDERS": str(tmp_path / "late")}
+    done = panes("run", str(EXAMPLES / "late_corrections.py"), environment=environment)
+    assert done.returncode == 0, done.stderr
+    streamed: dict[tuple[str, int], int] = {}
+    complete: dict[tuple[str, int], int] = defaultdict(int)
+    late = 0
+    watermark = -(2**63)
+    for batch in module.ORDERS:
+        for order in batch:
+            start = order["ts"] - (order["ts"] - module.START) % module.MINUTE
+            complete[(order["shop"], start)] += order["amount"]
+            if start + module.MINUTE - 1 + 10_000 <= watermark:
+                late += 1
+            else:
+                streamed[(order["shop"], start)] = streamed.get((order["shop"], start), 0) + order["amount"]
+        watermark = max(watermark, max(order["ts"] for order in batch) - 1)
+    totals = printed(done.stdout)["totals"]
+    assert {(t["shop"], t["window_start"]): t["value"] for t in totals} == streamed
+    output = tmp_path / "corrections.parquet"
+    fixed = panes(
+        "reconcile", str(EXAMPLES / "late_corrections.py"), "--late", str(tmp_path / "late"), "--output", str(output),
+        environment=environment,
+    )  # fmt: skip
+    assert fixed.returncode == 0, fixed.stderr
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(output).to_pylist()
+    changed = {key for key in complete if complete[key] != streamed.get(key)}
+    assert late == 2 and f"{late} late elements" in fixed.stdout
+    assert sorted((r["shop"], r["window_start"], r["value"]) for r in rows if r["retract"]) == sorted(
+        (shop, start, streamed[(shop, start)]) for shop, start in changed
+    )
+    assert sorted((r["shop"], r["window_start"], r["value"]) for r in rows if not r["retract"]) == sorted(
+        (shop, start, complete[(shop, start)]) for shop, start in changed
+    )

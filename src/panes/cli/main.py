@@ -1,4 +1,5 @@
-"""The ``panes`` command: ``run`` a job file, ``explain`` its plan, or run the ``demo``.
+"""The ``panes`` command: ``run`` a job file, ``explain`` its plan, ``reconcile`` its late data, or run the
+``demo``.
 
 Exit codes, for scripts: 0 done, 1 the job failed (its exception in full on standard error), 2 usage (bad
 options, a missing job file, a file without ``build(env)``). ``panes COMMAND --help`` describes each command.
@@ -46,6 +47,23 @@ def _parser() -> argparse.ArgumentParser:
     )
     explain.add_argument("job", metavar="JOB.py", help="a Python file defining build(env)")
     explain.set_defaults(handler=lambda args: explain_job(args.job))
+
+    reconcile = commands.add_parser(
+        "reconcile",
+        help="correct a window's results for the elements its late data table kept",
+        description="Read the late data table a window step of the job writes (late_data_table(PATH)), run the "
+        "job's plan up to that window in BATCH mode with and without those elements, and write the difference as "
+        "corrections: retractions of the results the streaming job emitted, then the complete results, each row "
+        "with a 'retract' column. The job's sources must give the same elements again. " + JOB_FILES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    reconcile.add_argument("job", metavar="JOB.py", help="a Python file defining build(env)")
+    reconcile.add_argument("--late", required=True, metavar="PATH", help="the folder of the window's late data table")
+    reconcile.add_argument("--output", required=True, metavar="FILE", help="the Parquet file the corrections go to")
+    reconcile.add_argument(
+        "--runner", choices=("local", "spark"), default="local", help="what runs the BATCH jobs (default local)"
+    )
+    reconcile.set_defaults(handler=lambda args: reconcile_job(args.job, args.late, args.output, args.runner))
 
     demo = commands.add_parser(
         "demo",
@@ -107,6 +125,25 @@ def explain_job(path: str) -> int:
         run_command.report_failure(error, sys.stderr)
         return run_command.FAILED
     print(explain(env.plan(), job.name, env.config()))
+    return run_command.DONE
+
+
+def reconcile_job(path: str, late: str, output: str, runner: str) -> int:
+    """Write the corrections the late table ``late`` makes to the job file's results (``datastream.reconcile``)."""
+    from panes.datastream.reconcile import reconcile
+
+    job = load_job(path)
+    try:
+        corrections = reconcile(job.build, late, runner)
+        corrections.write(output)
+    except Exception as error:
+        run_command.report_failure(error, sys.stderr)
+        return run_command.FAILED
+    retracted = sum(1 for row in corrections.rows if row["retract"])
+    print(
+        f"{corrections.late_elements} late elements of step {corrections.step_uid}: {retracted} results retracted, "
+        f"{len(corrections.rows) - retracted} new results, written to {output}"
+    )
     return run_command.DONE
 
 

@@ -273,7 +273,7 @@ class StreamEnvironment:
     def plan(self) -> Plan:
         """The plan of every sink added so far, each step with its latest settings (:meth:`settle`)."""
         if not self._settled:
-            return Plan(tuple(self._sinks))
+            return self._finished(Plan(tuple(self._sinks)))
         made: dict[int, Transformation] = {}
 
         def current(node: Transformation) -> Transformation:
@@ -287,7 +287,15 @@ class StreamEnvironment:
             return found
 
         sinks = [current(sink) for sink in self._sinks]
-        return Plan(tuple(sink for sink in sinks if isinstance(sink, SinkTransformation)))
+        return self._finished(Plan(tuple(sink for sink in sinks if isinstance(sink, SinkTransformation))))
+
+    @staticmethod
+    def _finished(plan: Plan) -> Plan:
+        """``plan`` with what only the whole plan knows filled in: the window uids late tables record."""
+        from panes.datastream.late_table import fill_step_uids
+
+        fill_step_uids(plan)
+        return plan
 
     def explain(self) -> str:
         return self.plan().explain()

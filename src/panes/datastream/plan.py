@@ -85,6 +85,13 @@ class Transformation:
 
         return replace(self, **changes)
 
+    def another(self, **changes: Any) -> Transformation:
+        """A copy with ``changes`` (its inputs, say) and a new id: another step, which a plan can hold beside
+        this one."""
+        from dataclasses import replace
+
+        return replace(self, id=_next_id(), **changes)
+
 
 @dataclass(frozen=True, eq=False)
 class SourceTransformation(Transformation):

@@ -144,6 +144,7 @@ class _Windowed(FieldAggregations):
         self._late_tag: OutputTag[Any] | None = None
         self._error_tag: OutputTag[Any] | None = None
         self._accumulation = "accumulating"
+        self._late_table: str | None = None
 
     def trigger(self, trigger: Trigger[Any, Any]) -> Any:
         """Replace the assigner's default trigger."""
@@ -168,6 +169,15 @@ class _Windowed(FieldAggregations):
         if not isinstance(output_tag, OutputTag):
             raise TypeError(f"expected an OutputTag, got {type(output_tag).__name__}")
         self._late_tag = output_tag
+        return self
+
+    def late_data_table(self, path: str) -> Any:
+        """Keep the elements that arrive after their windows' cleanup in a Parquet table under ``path``, with the
+        step's uid, their timestamps and their windows (``panes.datastream.late_table``), for
+        ``panes reconcile`` to correct the results with; also when ``side_output_late_data`` sends them on."""
+        if not isinstance(path, str) or not path:
+            raise TypeError(f"late_data_table takes the table's folder as a str, got {path!r}")
+        self._late_table = path
         return self
 
     def accumulating_fired_panes(self) -> Any:
@@ -203,12 +213,15 @@ class _Windowed(FieldAggregations):
         from panes.datastream.stream import DataStream, declared_type
 
         keyed = self._key() is not _constant_key
+        late_tag = self._late_tag
+        if self._late_table is not None and late_tag is None:
+            late_tag = OutputTag("late-data-table")
         spec = WindowSpec(
             self._assigner,
             self._trigger,
             self._evictor,
             self._lateness,
-            self._late_tag,
+            late_tag,
             function,
             self._key(),
             keyed,
@@ -242,9 +255,26 @@ class _Windowed(FieldAggregations):
             key_selector=self._key(),
             error_tag=self._error_tag,
             output_type=output_type if isinstance(output_type, (Derived, Inherit)) else declared_type(output_type),
-            side_output_types=() if self._late_tag is None else ((self._late_tag.tag_id, INHERIT),),
+            side_output_types=() if late_tag is None else ((late_tag.tag_id, INHERIT),),
         )
-        return DataStream(self._input.env, transformation)
+        result = DataStream(self._input.env, transformation)
+        if self._late_table is not None:
+            assert late_tag is not None
+            self._attach_late_table(result, late_tag, self._late_table)
+        return result
+
+    def _attach_late_table(self, result: DataStream, tag: OutputTag[Any], path: str) -> None:
+        """Write what ``result``'s window sends to ``tag`` as a late table under ``path`` (``late_table``)."""
+        from panes.datastream.late_table import LateRows, late_table_type
+        from panes.datastream.plan import Plan, resolve_types, shared_type, stream_channels
+
+        stream = self._input.transformation
+        types = resolve_types(Plan((stream,)), self._input.env.source_type)  # type: ignore[arg-type]
+        input_type = shared_type(types.get(channel) for channel in stream_channels(stream))
+        row_type = late_table_type(input_type)
+        assert input_type is not None
+        rows = LateRows(self._assigner, input_type, result.transformation.id)
+        result.get_side_output(tag).process(rows, output_type=row_type).name("Late data table").sink_to_files(path)
 
     def reduce(self, reduce_function: Any, window_function: Any = None, output_type: Any = None) -> DataStream:
         """Reduce each pane incrementally; the optional ``window_function`` gets the reduced value. Results have
