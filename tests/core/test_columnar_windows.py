@@ -65,6 +65,7 @@ FUNCTIONS = {
     "scalar": (Sum("v"), None),
     "dict": (Aggregates(n=Count(), fsum=Sum("f")), None),
     "batch": (arrivals, None),
+    "pane info": (Aggregates(n=Count(), total=Sum("v")), WindowRow(pane="pane")),
 }
 BATCH_OUTPUT = "key STRING, window_end BIGINT, n BIGINT, vs STRING, last_f DOUBLE"
 
@@ -174,7 +175,7 @@ def columnar(
 
 @pytest.mark.parametrize(
     ("assigner", "function"),
-    [(a, f) for a in ASSIGNERS for f in FUNCTIONS if (a, f) != ("session", "batch")],
+    [(a, f) for a in ASSIGNERS for f in FUNCTIONS if a != "session" or f not in ("batch", "pane info")],
 )
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=batches, lateness=st.sampled_from([0, 0, 30, 200]), late=st.booleans())
@@ -187,7 +188,9 @@ def test_columnar_equals_the_window_operator(
     assert columnar(window, data) == generic(window, data, plan.output_type)
 
 
-@pytest.mark.parametrize("assigner", list(ASSIGNERS))
+@pytest.mark.parametrize(
+    ("assigner", "function"), [*((a, "row") for a in ASSIGNERS), ("tumbling", "pane info"), ("sliding", "pane info")]
+)
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     data=batches,
@@ -195,9 +198,9 @@ def test_columnar_equals_the_window_operator(
     compact=st.lists(st.booleans(), min_size=1, max_size=4),
 )
 def test_a_columnar_operator_restored_from_its_log_between_batches_gives_the_same_results(
-    assigner: str, data: list[list[Any]], lateness: int, compact: list[bool]
+    assigner: str, function: str, data: list[list[Any]], lateness: int, compact: list[bool]
 ) -> None:
-    window = spec(assigner, "row", lateness, True)
+    window = spec(assigner, function, lateness, True)
     assert columnar(window, data, compact) == columnar(window, data)
 
 
@@ -250,7 +253,7 @@ def test_open_panes_are_columns_of_about_forty_bytes_plus_their_key() -> None:
     assert sorted(results, key=repr)[:1] == [{"n": 2, "fsum": 1.0}]
 
 
-@pytest.mark.parametrize("function", ["row", "batch"])
+@pytest.mark.parametrize("function", ["row", "batch", "pane info"])
 def test_rescaled_snapshots_hold_every_pane_once_at_its_owner(function: str) -> None:
     window = spec("sliding", function, 30, False)
     plan = plan_columnar(window, INPUT)

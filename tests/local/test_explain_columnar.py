@@ -48,7 +48,7 @@ def test_the_documented_idiom_runs_on_columns() -> None:
          "its input has no declared type"),
         (lambda s: s.key_by("page").window(TumblingEventTimeWindows.of(60_000)).aggregate(Max("nope")),
          "the aggregate's field 'nope' is not a field of its input type"),
-        (lambda s: s.key_by("page").window(TumblingEventTimeWindows.of(60_000)).aggregate(
+        (lambda s: s.key_by("page").window(EventTimeSessionWindows.with_gap(60_000)).aggregate(
             Count(), WindowRow(pane="pane")), "its WindowRow adds pane info"),
     ],
 )  # fmt: skip

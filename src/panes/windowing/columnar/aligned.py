@@ -35,9 +35,10 @@ from panes.operators.rescaling import Owner
 from panes.time import LONG_MAX, LONG_MIN, java_add
 from panes.windowing.cleanup import cleanup_time
 from panes.windowing.columnar.element_table import ElementTable
-from panes.windowing.columnar.output import ColumnarOutput, Panes
+from panes.windowing.columnar.output import ColumnarOutput, PaneColumns, Panes
 from panes.windowing.columnar.pane_table import PaneTable, key_array, key_list
 from panes.windowing.columnar.plan import ColumnarWindow
+from panes.windowing.observer import PaneTiming, pane_timing
 
 Table = PaneTable | ElementTable
 
@@ -88,7 +89,7 @@ class ColumnarAlignedWindows:
         out = ColumnarOutput()
         if watermark <= self.watermark:
             return out
-        self.watermark = watermark
+        before, self.watermark = self.watermark, watermark
         size = self.plan.size
         fired: list[tuple[int, Table]] = []
         while self.timers and self.timers[0][0] <= watermark:
@@ -112,8 +113,23 @@ class ColumnarAlignedWindows:
             count = len(table)
             starts = np.full(count, start, dtype=np.int64)
             ends = np.full(count, java_add(start, size), dtype=np.int64)
-            out.panes.append(Panes(table.keys, starts, ends, table.results(), np.full(count, -1, np.int64)))
+            info = self._on_time_info(table, java_add(start, size - 1), before)
+            out.panes.append(Panes(table.keys, starts, ends, table.results(), np.full(count, -1, np.int64), info))
         return out
+
+    def _on_time_info(self, table: PaneTable, max_ts: int, before: int) -> PaneColumns | None:
+        """The pane info of the firing of every pane of ``table`` by its window's end timer, during an advance
+        from ``before`` (the window operator's rule: ``pane_info``), recorded; ``None`` when not kept."""
+        fired = table.fired
+        if fired is None:
+            return None
+        count = len(table)
+        timing = pane_timing(max_ts, max_ts, before, None)  # the default trigger fires a window first at its end
+        last = cleanup_time(max_ts, self.plan.lateness) == max_ts or self.watermark == LONG_MAX
+        info = PaneColumns(fired.copy(), np.full(count, timing.value, dtype=object), np.full(count, last))
+        if not last:
+            table.record_firings(slice(None))
+        return info
 
     def _evaluate(self, windows: list[tuple[int, tuple[np.ndarray, pa.StructArray, np.ndarray]]], seq: int) -> Panes:
         """The results of the ``process_batch`` function over the panes of ``windows`` (each a window's start and
@@ -225,19 +241,31 @@ class ColumnarAlignedWindows:
         ends: list[int] = []
         accumulators: list[tuple[Any, ...]] = []
         fired_seqs: list[int | None] = []
+        infos: list[tuple[int, str, bool]] = []
+        watermark = self.watermark
         for value, e, s, c in zip(decoded, element.tolist(), start.tolist(), cleanup.tolist(), strict=True):
             table = self._late_table(s, c, keys)
             assert isinstance(table, PaneTable)
             (row,) = table.rows_of(keys[e : e + 1]).tolist()
             acc = form.add(value, table.get(row))
             table.put(row, acc)
+            if table.fired is not None:  # an element's own firing, outside an advance (pane_info's rule)
+                index = int(table.fired[row])
+                timing = pane_timing(java_add(s, size - 1), watermark, watermark, PaneTiming.LATE if index else None)
+                infos.append((index, timing.value, watermark == LONG_MAX))
+                if watermark != LONG_MAX:
+                    table.record_firings(row)
             fired_keys.append(keys[e])
             starts.append(s)
             ends.append(java_add(s, size))
             accumulators.append(acc)
             fired_seqs.append(int(seqs[e]))
         fired = np.array(fired_keys, dtype=keys.dtype)
-        out.panes.append(Panes.of(self.plan, fired, starts, ends, accumulators, fired_seqs))
+        info = None
+        if infos:
+            indices, timings, lasts = zip(*infos, strict=True)
+            info = PaneColumns(np.array(indices, np.int64), np.array(timings, dtype=object), np.array(lasts, bool))
+        out.panes.append(Panes.of(self.plan, fired, starts, ends, accumulators, fired_seqs, info))
 
     def _late_table(self, start: int, cleanup: int, keys: np.ndarray) -> Table:
         """The panes of the window at ``start``, which the watermark passed (made when it has none), with its

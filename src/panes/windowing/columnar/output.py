@@ -28,6 +28,8 @@ class Panes:
     ends: np.ndarray
     results: pa.Array
     seqs: np.ndarray
+    info: PaneColumns | None = None
+    """The pane info of each firing, when the window's ``WindowRow`` asks for it."""
 
     @classmethod
     def of(
@@ -38,6 +40,7 @@ class Panes:
         ends: list[int],
         accumulators: list[tuple[Any, ...]],
         seqs: list[int | None],
+        info: PaneColumns | None = None,
     ) -> Panes:
         """Panes whose accumulators are in Python form (``panes.functions.aggregates``)."""
         return cls(
@@ -46,6 +49,7 @@ class Panes:
             np.array(ends, dtype=np.int64),
             results(plan, accumulators),
             np.array([-1 if seq is None else seq for seq in seqs], dtype=np.int64),
+            info,
         )
 
     def __len__(self) -> int:
@@ -53,7 +57,25 @@ class Panes:
 
     def take(self, rows: np.ndarray) -> Panes:
         keys = self.keys[rows] if isinstance(self.keys, np.ndarray) else [self.keys[i] for i in rows.tolist()]
-        return Panes(keys, self.starts[rows], self.ends[rows], self.results.take(pa.array(rows)), self.seqs[rows])
+        info = None if self.info is None else self.info.take(rows)
+        return Panes(keys, self.starts[rows], self.ends[rows], self.results.take(pa.array(rows)), self.seqs[rows], info)
+
+
+@dataclass
+class PaneColumns:
+    """Pane info (``panes.windowing.pane_info``) of firings as columns: index, timing (its string form) and
+    whether it is the window's last firing."""
+
+    index: np.ndarray
+    timing: np.ndarray
+    last: np.ndarray
+
+    def take(self, rows: np.ndarray) -> PaneColumns:
+        return PaneColumns(self.index[rows], self.timing[rows], self.last[rows])
+
+    @staticmethod
+    def concat(parts: list[PaneColumns]) -> PaneColumns:
+        return PaneColumns(*(np.concatenate([getattr(p, name) for p in parts]) for name in ("index", "timing", "last")))
 
 
 @dataclass
@@ -111,4 +133,8 @@ def pane_values(plan: ColumnarWindow, panes: Panes) -> pa.Array:
         arrays.append(result)
     else:
         arrays.extend(result.field(i) for i in range(result.type.num_fields))
+    if row.pane is not None:
+        assert panes.info is not None
+        info = panes.info
+        arrays += [pa.array(info.index, pa.int64()), pa.array(info.timing, pa.string()), pa.array(info.last)]
     return pa.StructArray.from_arrays(arrays, fields=list(struct))

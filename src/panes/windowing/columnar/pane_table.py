@@ -75,9 +75,27 @@ class PaneTable:
         self.dirty = np.zeros(len(keys), dtype=bool)
         """Rows written since the state was last snapshotted (see ``ColumnarAlignedWindows.changes``)."""
 
+    @property
+    def aggregates(self) -> list[list[np.ndarray]]:
+        """The accumulator columns, one list per part."""
+        return self.columns[: len(self.plan.parts)]
+
+    @property
+    def fired(self) -> np.ndarray | None:
+        """How often each pane fired and was not cleaned up at once (kept when the window's ``WindowRow`` adds
+        pane info: its ``pane_index``), else ``None``."""
+        return self.columns[-1][0] if counts_firings(self.plan) else None
+
+    def record_firings(self, rows: np.ndarray | slice | int) -> None:
+        """Panes ``rows`` fired (and stay: their next firing's index is one more)."""
+        fired = self.fired
+        if fired is not None:
+            fired[rows] += 1
+            self.dirty[rows] = True
+
     @classmethod
     def empty(cls, plan: ColumnarWindow, key_dtype: Any) -> PaneTable:
-        return cls(plan, np.empty(0, dtype=key_dtype), [_new_fields(part, 0) for part in plan.parts])
+        return cls(plan, np.empty(0, dtype=key_dtype), _new_columns(plan, 0))
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -95,8 +113,7 @@ class PaneTable:
     def _insert(self, at: np.ndarray, keys: np.ndarray) -> None:
         self.keys = np.insert(self.keys, at, keys)
         self.dirty = np.insert(self.dirty, at, False)
-        for part, fields in zip(self.plan.parts, self.columns, strict=True):
-            fresh = _new_fields(part, len(keys))
+        for fields, fresh in zip(self.columns, _new_columns(self.plan, len(keys)), strict=True):
             for index, column in enumerate(fields):
                 fields[index] = np.insert(column, at, fresh[index])
 
@@ -108,7 +125,7 @@ class PaneTable:
     def add_to(self, values: pa.StructArray, rows: np.ndarray) -> None:
         """Add element ``i`` of ``values`` to the pane in row ``rows[i]``, in element order."""
         self.dirty[rows] = True
-        for part, fields in zip(self.plan.parts, self.columns, strict=True):
+        for part, fields in zip(self.plan.parts, self.aggregates, strict=True):
             kind = part.aggregate.kind
             if kind == "count":
                 np.add.at(fields[0], rows, 1)
@@ -125,7 +142,7 @@ class PaneTable:
     def get(self, row: int) -> tuple[Any, ...]:
         """Pane ``row``'s accumulator in Python form (``panes.functions.aggregates``)."""
         found: list[Any] = []
-        for part, fields in zip(self.plan.parts, self.columns, strict=True):
+        for part, fields in zip(self.plan.parts, self.aggregates, strict=True):
             kind = part.aggregate.kind
             if kind == "count":
                 found.append(int(fields[0][row]))
@@ -138,7 +155,7 @@ class PaneTable:
     def put(self, row: int, accumulator: tuple[Any, ...]) -> None:
         """Set pane ``row`` to ``accumulator`` (Python form, as :meth:`get` gives it)."""
         self.dirty[row] = True
-        for part, fields, acc in zip(self.plan.parts, self.columns, accumulator, strict=True):
+        for part, fields, acc in zip(self.plan.parts, self.aggregates, accumulator, strict=True):
             kind = part.aggregate.kind
             if kind == "count":
                 fields[0][row] = acc
@@ -152,7 +169,7 @@ class PaneTable:
         """The results of panes ``rows`` as an array of ``plan.result_type`` (null where a result is ``None``)."""
         plan = self.plan
         arrays = []
-        for index, (part, fields) in enumerate(zip(plan.parts, self.columns, strict=True)):
+        for index, (part, fields) in enumerate(zip(plan.parts, self.aggregates, strict=True)):
             kind = part.aggregate.kind
             target = plan.result_type if plan.scalar else plan.result_type.field(index).type
             if kind == "count":  # a copy: Arrow would share the column's memory, which later elements change
@@ -224,6 +241,17 @@ class PaneTable:
         for fields, written in zip(self.columns, columns, strict=True):
             for column, values in zip(fields, written, strict=True):
                 column[rows] = values
+
+
+def counts_firings(plan: ColumnarWindow) -> bool:
+    """Whether a window's panes count their firings (its ``WindowRow`` adds pane info)."""
+    return plan.row is not None and plan.row.pane is not None
+
+
+def _new_columns(plan: ColumnarWindow, count: int) -> list[list[np.ndarray]]:
+    """The columns of ``count`` new panes: each part's accumulator fields, then the firing counts when kept."""
+    columns = [_new_fields(part, count) for part in plan.parts]
+    return [*columns, [np.zeros(count, dtype=np.int64)]] if counts_firings(plan) else columns
 
 
 def _new_fields(part: Part, count: int) -> list[np.ndarray]:

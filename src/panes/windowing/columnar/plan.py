@@ -169,8 +169,8 @@ def plan_or_reason(spec: WindowDescription, input_type: RecordType | None) -> Co
         return f"its aggregate is not a built-in one with a vectorised form: {AGGREGATE_IDIOM}"
     if row is None and type(process) is not PassThroughWindowFunction:
         return "its window function after the aggregate is not WindowRow (which adds the key and window as columns)"
-    if row is not None and row.pane is not None:
-        return "its WindowRow adds pane info (pane=...), which is counted per firing element by element"
+    if row is not None and row.pane is not None and kind == "session":
+        return "its WindowRow adds pane info (pane=...), which sessions count per firing element by element"
     struct = input_type.arrow_type
     key = _field_index(struct, spec.key_selector.field)
     if key is None:
