@@ -310,3 +310,29 @@ def test_one_function_chooses_the_implementation_and_the_state_layout_follows(
             kind, "WindowOperator"
         )
         assert operator_kind == expected
+
+
+def test_a_panes_firings_survive_a_restore_from_changes() -> None:
+    # [0, 100) fires on time at watermark 150 (pane 0), then an element within the allowed lateness fires it again
+    # (pane 1): the count of firings must be in the change the on-time firing made
+    window = spec("tumbling", "pane info", 200, False)
+    plan = plan_columnar(window, INPUT)
+    assert plan is not None
+    operator = ColumnarAlignedWindows(plan)
+    log = [operator.snapshot_state()]
+
+    def element(ts: int, seq: int) -> tuple[Any, ...]:
+        return INPUT.encode([INPUT.conform(value(("a", ts, 1)))]), np.array([ts], np.int64), np.array([seq], np.int64)
+
+    operator.process(*element(10, 0))
+    log.append(operator.snapshot_changes())
+    (on_time,) = operator.advance(150).panes
+    log.append(operator.snapshot_changes())
+    restored = ColumnarAlignedWindows(plan)
+    restored.restore_state(log[0], log[1:])
+    (late,) = restored.process(*element(20, 1)).panes
+    rows = [plan.output_type.decode(pane_values(plan, p))[0] for p in (on_time, late)]
+    assert [(r["pane_index"], r["pane_timing"], r["pane_last"], r["total"]) for r in rows] == [
+        (0, "on time", False, 1),
+        (1, "late", False, 2),
+    ]

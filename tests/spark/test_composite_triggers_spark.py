@@ -1,7 +1,7 @@
-"""Composite triggers, pane info and retracting windows through the DataStream API give the same results on the
-local runner and on Spark: one job, one branch per case, over one watermarked stream (the harness tests in
-``tests/core/test_composite_triggers.py``, ``test_pane_info.py`` and ``test_accumulation_modes.py`` pin down the
-firings themselves)."""
+"""Composite triggers, pane info (also on the columnar operator) and retracting windows through the DataStream API
+give the same results on the local runner and on Spark: one job, one branch per case, over one watermarked
+stream (the harness tests in ``tests/core/test_composite_triggers.py``, ``test_pane_info.py`` and
+``test_accumulation_modes.py`` pin down the firings themselves)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def run(env: StreamEnvironment) -> dict[str, list[Any]]:
     strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner("ts")
     stream = env.from_micro_batches(BATCHES, type_info="k STRING, v BIGINT, ts BIGINT")
     keyed = stream.assign_timestamps_and_watermarks(strategy).key_by("k")
-    outputs = {name: ListSink() for name in [*TRIGGERS, "retracting"]}
+    outputs = {name: ListSink() for name in [*TRIGGERS, "retracting", "pane info on columns"]}
     for name, (make_trigger, assigner) in TRIGGERS.items():
         windowed = keyed.window(assigner).trigger(make_trigger()).allowed_lateness(20)
         windowed.process(
@@ -61,6 +61,9 @@ def run(env: StreamEnvironment) -> dict[str, list[Any]]:
     retracting.allowed_lateness(20).retracting_fired_panes().aggregate(Sum("v"), WindowRow(pane="pane")).sink_to(
         outputs["retracting"]
     )
+    # the default trigger with pane columns runs on the columnar operator on Spark (panes explain says so)
+    on_columns = keyed.window(TumblingEventTimeWindows.of(10)).allowed_lateness(20)
+    on_columns.aggregate(Sum("v"), WindowRow(pane="pane")).sink_to(outputs["pane info on columns"])
     env.execute()
     return {name: sorted(out.values, key=repr) for name, out in outputs.items()}
 
@@ -70,4 +73,5 @@ def test_composite_triggers_pane_info_and_retractions_alike_on_both_runners(spar
     assert all(local.values()), "every branch fires"
     assert any(r["retract"] for r in local["retracting"])
     assert {r["pane_timing"] for r in local["retracting"]} >= {"early", "on time", "late"}
+    assert {r["pane_timing"] for r in local["pane info on columns"]} == {"on time", "late"}
     assert run(StreamEnvironment(SparkRunner(spark, num_shards=2))) == local
