@@ -189,7 +189,8 @@ def test_columnar_equals_the_window_operator(
 
 
 @pytest.mark.parametrize(
-    ("assigner", "function"), [*((a, "row") for a in ASSIGNERS), ("tumbling", "pane info"), ("sliding", "pane info")]
+    ("assigner", "function"),
+    [*((a, "row") for a in ASSIGNERS), *((a, f) for a in ("tumbling", "sliding") for f in ("pane info", "batch"))],
 )
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
@@ -201,20 +202,6 @@ def test_a_columnar_operator_restored_from_its_log_between_batches_gives_the_sam
     assigner: str, function: str, data: list[list[Any]], lateness: int, compact: list[bool]
 ) -> None:
     window = spec(assigner, function, lateness, True)
-    assert columnar(window, data, compact) == columnar(window, data)
-
-
-@pytest.mark.parametrize("assigner", ["tumbling", "sliding"])
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    data=batches,
-    lateness=st.sampled_from([0, 30, 200]),
-    compact=st.lists(st.booleans(), min_size=1, max_size=4),
-)
-def test_a_process_batch_window_restored_from_its_log_between_batches_gives_the_same_results(
-    assigner: str, data: list[list[Any]], lateness: int, compact: list[bool]
-) -> None:
-    window = spec(assigner, "batch", lateness, True)
     assert columnar(window, data, compact) == columnar(window, data)
 
 
