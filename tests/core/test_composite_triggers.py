@@ -30,8 +30,9 @@ from panes.windowing import (
     Repeatedly,
     TumblingEventTimeWindows,
 )
-from panes.windowing.triggers import OnMergeContext, Trigger, TriggerContext, TriggerResult
+from panes.windowing.triggers import Trigger, TriggerContext, TriggerResult
 from panes.windowing.windows import Window
+from tests.composite_oracles import CountOrEndOfWindow, EarlyAndLate
 
 
 def sums(trigger: Trigger[Any, Any], assigner: Any = None, lateness: int = 0) -> WindowOperatorHarness:
@@ -146,43 +147,6 @@ def test_merging_needs_every_part_to_merge_and_window_types_must_agree() -> None
         AnyOf(CountTrigger.of(1), "count")  # type: ignore[arg-type]
 
 
-class _CountOrEndOfWindow(Trigger[Any, Window]):
-    """The hand-written trigger ``AnyOf(CountTrigger.of(n), EventTimeTrigger())`` stands for."""
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-        self.count = ReducingStateDescriptor("count", operator.add)
-
-    def on_element(self, element: Any, timestamp: int, window: Window, ctx: TriggerContext) -> TriggerResult:
-        late = window.max_timestamp() <= ctx.get_current_watermark()
-        if not late:
-            ctx.register_event_time_timer(window.max_timestamp())
-        count = ctx.get_partitioned_state(self.count)
-        count.add(1)
-        counted = count.get() >= self.n
-        if counted:
-            count.clear()
-        return TriggerResult.FIRE if late or counted else TriggerResult.CONTINUE
-
-    def on_event_time(self, time: int, window: Window, ctx: TriggerContext) -> TriggerResult:
-        return TriggerResult.FIRE if time == window.max_timestamp() else TriggerResult.CONTINUE
-
-    def on_processing_time(self, time: int, window: Window, ctx: TriggerContext) -> TriggerResult:
-        return TriggerResult.CONTINUE
-
-    def can_merge(self) -> bool:
-        return True
-
-    def on_merge(self, window: Window, ctx: OnMergeContext) -> None:
-        ctx.merge_partitioned_state(self.count)
-        if window.max_timestamp() > ctx.get_current_watermark():
-            ctx.register_event_time_timer(window.max_timestamp())
-
-    def clear(self, window: Window, ctx: TriggerContext) -> None:
-        ctx.delete_event_time_timer(window.max_timestamp())
-        ctx.get_partitioned_state(self.count).clear()
-
-
 STEPS = st.lists(
     st.one_of(
         st.tuples(st.just("element"), st.sampled_from("ab"), st.integers(0, 60)),
@@ -220,5 +184,17 @@ def test_any_of_count_and_event_time_is_the_hand_written_count_or_end_of_window(
         return TumblingEventTimeWindows.of(10) if kind == "tumbling" else EventTimeSessionWindows.with_gap(7)
 
     assert run(AnyOf(CountTrigger.of(n), EventTimeTrigger()), assigner(), steps) == run(
-        _CountOrEndOfWindow(n), assigner(), steps
+        CountOrEndOfWindow(n), assigner(), steps
     )
+
+
+@settings(max_examples=150, deadline=None)
+@given(STEPS, st.integers(1, 3), st.integers(1, 3), st.sampled_from(["tumbling", "sessions"]))
+def test_after_watermark_with_counts_is_the_hand_written_early_and_late(
+    steps: list[tuple[Any, ...]], early: int, late: int, kind: str
+) -> None:
+    def assigner() -> Any:
+        return TumblingEventTimeWindows.of(10) if kind == "tumbling" else EventTimeSessionWindows.with_gap(7)
+
+    composite = AfterWatermark(early=CountTrigger.of(early), late=CountTrigger.of(late))
+    assert run(composite, assigner(), steps) == run(EarlyAndLate(early, late), assigner(), steps)
