@@ -1,9 +1,9 @@
 """Late data tables and reconciliation (``panes.datastream.late_table``, ``panes.datastream.reconcile``).
 
 The property: for any stream with elements too late even for the allowed lateness, the streaming job's results
-(a retracting window, so that applying every row in order leaves each window's latest result, merged sessions
-included) with the corrections ``reconcile`` computes from the job's late table applied on top give exactly what
-one BATCH run over all the data gives.
+(a retracting window, so that applying every row in order leaves each window's latest result) with the
+corrections ``reconcile`` computes from the job's late table applied on top give exactly what one BATCH run over
+all the data gives. Session windows are refused, with the stream that shows why (found by this property).
 """
 
 from __future__ import annotations
@@ -61,8 +61,8 @@ def applied(rows: list[dict[str, Any]], table: Counter[str] | None = None) -> Co
     return +table
 
 
-@pytest.mark.parametrize("assigner", list(ASSIGNERS))
-@settings(max_examples=25, deadline=None)
+@pytest.mark.parametrize("assigner", ["tumbling"])
+@settings(max_examples=60, deadline=None)
 @given(batches=streams, lateness=st.sampled_from([0, 5]))
 def test_corrections_applied_to_the_streamed_results_give_the_batch_result(
     assigner: str, batches: list[list[Any]], lateness: int
@@ -122,3 +122,22 @@ def test_the_cli_writes_corrections_that_say_what_they_did(tmp_path: Path, capsy
     ]
     assert main(["reconcile", str(job_file), "--late", str(tmp_path / "elsewhere"), "--output", str(output)]) == 1
     assert "no window step of this job writes its late data table" in capsys.readouterr().err
+
+
+def test_sessions_are_refused_because_the_stream_can_differ_from_batch_without_late_data(tmp_path: Path) -> None:
+    # a@0 and a@5 are two sessions (gap 4); watermark 4 cleans up [0, 4); a@1 then joins [5, 9) as [1, 9): nothing
+    # is late, yet the stream emits [0, 4) and [1, 9) where BATCH has one session [0, 9)
+    batches = [[("a", 0, 1), ("a", 5, 1)], [("a", 1, 1)]]
+    late = str(tmp_path / "late")
+    streamed = ListSink()
+    env = StreamEnvironment()
+    job(batches, "session", 0, late, streamed, retracting=False)(env)
+    env.execute()
+    complete = ListSink()
+    batch = StreamEnvironment().set_runtime_mode(RuntimeExecutionMode.BATCH)
+    job(batches, "session", 0, late + "-unused", complete, retracting=False)(batch)
+    batch.execute()
+    assert sorted((r["window_start"], r["window_end"]) for r in streamed.values) == [(0, 4), (1, 9)]
+    assert [(r["window_start"], r["window_end"]) for r in complete.values] == [(0, 9)]
+    with pytest.raises(ValueError, match="corrects windows that do not merge"):
+        reconcile(job(batches, "session", 0, late, ListSink(), retracting=False), late)

@@ -16,7 +16,9 @@ retracted, insert the others), they leave exactly what a BATCH run over all the 
 
 The job's sources must give the same elements again (files, explicit micro-batches, collections); elements are
 matched to late rows by value and timestamp, each late row removing one element. Results are compared as values,
-so a window whose result is the same either way gets no correction.
+so a window whose result is the same either way gets no correction. Session windows are refused: a session
+cleaned up before an element that would have joined it to the next one makes the stream's sessions differ from
+a BATCH run's even without late data.
 """
 
 from __future__ import annotations
@@ -90,8 +92,8 @@ def reconcile(build: Callable[[Any], None], late: str, runner: Any = "local") ->
     """The corrections the late table under ``late`` makes to the results of the window step of ``build`` (a
     job's ``build(env)``) that writes it; see the module docstring. ``runner`` runs the two BATCH jobs.
 
-    Raises ``ValueError`` when no window step of the job writes its late table to ``late``, or when the table
-    holds rows of another step."""
+    Raises ``ValueError`` when no window step of the job writes its late table to ``late``, when that window
+    merges (sessions: see the message), or when the table holds rows of another step."""
     from panes.datastream import StreamEnvironment
     from panes.datastream.fingerprint import operator_uids
 
@@ -99,6 +101,14 @@ def reconcile(build: Callable[[Any], None], late: str, runner: Any = "local") ->
     build(env)
     plan = env.plan()
     window, late_rows = _late_table_step(plan, late)
+    if late_rows.assigner.is_merging():
+        raise ValueError(
+            "panes reconcile corrects windows that do not merge (tumbling, sliding, global): a session window's "
+            "streamed results can differ from a BATCH run over the same elements even without late data (a "
+            "session cleaned up before an element that would have joined it to the next one starts a new "
+            "session), so two BATCH runs cannot say what the stream emitted. Keep the late data table, and "
+            "recompute the sessions in BATCH mode over all data instead"
+        )
     uid = operator_uids(plan)[window.id]
     elements = _read(late, late_rows.input_type, uid)
     dropped = Counter((repr(value), timestamp) for value, timestamp in elements)
