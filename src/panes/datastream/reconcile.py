@@ -120,11 +120,11 @@ def reconcile(build: Callable[[Any], None], late: str, runner: Any = "local") ->
         # its rows carry the retract flag already; in BATCH execution a window fires once, retracting nothing
         streamed, complete = _results(streamed), _results(complete)
         result_type = _without_flag(result_type)
-    conform = result_type.conform if result_type is not None else (lambda value: value)
-    before = Counter(repr(conform(value)) for value in streamed)
-    after = Counter(repr(conform(value)) for value in complete)
-    rows = [change_row(value, True) for value in _taken(streamed, before - after, conform)]
-    rows += [change_row(value, False) for value in _taken(complete, after - before, conform)]
+    if result_type is not None:
+        streamed, complete = [result_type.conform(v) for v in streamed], [result_type.conform(v) for v in complete]
+    before, after = Counter(map(repr, streamed)), Counter(map(repr, complete))
+    rows = [change_row(value, True) for value in _taken(streamed, before - after)]
+    rows += [change_row(value, False) for value in _taken(complete, after - before)]
     return Corrections(rows, retracting_type(result_type), uid, len(elements))
 
 
@@ -141,15 +141,14 @@ def _without_flag(record_type: RecordType | None) -> RecordType | None:
     return RecordType(pa.struct(fields), "dict")
 
 
-def _taken(values: list[Any], wanted: Counter[str], conform: Callable[[Any], Any]) -> list[Any]:
-    """The values whose ``repr`` (canonical) is in ``wanted``, as many of each as it counts, in order."""
+def _taken(values: list[Any], wanted: Counter[str]) -> list[Any]:
+    """The values whose ``repr`` is in ``wanted``, as many of each as it counts, in order."""
     left = Counter(wanted)
     taken = []
     for value in values:
-        canonical = conform(value)
-        if left[repr(canonical)] > 0:
-            left[repr(canonical)] -= 1
-            taken.append(canonical)
+        if left[repr(value)] > 0:
+            left[repr(value)] -= 1
+            taken.append(value)
     return taken
 
 

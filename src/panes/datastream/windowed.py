@@ -266,11 +266,8 @@ class _Windowed(FieldAggregations):
     def _attach_late_table(self, result: DataStream, tag: OutputTag[Any], path: str) -> None:
         """Write what ``result``'s window sends to ``tag`` as a late table under ``path`` (``late_table``)."""
         from panes.datastream.late_table import LateRows, late_table_type
-        from panes.datastream.plan import Plan, resolve_types, shared_type, stream_channels
 
-        stream = self._input.transformation
-        types = resolve_types(Plan((stream,)), self._input.env.source_type)  # type: ignore[arg-type]
-        input_type = shared_type(types.get(channel) for channel in stream_channels(stream))
+        input_type = self._input_type()
         row_type = late_table_type(input_type)
         assert input_type is not None
         rows = LateRows(self._assigner, input_type, result.transformation.id)
@@ -308,14 +305,18 @@ class _Windowed(FieldAggregations):
         with a ``window_end`` column). The rules are in ``panes.windowing.batch_function``; a keyed window
         that can run on columns (``panes explain``) calls ``fn`` once for all panes a watermark fires in a
         shard. Raises ``TypeError`` when the input or ``output_type`` is not a record type with named fields."""
-        from panes.datastream.plan import Plan, resolve_types, shared_type, stream_channels
         from panes.windowing.batch_function import BatchWindowFunction
+
+        function = BatchWindowFunction(fn, self._input_type(), output_type, batch_format)
+        return self._build("Window(ProcessBatch)", process_spec(function), function.output_type)
+
+    def _input_type(self) -> RecordType | None:
+        """The type of the window's input when the job is built (a DataFrame source's as its runner reads it)."""
+        from panes.datastream.plan import Plan, resolve_types, shared_type, stream_channels
 
         stream = self._input.transformation
         types = resolve_types(Plan((stream,)), self._input.env.source_type)  # type: ignore[arg-type]
-        input_type = shared_type(types.get(channel) for channel in stream_channels(stream))
-        function = BatchWindowFunction(fn, input_type, output_type, batch_format)
-        return self._build("Window(ProcessBatch)", process_spec(function), function.output_type)
+        return shared_type(types.get(channel) for channel in stream_channels(stream))
 
     def _wrap(self, window_function: Any) -> Any:
         return window_function

@@ -71,6 +71,8 @@ class BatchWindowFunction(ProcessWindowFunction[Any, Any, Any, Any]):
         table = pa.Table.from_arrays([*values.flatten(), starts, ends], schema=self.batch_schema)
         try:
             return self._table(self.fn(table.to_pandas() if self.batch_format == "pandas" else table))
+        except UserFunctionError:
+            raise
         except Exception as error:
             raise self._failure(error) from error
 
@@ -83,31 +85,31 @@ class BatchWindowFunction(ProcessWindowFunction[Any, Any, Any, Any]):
     def _owners(self, results: pa.Table, pane_ends: np.ndarray | None) -> np.ndarray:
         """The pane of each result, of panes ending at ``pane_ends`` (ascending; ``None``: one pane without a
         time range); ``UserFunctionError`` when the results follow neither rule of the module docstring."""
-        if WINDOW_COLUMNS[1] in results.column_names and pane_ends is not None:
-            try:
-                result_ends = _int64(results.column(WINDOW_COLUMNS[1]))
-            except ValueError as error:
-                raise self._failure(error) from None
-            of = np.searchsorted(pane_ends, result_ends)
-            matches = of < len(pane_ends)
-            matches[matches] = pane_ends[of[matches]] == result_ends[matches]
-            if not matches.all():
-                bad = int(result_ends[~matches][0])
-                wrong = ValueError(f"process_batch's function returned a result with window_end {bad}, not a pane's")
-                raise self._failure(wrong)
-            return of
         count = 1 if pane_ends is None else len(pane_ends)
-        if results.num_rows == count or (pane_ends is None and WINDOW_COLUMNS[1] in results.column_names):
-            return (
-                np.arange(results.num_rows, dtype=np.int64)
-                if pane_ends is not None
-                else np.zeros(results.num_rows, np.int64)
+        if WINDOW_COLUMNS[1] not in results.column_names:
+            if results.num_rows != count:
+                raise self._failure(
+                    ValueError(
+                        f"process_batch's function returned {results.num_rows} rows for {count} panes: return "
+                        "one row per pane, in the order of the panes, or a window_end column saying whose each is"
+                    )
+                )
+            return np.arange(count, dtype=np.int64)
+        if pane_ends is None:  # every result is the one pane's
+            return np.zeros(results.num_rows, dtype=np.int64)
+        try:
+            result_ends = _int64(results.column(WINDOW_COLUMNS[1]))
+        except ValueError as error:
+            raise self._failure(error) from None
+        of = np.searchsorted(pane_ends, result_ends)
+        matches = of < len(pane_ends)
+        matches[matches] = pane_ends[of[matches]] == result_ends[matches]
+        if not matches.all():
+            bad = int(result_ends[~matches][0])
+            raise self._failure(
+                ValueError(f"process_batch's function returned a result with window_end {bad}, not a pane's")
             )
-        wrong = ValueError(
-            f"process_batch's function returned {results.num_rows} rows for {count} panes: return "
-            "one row per pane, in the order of the panes, or a window_end column saying whose each is"
-        )
-        raise self._failure(wrong)
+        return of
 
     def _failure(self, error: Exception) -> UserFunctionError:
         """``error`` (raised by the function, or its results breaking the contract) as the step reports it."""

@@ -105,8 +105,9 @@ class ColumnarAlignedWindows:
                 fired.append((start, table))
         if not fired:
             return out
-        if isinstance(fired[0][1], ElementTable):
-            out.panes.append(self._evaluate([(start, table.panes()) for start, table in fired], -1))  # type: ignore[union-attr]
+        if self.plan.batch is not None:
+            windows = [(start, table.panes()) for start, table in fired if isinstance(table, ElementTable)]
+            out.panes.append(self._evaluate(windows, -1))
             return out
         for start, table in fired:
             assert isinstance(table, PaneTable)
@@ -336,7 +337,8 @@ class ColumnarAlignedWindows:
             for start, state in windows.items():
                 keys = state[0]
                 owners = owner.of_keys(pa.array(key_list(keys))) if len(keys) else np.empty(0, np.int64)
-                for index, part in self.table.split(state, owners).items():
+                for index in np.unique(owners).tolist():
+                    part = self.table.state_rows(state, np.flatnonzero(owners == index))
                     parts[index].setdefault(start, []).append(part)
         watermark = min(marks, default=LONG_MIN)
         blobs = []

@@ -60,7 +60,7 @@ class ElementTable:
         keys, values = self.state()
         if only is not None:
             rows = np.flatnonzero(keys == only)
-            return keys[rows], values.take(pa.array(rows)), np.zeros(min(len(rows), 1), dtype=np.int64)
+            return *self.state_rows((keys, values), rows), np.zeros(min(len(rows), 1), dtype=np.int64)
         order = np.argsort(keys, kind="stable")
         keys = keys[order]
         firsts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))) if len(keys) else keys[:0]
@@ -102,14 +102,10 @@ class ElementTable:
         self.written = len(self.keys)
 
     @staticmethod
-    def split(state: State, owners: np.ndarray) -> dict[int, State]:
-        """``state``'s elements by the index in ``owners`` (one per element's key) of the shard owning them."""
+    def state_rows(state: State, rows: np.ndarray) -> State:
+        """Elements ``rows`` of a :meth:`state`, as a state."""
         keys, values = state
-        parts = {}
-        for index in np.unique(owners).tolist():
-            rows = np.flatnonzero(owners == index)
-            parts[index] = (keys[rows], values.take(pa.array(rows)))
-        return parts
+        return keys[rows], values.take(pa.array(rows))
 
     @staticmethod
     def merged(pieces: list[State]) -> State:

@@ -73,10 +73,6 @@ class PaneColumns:
     def take(self, rows: np.ndarray) -> PaneColumns:
         return PaneColumns(self.index[rows], self.timing[rows], self.last[rows])
 
-    @staticmethod
-    def concat(parts: list[PaneColumns]) -> PaneColumns:
-        return PaneColumns(*(np.concatenate([getattr(p, name) for p in parts]) for name in ("index", "timing", "last")))
-
 
 @dataclass
 class ColumnarOutput:

@@ -190,7 +190,7 @@ class PaneTable:
 
     def state(self, rows: np.ndarray | slice = slice(None)) -> tuple[Any, ...]:
         """Rows ``rows`` (all by default) as plain data for :meth:`of_state` and :meth:`write`."""
-        return (self.keys[rows], [[column[rows] for column in fields] for fields in self.columns])
+        return self.state_rows((self.keys, self.columns), rows)
 
     def clean(self) -> None:
         """Every pane is in the state last snapshotted."""
@@ -205,14 +205,10 @@ class PaneTable:
         return found
 
     @staticmethod
-    def split(state: tuple[Any, ...], owners: np.ndarray) -> dict[int, tuple[Any, ...]]:
-        """``state``'s panes by the index in ``owners`` (one per pane's key) of the shard owning them."""
+    def state_rows(state: tuple[Any, ...], rows: np.ndarray | slice) -> tuple[Any, ...]:
+        """Panes ``rows`` of a :meth:`state`, as a state."""
         keys, columns = state
-        parts = {}
-        for index in np.unique(owners).tolist():
-            rows = np.flatnonzero(owners == index)
-            parts[index] = (keys[rows], [[column[rows] for column in fields] for fields in columns])
-        return parts
+        return (keys[rows], [[column[rows] for column in fields] for fields in columns])
 
     @staticmethod
     def merged(pieces: list[tuple[Any, ...]]) -> tuple[Any, ...]:

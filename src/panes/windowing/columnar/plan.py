@@ -157,9 +157,26 @@ def plan_or_reason(spec: WindowDescription, input_type: RecordType | None) -> Co
         kind, size, slide, offset, gap = "session", 0, 0, 0, assigner.gap
     else:
         return "its windows are not event-time tumbling (aligned), sliding or fixed-gap session windows"
+    struct = input_type.arrow_type
+    key = _field_index(struct, spec.key_selector.field)
+    if key is None:
+        return f"its key field {spec.key_selector.field!r} is not a field of its input type"
+    late = spec.late_data_tag
+    common: dict[str, Any] = {
+        "kind": kind,
+        "size": size,
+        "slide": slide,
+        "offset": offset,
+        "gap": gap,
+        "key": key,
+        "lateness": spec.allowed_lateness,
+        "late_tag": None if late is None else late.tag_id,
+        "input_type": input_type,
+        "tumbling": type(assigner) is TumblingEventTimeWindows,
+    }
     function = spec.function
     if isinstance(function.process_function, BatchWindowFunction):
-        return _plan_batch(spec, input_type, function.process_function, kind, size, slide, offset)
+        return _plan_batch(spec, input_type, function.process_function, common)
     if function.kind != "aggregate" or function.aggregate is None:
         return f"its function is a {function.kind}, not a built-in aggregate: {AGGREGATE_IDIOM}"
     form = vectorized_form(function.aggregate)
@@ -171,10 +188,6 @@ def plan_or_reason(spec: WindowDescription, input_type: RecordType | None) -> Co
         return "its window function after the aggregate is not WindowRow (which adds the key and window as columns)"
     if row is not None and row.pane is not None and kind == "session":
         return "its WindowRow adds pane info (pane=...), which sessions count per firing element by element"
-    struct = input_type.arrow_type
-    key = _field_index(struct, spec.key_selector.field)
-    if key is None:
-        return f"its key field {spec.key_selector.field!r} is not a field of its input type"
     parts = []
     result_fields = []
     for name, part in form.parts.items():
@@ -195,67 +208,38 @@ def plan_or_reason(spec: WindowDescription, input_type: RecordType | None) -> Co
             return f"WindowRow cannot make its row from the key and the result ({error})"
     else:
         output = RecordType(result_type, "scalar" if form.scalar else "dict")
-    late = spec.late_data_tag
     return ColumnarWindow(
-        kind,
-        size,
-        slide,
-        offset,
-        gap,
-        key,
-        tuple(parts),
-        form.scalar,
-        form,
-        row,
-        spec.allowed_lateness,
-        None if late is None else late.tag_id,
-        input_type,
-        result_type,
-        output,
-        type(assigner) is TumblingEventTimeWindows,
+        parts=tuple(parts),
+        scalar=form.scalar,
+        form=form,
+        row=row,
+        result_type=result_type,
+        output_type=output,
+        **common,
     )
 
 
 def _plan_batch(
-    spec: WindowDescription,
-    input_type: RecordType,
-    function: BatchWindowFunction,
-    kind: str,
-    size: int,
-    slide: int,
-    offset: int,
+    spec: WindowDescription, input_type: RecordType, function: BatchWindowFunction, common: dict[str, Any]
 ) -> ColumnarWindow | str:
-    """The columnar form of a window evaluated by ``process_batch``'s function, or why it has none."""
-    if kind != "aligned":
+    """The columnar form of a window evaluated by ``process_batch``'s function (``common``: the fields it shares
+    with every columnar window), or why it has none."""
+    if common["kind"] != "aligned":
         return "its process_batch function runs on session windows, whose columnar operator keeps aggregates only"
     if getattr(spec, "errors_to_output", False):
         return "a failing process_batch function goes to its error output (side_output_errors), pane by pane"
     if input_type.arrow_type != function.input_type.arrow_type:
         return f"its input at run time ({input_type!r}) is not the type process_batch was given"
-    struct = input_type.arrow_type
-    key = _field_index(struct, spec.key_selector.field)
-    if key is None:
-        return f"its key field {spec.key_selector.field!r} is not a field of its input type"
-    late = spec.late_data_tag
     output = function.output_type
     return ColumnarWindow(
-        kind,
-        size,
-        slide,
-        offset,
-        0,
-        key,
-        (),
-        False,
-        None,
-        None,
-        spec.allowed_lateness,
-        None if late is None else late.tag_id,
-        input_type,
-        output.arrow_type,
-        output,
-        type(spec.assigner) is TumblingEventTimeWindows,
-        function,
+        parts=(),
+        scalar=False,
+        form=None,
+        row=None,
+        result_type=output.arrow_type,
+        output_type=output,
+        batch=function,
+        **common,
     )
 
 
