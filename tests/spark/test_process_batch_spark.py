@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from panes.cli.explain import explain
-from panes.datastream import ListSink, StreamEnvironment
+from panes.datastream import ListSink, RuntimeExecutionMode, StreamEnvironment
 from panes.local import LocalRunner
 from panes.spark import SparkRunner
 from panes.tags import OutputTag
@@ -94,3 +94,38 @@ def test_a_dataframe_source_is_typed_when_the_job_is_built(spark: Any) -> None:
         for e in batch:
             expected[(e["k"], e["ts"] // 10 * 10)] = expected.get((e["k"], e["ts"] // 10 * 10), 0) + 1
     assert counts == sorted((k, start, n) for (k, start), n in expected.items())
+
+
+def test_in_batch_mode_a_columnar_window_takes_each_keys_elements_in_timestamp_order(spark: Any) -> None:
+    # BATCH execution sorts a keyed input by key and timestamp (arrival order among equal timestamps) on every
+    # runner; the columnar host takes its elements in that order too, so an order-sensitive function and a float
+    # sum give the local runner's results
+    batches = [
+        [{"k": "a", "v": 0.1, "ts": 5}, {"k": "a", "v": 0.2, "ts": 1}],
+        [{"k": "a", "v": 0.3, "ts": 3}, {"k": "b", "v": 0.7, "ts": 2}, {"k": "b", "v": 0.1, "ts": 2}],
+    ]
+
+    def order(panes: Any) -> Any:
+        grouped = panes.groupby(["k", "window_end"], sort=False)
+        return grouped.agg(order=("v", lambda v: " ".join(map(str, v))), total=("v", "sum")).reset_index()
+
+    def run_batch(env: StreamEnvironment) -> list[Any]:
+        env.set_runtime_mode(RuntimeExecutionMode.BATCH)
+        sink = ListSink()
+        strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner("ts")
+        stream = env.from_micro_batches(batches, type_info="k STRING, v DOUBLE, ts BIGINT")
+        windows = stream.assign_timestamps_and_watermarks(strategy).key_by("k").window(TumblingEventTimeWindows.of(10))
+        windows.process_batch(order, "k STRING, order STRING, total DOUBLE").sink_to(sink)
+        env.execute()
+        return sorted(sink.values, key=repr)
+
+    local = run_batch(StreamEnvironment(LocalRunner()))
+    expected = []
+    for key in ("a", "b"):
+        mine = sorted((e for batch in batches for e in batch if e["k"] == key), key=lambda e: e["ts"])  # stable
+        total = 0.0
+        for e in mine:
+            total += e["v"]
+        expected.append({"k": key, "order": " ".join(str(e["v"]) for e in mine), "total": total})
+    assert local == expected
+    assert run_batch(StreamEnvironment(SparkRunner(spark, num_shards=2))) == local

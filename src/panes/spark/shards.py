@@ -176,8 +176,13 @@ class ColumnarHost:
     """A window step run by a columnar operator: the shard's elements stay Arrow columns (see the module
     docstring); results and late elements leave as typed columns."""
 
-    def __init__(self, step: Step, plan: ColumnarWindow, codes: ChannelCodes, layout: Layout, shard: int) -> None:
+    def __init__(
+        self, step: Step, plan: ColumnarWindow, codes: ChannelCodes, layout: Layout, shard: int, batch: bool = False
+    ) -> None:
         self.step = step
+        self.batch = batch
+        """BATCH execution: elements are taken in timestamp order (arrival order among equal timestamps), the
+        order sorted input gives each key's elements on every runner."""
         self.plan = plan
         self.codes = codes
         self.layout = layout
@@ -203,7 +208,7 @@ class ColumnarHost:
         before = self.operator.watermark
         values, ts, seq, phase, out = self._elements(mine, batch)
         early = (phase % 2) == 0
-        order = np.lexsort((seq, ~early))
+        order = np.lexsort((seq, ts, ~early) if self.batch else (seq, ~early))
         first = order[early[order]]
         second = order[~early[order]]
         operator = self.operator
@@ -381,9 +386,9 @@ def shard_host(
     batch: bool = False,
 ) -> ShardHost:
     """The host of ``step`` for ``shard`` (see the module docstring). In BATCH execution a columnar window
-    gives the results of sorted input too: its built-in aggregates do not depend on the order of elements,
-    and with all input processed before the final watermark nothing is late."""
+    gives the results of sorted input too: it takes its elements in timestamp order (the keys' order does not
+    matter to it), and with all input processed before the final watermark nothing is late."""
     plan = columnar_plan(step)
     if plan is not None:
-        return ColumnarHost(step, plan, codes, layout, shard)
+        return ColumnarHost(step, plan, codes, layout, shard, batch)
     return RecordHost(step, codes, layout, shard, num_shards, max_parallelism, batch)
