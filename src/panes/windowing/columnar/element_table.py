@@ -55,8 +55,8 @@ class ElementTable:
             self._panes = None
 
     def panes(self, only: Any = None) -> tuple[np.ndarray, pa.StructArray, np.ndarray]:
-        """The window's elements sorted by key (each key's in arrival order), their keys, and the first row of
-        each pane; ``only``: the pane of that key alone."""
+        """The keys of the window's elements, sorted (each key's elements keep their arrival order), the elements
+        in that order, and the first row of each pane; ``only``: the pane of that key alone."""
         keys, values = self.state()
         if only is not None:
             rows = np.flatnonzero(keys == only)
