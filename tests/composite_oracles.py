@@ -1,19 +1,29 @@
-"""Hand-written triggers, in Flink's trigger API, that do what a composite trigger of a scenario file does.
+"""Hand-written triggers, in Flink's trigger API, that do what a composite trigger of a scenario file does, and
+the accumulation modes written as what a Flink user gets today.
 
-The expected output of a composite scenario (``tests/scenarios/6*``) is what its oracle here gives on the operator
-harness: ``tests/core/test_conformance_harness.py`` checks the stored file against it, and property tests
-(``tests/core/test_composite_triggers.py``) check the composite against the oracle on random streams.
+The expected output of a composite or accumulation scenario (``tests/scenarios/6*``) is what its :class:`Oracle`
+here gives on the operator harness: ``tests/core/test_conformance_harness.py`` checks the stored file against
+it, and property tests (``tests/core/test_composite_triggers.py``) check the composites against the oracles on
+random streams.
 """
 
 from __future__ import annotations
 
 import operator
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
-from panes.state.descriptors import ReducingStateDescriptor
+from panes.state.descriptors import ReducingStateDescriptor, ValueStateDescriptor
+from panes.testing.scenario import collect_result
 from panes.windowing.triggers.base import OnMergeContext, Trigger, TriggerContext, TriggerResult
+from panes.windowing.triggers.event_time import EventTimeTrigger
+from panes.windowing.triggers.purging import PurgingTrigger
 from panes.windowing.windows import Window
+
+
+def _or(a: bool, b: bool) -> bool:
+    return a or b
 
 
 class CountOrEndOfWindow(Trigger[Any, Window]):
@@ -99,8 +109,196 @@ class EarlyAndLate(Trigger[Any, Window]):
         ctx.get_partitioned_state(self.late_count).clear()
 
 
-ORACLES: dict[str, Callable[[], Trigger[Any, Any]]] = {
-    "61_any_of_count_or_end_of_window": lambda: CountOrEndOfWindow(2),
-    "62_after_watermark_early_and_late": lambda: EarlyAndLate(2, 1),
+class CountAndEndOfWindow(Trigger[Any, Window]):
+    """``AllOf(CountTrigger.of(n), EventTimeTrigger())``: fire once both "n elements counted" (counting again
+    after each n) and "the window's end passed" (at its end, and for every element after it) happened since the
+    last firing."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.count = ReducingStateDescriptor("count", operator.add)
+        self.counted = ReducingStateDescriptor("counted", _or)
+        self.ended = ReducingStateDescriptor("ended", _or)
+
+    def _both(self, ctx: TriggerContext) -> TriggerResult:
+        counted, ended = ctx.get_partitioned_state(self.counted), ctx.get_partitioned_state(self.ended)
+        if counted.get() and ended.get():
+            counted.clear()
+            ended.clear()
+            return TriggerResult.FIRE
+        return TriggerResult.CONTINUE
+
+    def on_element(self, element: Any, timestamp: int, window: Window, ctx: TriggerContext) -> TriggerResult:
+        if window.max_timestamp() <= ctx.get_current_watermark():
+            ctx.get_partitioned_state(self.ended).add(True)
+        else:
+            ctx.register_event_time_timer(window.max_timestamp())
+        count = ctx.get_partitioned_state(self.count)
+        count.add(1)
+        if count.get() >= self.n:
+            count.clear()
+            ctx.get_partitioned_state(self.counted).add(True)
+        return self._both(ctx)
+
+    def on_event_time(self, time: int, window: Window, ctx: TriggerContext) -> TriggerResult:
+        if time != window.max_timestamp():
+            return TriggerResult.CONTINUE
+        ctx.get_partitioned_state(self.ended).add(True)
+        return self._both(ctx)
+
+    def on_processing_time(self, time: int, window: Window, ctx: TriggerContext) -> TriggerResult:
+        return TriggerResult.CONTINUE
+
+    def can_merge(self) -> bool:
+        return True
+
+    def on_merge(self, window: Window, ctx: OnMergeContext) -> None:
+        for descriptor in (self.count, self.counted, self.ended):
+            ctx.merge_partitioned_state(descriptor)
+        if window.max_timestamp() > ctx.get_current_watermark():
+            ctx.register_event_time_timer(window.max_timestamp())
+
+    def clear(self, window: Window, ctx: TriggerContext) -> None:
+        ctx.delete_event_time_timer(window.max_timestamp())
+        for descriptor in (self.count, self.counted, self.ended):
+            ctx.get_partitioned_state(descriptor).clear()
+
+
+COUNTING, AT_THE_END, DONE = 0, 1, 2
+
+
+class CountThenEndOfWindow(Trigger[Any, Window]):
+    """``AfterEach(CountTrigger.of(n), EventTimeTrigger())``, and with ``repeat``
+    ``Repeatedly(AfterEach(CountTrigger.of(n), EventTimeTrigger()))``: count elements until the n-th fires; from
+    then on wait for the window's end (an element seen then registers the end's timer; one that comes after the
+    end fires at once), fire there, and stop (or, with ``repeat``, count again). Windows do not merge."""
+
+    def __init__(self, n: int, repeat: bool = False) -> None:
+        self.n, self.repeat = n, repeat
+        self.count = ReducingStateDescriptor("count", operator.add)
+        self.phase = ValueStateDescriptor("phase")
+        self.waiting = ValueStateDescriptor("waiting")
+        """Whether the end's timer was registered while waiting for the end (only such a timer fires)."""
+
+    def _finish(self, ctx: TriggerContext) -> TriggerResult:
+        ctx.get_partitioned_state(self.waiting).clear()
+        ctx.get_partitioned_state(self.phase).update(COUNTING if self.repeat else DONE)
+        return TriggerResult.FIRE
+
+    def on_element(self, element: Any, timestamp: int, window: Window, ctx: TriggerContext) -> TriggerResult:
+        phase = ctx.get_partitioned_state(self.phase).value() or COUNTING
+        if phase == COUNTING:
+            count = ctx.get_partitioned_state(self.count)
+            count.add(1)
+            if count.get() < self.n:
+                return TriggerResult.CONTINUE
+            count.clear()
+            ctx.get_partitioned_state(self.phase).update(AT_THE_END)
+            return TriggerResult.FIRE
+        if phase == DONE:
+            return TriggerResult.CONTINUE
+        if window.max_timestamp() <= ctx.get_current_watermark():
+            return self._finish(ctx)
+        ctx.register_event_time_timer(window.max_timestamp())
+        ctx.get_partitioned_state(self.waiting).update(True)
+        return TriggerResult.CONTINUE
+
+    def on_event_time(self, time: int, window: Window, ctx: TriggerContext) -> TriggerResult:
+        waiting = ctx.get_partitioned_state(self.waiting).value()
+        if time != window.max_timestamp() or not waiting:
+            return TriggerResult.CONTINUE
+        return self._finish(ctx)
+
+    def on_processing_time(self, time: int, window: Window, ctx: TriggerContext) -> TriggerResult:
+        return TriggerResult.CONTINUE
+
+    def clear(self, window: Window, ctx: TriggerContext) -> None:
+        ctx.delete_event_time_timer(window.max_timestamp())
+        for descriptor in (self.count, self.phase, self.waiting):
+            ctx.get_partitioned_state(descriptor).clear()
+
+
+class CountUntilEndOfWindow(Trigger[Any, Window]):
+    """``OrFinally(CountTrigger.of(n), EventTimeTrigger())``: fire every n elements until the window's end, fire
+    there (or, for a window whose first element came after its end, at that element) and never again."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.count = ReducingStateDescriptor("count", operator.add)
+        self.done = ValueStateDescriptor("done")
+
+    def _end(self, ctx: TriggerContext) -> TriggerResult:
+        ctx.get_partitioned_state(self.done).update(True)
+        ctx.get_partitioned_state(self.count).clear()
+        return TriggerResult.FIRE
+
+    def on_element(self, element: Any, timestamp: int, window: Window, ctx: TriggerContext) -> TriggerResult:
+        if ctx.get_partitioned_state(self.done).value():
+            return TriggerResult.CONTINUE
+        if window.max_timestamp() <= ctx.get_current_watermark():
+            return self._end(ctx)
+        ctx.register_event_time_timer(window.max_timestamp())
+        count = ctx.get_partitioned_state(self.count)
+        count.add(1)
+        if count.get() >= self.n:
+            count.clear()
+            return TriggerResult.FIRE
+        return TriggerResult.CONTINUE
+
+    def on_event_time(self, time: int, window: Window, ctx: TriggerContext) -> TriggerResult:
+        if time != window.max_timestamp() or ctx.get_partitioned_state(self.done).value():
+            return TriggerResult.CONTINUE
+        return self._end(ctx)
+
+    def on_processing_time(self, time: int, window: Window, ctx: TriggerContext) -> TriggerResult:
+        return TriggerResult.CONTINUE
+
+    def clear(self, window: Window, ctx: TriggerContext) -> None:
+        ctx.delete_event_time_timer(window.max_timestamp())
+        ctx.get_partitioned_state(self.count).clear()
+        ctx.get_partitioned_state(self.done).clear()
+
+
+def with_retractions(result: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    """An accumulating run's panes and late elements as a retracting window emits them, written out by hand:
+    every pane of a window that emitted before is preceded by its previous pane with ``retract`` true (for
+    windows that are never purged before their cleanup)."""
+    emitted: list[tuple[str, Any]] = []
+    last: dict[tuple[Any, Any, Any], dict[str, Any]] = {}
+    items = [("main", pane) for pane in result["main"]] + [("late", element) for element in result["late"]]
+    for kind, item in sorted(items, key=lambda entry: entry[1]["emit_seq"]):
+        if kind == "late":
+            emitted.append(("late", (item["key"], item["value"], item["ts"], item["seq"])))
+            continue
+        window = (item["key"], item["window_start"], item["window_end"])
+        if window in last:
+            emitted.append(("main", {**last[window], "retract": True}))
+        last[window] = {**item, "retract": False}
+        emitted.append(("main", last[window]))
+    return collect_result(emitted)
+
+
+@dataclass(frozen=True)
+class Oracle:
+    """How a scenario's expected output is produced without the feature it is about: the harness with
+    ``trigger`` in the ``accumulation`` mode, its result passed through ``then``."""
+
+    trigger: Callable[[], Trigger[Any, Any]]
+    accumulation: str = "accumulating"
+    then: Callable[[dict[str, Any]], dict[str, Any]] = field(default=lambda result: result)
+    """What turns the harness' result into the expected one."""
+
+
+ORACLES: dict[str, Oracle] = {
+    "61_any_of_count_or_end_of_window": Oracle(lambda: CountOrEndOfWindow(2)),
+    "62_after_watermark_early_and_late": Oracle(lambda: EarlyAndLate(2, 1)),
+    "63_all_of_count_and_end_of_window": Oracle(lambda: CountAndEndOfWindow(2)),
+    "64_after_each_count_then_end_of_window": Oracle(lambda: CountThenEndOfWindow(2)),
+    "65_or_finally_count_until_end_of_window": Oracle(lambda: CountUntilEndOfWindow(2)),
+    "66_repeatedly_count_then_end_of_window": Oracle(lambda: CountThenEndOfWindow(2, repeat=True)),
+    # discarding is Flink's PurgingTrigger around the trigger, in Flink's (accumulating) operator
+    "67_discarding_early_and_late": Oracle(lambda: PurgingTrigger.of(EarlyAndLate(2, 1))),
+    # retracting is the accumulating result with each window's previous pane taken back, by hand
+    "68_retracting_late_firings": Oracle(EventTimeTrigger, then=with_retractions),
 }
-"""The scenario files of composite triggers, and the hand-written trigger that produced each one's expected file."""
+"""The scenario files of composite triggers and accumulation modes, and what produced each one's expected file."""

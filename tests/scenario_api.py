@@ -6,7 +6,7 @@ from typing import Any
 
 from panes.datastream import DataStream, StreamEnvironment
 from panes.elements import Watermark
-from panes.testing.scenario import PaneFunction, Scenario
+from panes.testing.scenario import Scenario
 from panes.watermarks import WatermarkGenerator, WatermarkOutput, WatermarkStrategy
 
 MARKER = "__watermark__"
@@ -64,7 +64,11 @@ def scenario_pipeline(env: StreamEnvironment, source: DataStream, scenario: Scen
     windowed = windowed.allowed_lateness(setup.allowed_lateness)
     if setup.late_data_tag is not None:
         windowed = windowed.side_output_late_data(setup.late_data_tag)
-    panes = windowed.process(PaneFunction())
+    if setup.accumulation == "discarding":
+        windowed = windowed.discarding_fired_panes()
+    elif setup.accumulation == "retracting":
+        windowed = windowed.retracting_fired_panes()
+    panes = windowed.process(scenario.pane_function())
     tagged = panes.map(lambda pane: ("main", pane))
     if setup.late_data_tag is not None:
         tagged = tagged.union(panes.get_side_output(setup.late_data_tag).map(lambda element: ("late", element)))

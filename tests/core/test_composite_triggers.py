@@ -32,7 +32,13 @@ from panes.windowing import (
 )
 from panes.windowing.triggers import Trigger, TriggerContext, TriggerResult
 from panes.windowing.windows import Window
-from tests.composite_oracles import CountOrEndOfWindow, EarlyAndLate
+from tests.composite_oracles import (
+    CountAndEndOfWindow,
+    CountOrEndOfWindow,
+    CountThenEndOfWindow,
+    CountUntilEndOfWindow,
+    EarlyAndLate,
+)
 
 
 def sums(trigger: Trigger[Any, Any], assigner: Any = None, lateness: int = 0) -> WindowOperatorHarness:
@@ -198,3 +204,42 @@ def test_after_watermark_with_counts_is_the_hand_written_early_and_late(
 
     composite = AfterWatermark(early=CountTrigger.of(early), late=CountTrigger.of(late))
     assert run(composite, assigner(), steps) == run(EarlyAndLate(early, late), assigner(), steps)
+
+
+@settings(max_examples=150, deadline=None)
+@given(STEPS, st.integers(1, 4), st.sampled_from(["tumbling", "sessions"]))
+def test_all_of_count_and_event_time_is_the_hand_written_count_and_end_of_window(
+    steps: list[tuple[Any, ...]], n: int, kind: str
+) -> None:
+    def assigner() -> Any:
+        return TumblingEventTimeWindows.of(10) if kind == "tumbling" else EventTimeSessionWindows.with_gap(7)
+
+    assert run(AllOf(CountTrigger.of(n), EventTimeTrigger()), assigner(), steps) == run(
+        CountAndEndOfWindow(n), assigner(), steps
+    )
+
+
+DENSE_STEPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("element"), st.sampled_from("ab"), st.integers(0, 25)),
+        st.tuples(st.just("watermark"), st.integers(0, 40)),
+    ),
+    max_size=40,
+)
+"""Steps that revisit few windows, often after their end: what a sequence does once it ran through shows."""
+
+
+@settings(max_examples=200, deadline=None)
+@given(DENSE_STEPS, st.integers(1, 3))
+def test_after_each_or_finally_and_repeatedly_are_their_hand_written_triggers(
+    steps: list[tuple[Any, ...]], n: int
+) -> None:
+    def tumbling() -> Any:
+        return TumblingEventTimeWindows.of(10)
+
+    after_each = AfterEach(CountTrigger.of(n), EventTimeTrigger())
+    assert run(after_each, tumbling(), steps) == run(CountThenEndOfWindow(n), tumbling(), steps)
+    repeated = Repeatedly(AfterEach(CountTrigger.of(n), EventTimeTrigger()))
+    assert run(repeated, tumbling(), steps) == run(CountThenEndOfWindow(n, repeat=True), tumbling(), steps)
+    or_finally = OrFinally(CountTrigger.of(n), EventTimeTrigger())
+    assert run(or_finally, tumbling(), steps) == run(CountUntilEndOfWindow(n), tumbling(), steps)

@@ -148,15 +148,18 @@ class WindowOperatorHarness(OneInputOperatorHarness):
         allowed_lateness: DurationLike = 0,
         late_data_tag: OutputTag[Any] | None = None,
         processing_time: int = 0,
+        accumulation: str = "accumulating",
     ) -> None:
         spec = window_function_spec(function, reduce=reduce, aggregate=aggregate)
         operator: WindowOperator
         if evictor is not None:
             operator = EvictingWindowOperator(
-                assigner, spec, key_selector, evictor, trigger, allowed_lateness, late_data_tag
+                assigner, spec, key_selector, evictor, trigger, allowed_lateness, late_data_tag, accumulation
             )
         else:
-            operator = WindowOperator(assigner, spec, key_selector, trigger, allowed_lateness, late_data_tag)
+            operator = WindowOperator(
+                assigner, spec, key_selector, trigger, allowed_lateness, late_data_tag, accumulation
+            )
         super().__init__(operator, processing_time)
 
     @property

@@ -11,7 +11,13 @@ produced by running it, in ``NN_name.expected.json`` beside the scenario; see ``
 - events ``{"processing_time": T}``: processing time moves to ``T`` there (it starts at 0), firing the
   processing-time timers at or before ``T``;
 - the trigger ``{"type": "continuous_processing_time", "interval_ms": X}``;
-- the watermark ``{"type": "none"}``: no watermarks but the final ``LONG_MAX`` one.
+- the watermark ``{"type": "none"}``: no watermarks but the final ``LONG_MAX`` one;
+- composite triggers (see :func:`build_trigger`);
+- ``"accumulation"``: ``"discarding"`` or ``"retracting"`` (``panes.windowing.accumulation``; the default is
+  ``"accumulating"``). A retracting window's rows carry ``retract``; a retraction has the ``fire_index`` of the
+  firing it takes back;
+- ``"pane_info": true``: each pane also records its pane info (``pane_index``, ``pane_timing``,
+  ``pane_is_last``; ``panes.windowing.pane_info``).
 """
 
 from __future__ import annotations
@@ -112,6 +118,7 @@ class WindowSetup:
     evictor: Evictor[Any, Any] | None
     allowed_lateness: int
     late_data_tag: OutputTag[Any] | None
+    accumulation: str = "accumulating"
 
 
 @dataclass
@@ -168,7 +175,12 @@ class Scenario:
         else:
             raise ValueError(f"unknown assigner type in scenario: {kind!r}")
         late = LATE if config.get("late_side_output") else None
-        return WindowSetup(assigner, trigger, evictor, int(config.get("allowed_lateness_ms", 0)), late)
+        lateness = int(config.get("allowed_lateness_ms", 0))
+        return WindowSetup(assigner, trigger, evictor, lateness, late, config.get("accumulation", "accumulating"))
+
+    def pane_function(self) -> PaneFunction:
+        """The function that records each pane (with its pane info when the scenario asks for it)."""
+        return PaneFunction(pane_info=bool(self.config.get("pane_info", False)))
 
     def watermark_kind(self) -> str:
         return str(self.config["watermark"]["type"])
@@ -213,14 +225,18 @@ class Scenario:
 
 
 class PaneFunction(ProcessWindowFunction[Element, dict[str, Any], Any, Any]):
-    """Emits each pane whole, as the conformance examples record it."""
+    """Emits each pane whole, as the conformance examples record it (with ``pane_info``, also the pane's index,
+    timing and whether it is the window's last)."""
+
+    def __init__(self, pane_info: bool = False) -> None:
+        self.pane_info = pane_info
 
     def process(self, key: Any, context: WindowContext[Any], elements: Iterable[Element]) -> Iterator[dict[str, Any]]:
         items = list(elements)
         window = context.window()
         values = [e[1] for e in items]
         is_time = isinstance(window, TimeWindow)
-        yield {
+        pane = {
             "key": key,
             "window_start": window.start if is_time else None,
             "window_end": window.end if is_time else None,
@@ -234,6 +250,10 @@ class PaneFunction(ProcessWindowFunction[Element, dict[str, Any], Any, Any]):
             "seqs_in_order": [e[3] for e in items],
             "ts_in_order": [e[2] for e in items],
         }
+        if self.pane_info:
+            info = context.pane()
+            pane.update(pane_index=info.index, pane_timing=info.timing.value, pane_is_last=info.is_last)
+        yield pane
 
 
 def key_of(element: Element) -> Any:
@@ -243,7 +263,8 @@ def key_of(element: Element) -> Any:
 def collect_result(
     emitted: Iterable[tuple[str, Any]],
 ) -> dict[str, list[dict[str, Any]]]:
-    """Number panes and late elements in emission order (``emit_seq``, ``fire_index``), as the examples do.
+    """Number panes and late elements in emission order (``emit_seq``, ``fire_index``), as the examples do; a
+    retraction (a row whose ``retract`` is true) has the ``fire_index`` of the firing it takes back.
 
     ``emitted`` is ``("main", pane dict)`` and ``("late", element or its StreamRecord)`` in emission order.
     """
@@ -254,8 +275,11 @@ def collect_result(
         if kind == "main":
             pane = dict(item)
             window_id = (pane["key"], pane["window_start"], pane["window_end"])
-            pane["fire_index"] = fires.get(window_id, 0)
-            fires[window_id] = pane["fire_index"] + 1
+            if pane.get("retract"):
+                pane["fire_index"] = fires[window_id] - 1
+            else:
+                pane["fire_index"] = fires.get(window_id, 0)
+                fires[window_id] = pane["fire_index"] + 1
             pane["emit_seq"] = emit_seq
             main.append(pane)
         else:
@@ -280,14 +304,24 @@ PANE_FIELDS = (
     "seqs_in_order",
     "ts_in_order",
     "emit_seq",
+    "retract",
+    "pane_index",
+    "pane_timing",
+    "pane_is_last",
 )
+
+
+def _pane_order(pane: dict[str, Any]) -> tuple[Any, ...]:
+    """Panes by key, window and firing; a firing's new pane before the retraction of it that follows later."""
+    window = (pane["window_start"] or 0, pane["window_end"] or 0)
+    return (str(pane["key"]), *window, pane["fire_index"], bool(pane.get("retract")))
 
 
 def comparable(result: dict[str, Any], fields: Iterable[str] = PANE_FIELDS) -> dict[str, list[dict[str, Any]]]:
     """The fields both sides record, panes sorted by (key, window, fire_index), late elements by ``seq``."""
     wanted = list(fields)
     main = [{f: pane.get(f) for f in wanted} for pane in result["main"]]
-    main.sort(key=lambda p: (str(p["key"]), p["window_start"] or 0, p["window_end"] or 0, p["fire_index"]))
+    main.sort(key=_pane_order)
     late_fields = [f for f in ("key", "value", "ts", "seq", "emit_seq") if f in wanted or f != "emit_seq"]
     late = sorted(({f: e.get(f) for f in late_fields} for e in result["late"]), key=lambda e: e["seq"])
     return {"main": main, "late": late}
