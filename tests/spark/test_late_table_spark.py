@@ -62,3 +62,33 @@ def test_spark_writes_the_late_table_the_local_runner_writes(spark: Any, tmp_pat
     }
     corrections = reconcile(job(remote, ListSink()), str(remote / "t"))
     assert corrections.late_elements == len(table(remote / "t")) and corrections.rows
+
+
+def test_the_reconciliation_loop_on_spark_gives_the_batch_result_over_all_data(spark: Any, tmp_path: Path) -> None:
+    """Stream on Spark with a late table, reconcile with both BATCH runs on Spark: the corrections are the local
+    runner's, and applied to what the stream emitted they give one BATCH run over every element."""
+    from collections import Counter
+
+    from panes.datastream import RuntimeExecutionMode
+    from tests.core import test_reconcile as loop
+
+    # a's [0, 10) fires at watermark 21 (lateness 5 cleans it at 14): a@3 and a@4 come after, too late
+    batches = [[("a", 1, 1), ("b", 12, 2)], [("a", 21, 3)], [("a", 3, 4), ("b", 14, 5)], [("a", 4, 6), ("a", 25, 7)]]
+    late = str(tmp_path / "late")
+    streamed = ListSink()
+    env = StreamEnvironment(SparkRunner(spark, num_shards=2))
+    loop.job(batches, "tumbling", 5, late, streamed, retracting=True)(env)
+    env.execute()
+    on_spark = reconcile(
+        loop.job(batches, "tumbling", 5, late, ListSink(), retracting=True), late, SparkRunner(spark, num_shards=2)
+    )
+    on_local = reconcile(loop.job(batches, "tumbling", 5, late, ListSink(), retracting=True), late)
+    assert on_spark.late_elements == 2
+    assert sorted(map(repr, on_spark.rows)) == sorted(map(repr, on_local.rows))
+    complete = ListSink()
+    batch = StreamEnvironment().set_runtime_mode(RuntimeExecutionMode.BATCH)
+    loop.job(batches, "tumbling", 5, late + "-unused", complete, retracting=False)(batch)
+    batch.execute()
+    expected = Counter(repr(row) for row in complete.values)
+    assert loop.applied(on_spark.rows, loop.applied(streamed.values)) == expected
+    assert loop.applied(streamed.values) != expected  # the stream alone was wrong
