@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 export PYSPARK_PYTHON="$PWD/.venv/bin/python" PYSPARK_DRIVER_PYTHON="$PWD/.venv/bin/python"
-.venv/bin/ruff check src tests bench examples
-.venv/bin/ruff format --check src tests bench examples
+.venv/bin/ruff check src tests bench examples tools
+.venv/bin/ruff format --check src tests bench examples tools
 .venv/bin/mypy
 .venv/bin/python -m pytest -q "$@"

@@ -1,0 +1,295 @@
+// Runs one window scenario file (tests/scenarios, shared conformance examples) through Apache Flink's own
+// DataStream API and window operator, and prints what the window emitted, one JSON line per pane or late element,
+// in emission order. Driven by tools/flink_oracle/oracle.py, which numbers the lines and writes the expected file.
+//
+// Usage: java -cp <flink jars>:<classes> WindowScenario SCENARIO.json
+//
+// Parallelism 1, STREAMING mode, one chain from the window operator to the collecting sinks, so the panes and the
+// late elements are recorded in the order the operator emitted them. Watermarks follow the scenario format:
+// per element for bounded out-of-orderness and monotonous (max_ts - max_ooo - 1, after the element), marker
+// events for punctuated ones, none for "none"; the bounded source ends with Long.MAX_VALUE.
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+import org.apache.flink.api.common.eventtime.Watermark;
+import org.apache.flink.api.common.eventtime.WatermarkGenerator;
+import org.apache.flink.api.common.eventtime.WatermarkOutput;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.api.connector.sink2.WriterInitContext;
+import org.apache.flink.api.java.tuple.Tuple4;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.KeyedStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.datastream.WindowedStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
+import org.apache.flink.streaming.api.windowing.assigners.EventTimeSessionWindows;
+import org.apache.flink.streaming.api.windowing.assigners.GlobalWindows;
+import org.apache.flink.streaming.api.windowing.assigners.SlidingEventTimeWindows;
+import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
+import org.apache.flink.streaming.api.windowing.assigners.WindowAssigner;
+import org.apache.flink.streaming.api.windowing.evictors.CountEvictor;
+import org.apache.flink.streaming.api.windowing.evictors.Evictor;
+import org.apache.flink.streaming.api.windowing.evictors.TimeEvictor;
+import org.apache.flink.streaming.api.windowing.triggers.ContinuousEventTimeTrigger;
+import org.apache.flink.streaming.api.windowing.triggers.CountTrigger;
+import org.apache.flink.streaming.api.windowing.triggers.EventTimeTrigger;
+import org.apache.flink.streaming.api.windowing.triggers.PurgingTrigger;
+import org.apache.flink.streaming.api.windowing.triggers.Trigger;
+import org.apache.flink.streaming.api.windowing.windows.GlobalWindow;
+import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
+import org.apache.flink.streaming.api.windowing.windows.Window;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
+
+public class WindowScenario {
+    /** (key, value, timestamp, seq); a punctuated scenario's watermark travels as key MARKER, value W. */
+    public static final class Event extends Tuple4<String, Long, Long, Integer> {
+        public Event() {}
+
+        Event(String key, long value, long ts, int seq) {
+            super(key, value, ts, seq);
+        }
+    }
+
+    static final String MARKER = "__watermark__";
+    static final List<String> EMITTED = Collections.synchronizedList(new ArrayList<>());
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    /** The scenario's watermark rule, emitting only watermarks that increase. */
+    public static final class ScenarioWatermarks implements WatermarkGenerator<Event> {
+        private final String kind;
+        private final long delay;
+        private long maxTs = Long.MIN_VALUE;
+        private long current = Long.MIN_VALUE;
+
+        ScenarioWatermarks(String kind, long delay) {
+            this.kind = kind;
+            this.delay = delay;
+        }
+
+        private void emit(long watermark, WatermarkOutput output) {
+            if (watermark > current) {
+                current = watermark;
+                output.emitWatermark(new Watermark(watermark));
+            }
+        }
+
+        @Override
+        public void onEvent(Event event, long timestamp, WatermarkOutput output) {
+            if (MARKER.equals(event.f0)) {
+                if (kind.equals("punctuated")) {
+                    emit(event.f1, output);
+                }
+                return;
+            }
+            if (kind.equals("bounded_out_of_orderness") || kind.equals("monotonous")) {
+                maxTs = Math.max(maxTs, event.f2);
+                emit(maxTs - delay - 1, output);
+            }
+        }
+
+        @Override
+        public void onPeriodicEmit(WatermarkOutput output) {}
+    }
+
+    /** Emits each pane whole, as the scenario files record it. */
+    public static final class PaneFunction extends ProcessWindowFunction<Event, String, String, Window> {
+        @Override
+        public void process(String key, Context context, Iterable<Event> elements, Collector<String> out) {
+            ObjectNode pane = JSON.createObjectNode();
+            pane.put("kind", "main");
+            pane.put("key", key);
+            Window window = context.window();
+            if (window instanceof TimeWindow) {
+                pane.put("window_start", ((TimeWindow) window).getStart());
+                pane.put("window_end", ((TimeWindow) window).getEnd());
+            } else {
+                pane.putNull("window_start");
+                pane.putNull("window_end");
+                pane.put("window_type", window instanceof GlobalWindow ? "global" : window.getClass().getSimpleName());
+            }
+            ArrayNode values = pane.putArray("values_in_order");
+            ArrayNode seqs = pane.putArray("seqs_in_order");
+            ArrayNode timestamps = pane.putArray("ts_in_order");
+            for (Event event : elements) {
+                values.add(event.f1);
+                seqs.add(event.f3);
+                timestamps.add(event.f2);
+            }
+            pane.put("watermark", context.currentWatermark());
+            out.collect(pane.toString());
+        }
+    }
+
+    /** Appends what reaches it to EMITTED (chained to the window operator: in emission order). */
+    public static final class Collecting implements Sink<String> {
+        @Override
+        public SinkWriter<String> createWriter(WriterInitContext context) {
+            return new SinkWriter<String>() {
+                @Override
+                public void write(String element, SinkWriter.Context context) {
+                    EMITTED.add(element);
+                }
+
+                @Override
+                public void flush(boolean endOfInput) {}
+
+                @Override
+                public void close() {}
+            };
+        }
+    }
+
+    static Duration ms(JsonNode spec, String field) {
+        return Duration.ofMillis(spec.path(field).asLong(0));
+    }
+
+    static Trigger<Object, Window> trigger(JsonNode spec) {
+        String kind = spec.get("type").asText();
+        Trigger<?, ?> built;
+        switch (kind) {
+            case "count":
+                built = CountTrigger.of(spec.get("count").asLong());
+                break;
+            case "purging":
+                built = PurgingTrigger.of(trigger(spec.get("inner")));
+                break;
+            case "continuous_event_time":
+                built = ContinuousEventTimeTrigger.of(ms(spec, "interval_ms"));
+                break;
+            case "event_time":
+                built = EventTimeTrigger.create();
+                break;
+            default:
+                throw new IllegalArgumentException("no Flink trigger for the scenario trigger " + kind);
+        }
+        @SuppressWarnings("unchecked")
+        Trigger<Object, Window> cast = (Trigger<Object, Window>) built;
+        return cast;
+    }
+
+    static Evictor<Object, Window> evictor(JsonNode spec) {
+        boolean after = spec.path("do_evict_after").asBoolean(false);
+        Evictor<?, ?> built;
+        switch (spec.get("type").asText()) {
+            case "count":
+                built = CountEvictor.of(spec.get("max_count").asLong(), after);
+                break;
+            case "time":
+                built = TimeEvictor.of(ms(spec, "window_ms"), after);
+                break;
+            default:
+                throw new IllegalArgumentException("no Flink evictor for " + spec);
+        }
+        @SuppressWarnings("unchecked")
+        Evictor<Object, Window> cast = (Evictor<Object, Window>) built;
+        return cast;
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    static WindowedStream<Event, String, Window> window(KeyedStream<Event, String> keyed, JsonNode spec) {
+        String kind = spec.get("type").asText();
+        WindowAssigner assigner;
+        switch (kind) {
+            case "count_tumbling":
+                return (WindowedStream) keyed.countWindow(spec.get("size").asLong());
+            case "count_sliding":
+                return (WindowedStream) keyed.countWindow(spec.get("size").asLong(), spec.get("slide").asLong());
+            case "tumbling_event_time":
+                assigner = TumblingEventTimeWindows.of(ms(spec, "size_ms"), ms(spec, "offset_ms"));
+                break;
+            case "sliding_event_time":
+                assigner = SlidingEventTimeWindows.of(ms(spec, "size_ms"), ms(spec, "slide_ms"), ms(spec, "offset_ms"));
+                break;
+            case "event_time_session":
+                assigner = EventTimeSessionWindows.withGap(ms(spec, "gap_ms"));
+                break;
+            case "global":
+                assigner = GlobalWindows.create();
+                break;
+            default:
+                throw new IllegalArgumentException("no Flink assigner for " + kind);
+        }
+        return (WindowedStream) keyed.window(assigner);
+    }
+
+    public static void main(String[] args) throws Exception {
+        JsonNode scenario = JSON.readTree(new java.io.File(args[0]));
+        JsonNode config = scenario.get("config");
+        List<Event> events = new ArrayList<>();
+        int seq = 0;
+        for (JsonNode event : scenario.get("events")) {
+            if (event.has("processing_time")) {
+                throw new IllegalArgumentException("processing time is the wall clock in a Flink job: not replayable");
+            }
+            if (event.has("watermark")) {
+                long watermark = event.get("watermark").asLong();
+                events.add(new Event(MARKER, watermark, watermark, seq));
+            } else {
+                events.add(new Event(event.get("key").asText(), event.get("value").asLong(), event.get("ts").asLong(), seq));
+            }
+            seq++;
+        }
+        JsonNode watermarkSpec = config.get("watermark");
+        String watermarkKind = watermarkSpec.get("type").asText();
+        long delay = watermarkKind.equals("bounded_out_of_orderness") ? watermarkSpec.get("max_ooo_ms").asLong() : 0;
+
+        Configuration configuration = new Configuration();
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(configuration);
+        env.setParallelism(1);
+        env.getConfig().setAutoWatermarkInterval(0);
+        DataStream<Event> stamped = env.fromData(events)
+                .assignTimestampsAndWatermarks(WatermarkStrategy.<Event>forGenerator(context -> new ScenarioWatermarks(watermarkKind, delay))
+                        .withTimestampAssigner((event, previous) -> event.f2))
+                .filter(event -> !MARKER.equals(event.f0));
+        WindowedStream<Event, String, Window> windowed = window(stamped.keyBy(event -> event.f0, Types.STRING), config.get("assigner"));
+        JsonNode triggerSpec = config.get("trigger");
+        if (triggerSpec != null && !triggerSpec.isNull()) {
+            windowed = windowed.trigger(trigger(triggerSpec));
+        }
+        JsonNode evictorSpec = config.get("evictor");
+        if (evictorSpec != null && !evictorSpec.isNull()) {
+            windowed = windowed.evictor(evictor(evictorSpec));
+        }
+        long lateness = config.path("allowed_lateness_ms").asLong(0);
+        if (lateness > 0) {
+            windowed = windowed.allowedLateness(Duration.ofMillis(lateness));
+        }
+        OutputTag<Event> late = new OutputTag<Event>("late-data") {};
+        boolean sideOutput = config.path("late_side_output").asBoolean(false);
+        if (sideOutput) {
+            windowed = windowed.sideOutputLateData(late);
+        }
+        SingleOutputStreamOperator<String> panes = windowed.process(new PaneFunction());
+        panes.sinkTo(new Collecting());
+        if (sideOutput) {
+            panes.getSideOutput(late)
+                    .map(event -> {
+                        ObjectNode element = JSON.createObjectNode();
+                        element.put("kind", "late");
+                        element.put("key", event.f0);
+                        element.put("value", event.f1);
+                        element.put("ts", event.f2);
+                        element.put("seq", event.f3);
+                        return element.toString();
+                    })
+                    .sinkTo(new Collecting());
+        }
+        env.execute("panes flink oracle");
+        for (String line : EMITTED) {
+            System.out.println(line);
+        }
+    }
+}

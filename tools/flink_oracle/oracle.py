@@ -1,0 +1,190 @@
+"""The Flink oracle: run scenario files through real Apache Flink and write the output Flink produced.
+
+A scenario file (``tests/scenarios/NN_name.scenario.json``; the format of ``panes.testing.scenario``) is run by
+``WindowScenario.java`` beside this script: Flink's own DataStream API and window operator, local, parallelism 1,
+STREAMING mode, the panes and late elements recorded in the order the operator emitted them. This script compiles
+that program against the jars of a PyFlink installation, numbers what it printed as the scenario files do
+(``fire_index``, ``emit_seq``; ``panes.testing.scenario.collect_result``) and writes ``NN_name.flink.json``
+beside the scenario, with a ``meta`` entry saying which Flink produced it. The tests read the stored files and
+never need Flink (``tests/core/test_flink_oracle_files.py`` checks their provenance).
+
+Needs Java 17 (``javac``) and PyFlink (``pip install apache-flink==2.3.0`` in a virtual environment of its own),
+plus the project's environment for ``panes.testing``::
+
+    python tools/flink_oracle/oracle.py --pyflink-python /path/to/flink/bin/python tests/scenarios/*.scenario.json
+    python tools/flink_oracle/oracle.py --pyflink-python ... --check FILE...   # compare, write nothing
+
+Not every scenario can be replayed: processing time is the wall clock in a Flink job (scenarios with
+``{"processing_time": T}`` events), and panes' own triggers and accumulation modes (composites, ``discarding``,
+``retracting``, pane info) have no Flink counterpart. Those are refused with the reason and keep their
+hand-derived ``.expected.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from panes.testing.scenario import collect_result  # noqa: E402
+
+FLINK_TRIGGERS = {"count", "purging", "continuous_event_time", "event_time"}
+FLINK_ASSIGNERS = {
+    "tumbling_event_time",
+    "sliding_event_time",
+    "event_time_session",
+    "global",
+    "count_tumbling",
+    "count_sliding",
+}
+MAX = 9223372036854775807
+
+
+def not_replayable(scenario: dict[str, Any]) -> str | None:
+    """Why real Flink cannot produce this scenario's output, or ``None`` when it can."""
+    config = scenario["config"]
+    if any("processing_time" in event for event in scenario["events"]):
+        return "it moves processing time, which is the wall clock in a Flink job"
+    if config.get("accumulation", "accumulating") != "accumulating":
+        return f"the accumulation mode {config['accumulation']!r} is panes' own"
+    if config.get("pane_info"):
+        return "pane info is panes' own"
+    if config["assigner"]["type"] not in FLINK_ASSIGNERS:
+        return f"no Flink assigner for {config['assigner']['type']!r}"
+
+    def triggers(spec: dict[str, Any] | None) -> list[str]:
+        if spec is None:
+            return []
+        return [spec["type"], *triggers(spec.get("inner"))]
+
+    unknown = [kind for kind in triggers(config.get("trigger")) if kind not in FLINK_TRIGGERS]
+    if unknown:
+        return f"the trigger {unknown[0]!r} is panes' own (Flink has no composite triggers)"
+    return None
+
+
+def flink_lib(pyflink_python: str) -> Path:
+    """The ``lib`` folder of the PyFlink installation of ``pyflink_python``."""
+    code = "import os, pyflink; print(os.path.join(os.path.dirname(pyflink.__file__), 'lib'))"
+    return Path(subprocess.run([pyflink_python, "-c", code], check=True, capture_output=True, text=True).stdout.strip())
+
+
+def flink_version(lib: Path) -> str:
+    (dist,) = lib.glob("flink-dist-*.jar")
+    match = re.fullmatch(r"flink-dist-(.+)\.jar", dist.name)
+    assert match is not None
+    return match.group(1)
+
+
+def compile_program(lib: Path, into: Path) -> None:
+    subprocess.run(
+        ["javac", "-nowarn", "-d", str(into), "-cp", f"{lib}/*", str(HERE / "WindowScenario.java")],
+        check=True,
+        capture_output=True,
+    )
+
+
+def run_flink(lib: Path, classes: Path, scenario_file: Path) -> list[dict[str, Any]]:
+    """What Flink's window operator emitted for the scenario, in order (``kind`` ``main`` or ``late``)."""
+    done = subprocess.run(
+        ["java", "-cp", f"{lib}/*:{classes}", "WindowScenario", str(scenario_file)],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"Flink failed on {scenario_file.name}:\n{done.stderr[-4000:]}")
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def expected_output(scenario: dict[str, Any], emitted: list[dict[str, Any]], version: str) -> dict[str, Any]:
+    """The expected-output file of ``scenario`` for what Flink ``emitted``."""
+    entries: list[tuple[str, Any]] = []
+    for item in emitted:
+        if item["kind"] == "late":
+            entries.append(("late", (item["key"], item["value"], item["ts"], item["seq"])))
+            continue
+        values, seqs = item["values_in_order"], item["seqs_in_order"]
+        pane = {
+            "key": item["key"],
+            "window_start": item["window_start"],
+            "window_end": item["window_end"],
+            "values": sorted(values),
+            "count": len(values),
+            "sum": sum(values),
+            "watermark": item["watermark"],
+            "end_of_input": item["watermark"] == MAX,
+            "seqs": sorted(seqs),
+            "values_in_order": values,
+            "seqs_in_order": seqs,
+            "ts_in_order": item["ts_in_order"],
+        }
+        if "window_type" in item:
+            pane["window_type"] = item["window_type"]
+        entries.append(("main", pane))
+    result: dict[str, Any] = dict(collect_result(entries))
+    result["main"].sort(key=lambda p: (p["key"], p["window_start"] or 0, p["window_end"] or 0, p["fire_index"]))
+    result["meta"] = {
+        "engine": "java",
+        "apache_flink": version,
+        "parallelism": 1,
+        "mode": "STREAMING",
+        "final_watermark": MAX,
+        "watermark": scenario["config"]["watermark"],
+        "produced_by": "tools/flink_oracle",
+    }
+    return result
+
+
+def render(result: dict[str, Any]) -> str:
+    return json.dumps(result, indent=1) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pyflink-python", required=True, help="the Python of a PyFlink 2.3.0 installation")
+    parser.add_argument("--check", action="store_true", help="compare with the stored files, write nothing")
+    parser.add_argument("scenarios", nargs="+", type=Path, help="NN_name.scenario.json files")
+    args = parser.parse_args(argv)
+    lib = flink_lib(args.pyflink_python)
+    version = flink_version(lib)
+    differences = 0
+    with tempfile.TemporaryDirectory() as classes:
+        compile_program(lib, Path(classes))
+        for scenario_file in args.scenarios:
+            scenario = json.loads(scenario_file.read_text())
+            name = scenario_file.name.removesuffix(".scenario.json")
+            reason = not_replayable(scenario)
+            if reason is not None:
+                print(f"{name}: not replayed on Flink: {reason}")
+                continue
+            result = expected_output(scenario, run_flink(lib, Path(classes), scenario_file), version)
+            target = scenario_file.with_name(f"{name}.flink.json")
+            if args.check:
+                same = target.exists() and _without_timings(json.loads(target.read_text())) == _without_timings(result)
+                differences += not same
+                print(f"{name}: {'the stored file is what Flink ' + version + ' produces' if same else 'DIFFERS'}")
+            else:
+                target.write_text(render(result))
+                print(f"{name}: wrote {target.name} ({len(result['main'])} panes, {len(result['late'])} late)")
+    return 1 if differences else 0
+
+
+def _without_timings(result: dict[str, Any]) -> dict[str, Any]:
+    """A stored result without what varies from run to run or names the producer (the shared examples record
+    their build and execution seconds)."""
+    meta = {k: v for k, v in result.get("meta", {}).items() if k not in ("build_s", "execute_s", "produced_by")}
+    return {**result, "meta": meta}
+
+
+if __name__ == "__main__":
+    sys.exit(main())
