@@ -30,7 +30,7 @@ from panes.windowing import (
 )
 from panes.windowing.aligned import AlignedWindowOperator
 from panes.windowing.assigners.session import DynamicEventTimeSessionWindows
-from panes.windowing.cleanup import cleanup_time
+from panes.windowing.rules import cleanup_time
 from panes.windowing.columnar.plan import plan_columnar
 from panes.windowing.evictors import TimestampedValue
 from panes.windowing.operator import WindowOperator

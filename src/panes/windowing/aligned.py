@@ -30,9 +30,9 @@ from panes.windowing.assigners.base import MissingTimestampError, WindowAssigner
 from panes.windowing.assigners.sliding import SlidingEventTimeWindows, window_starts
 from panes.windowing.assigners.stagger import WindowStagger
 from panes.windowing.assigners.tumbling import TumblingEventTimeWindows
-from panes.windowing.cleanup import cleanup_time
 from panes.windowing.internal_functions import WindowFunctionSpec
 from panes.windowing.operator import WindowOperator
+from panes.windowing.rules import cleanup_time, has_ended, is_element_late, is_window_late
 from panes.windowing.triggers.base import Trigger
 from panes.windowing.triggers.event_time import EventTimeTrigger
 from panes.windowing.windows import TimeWindow
@@ -127,7 +127,7 @@ class AlignedWindowOperator(WindowOperator):
         for start in starts:
             max_timestamp = java_add(start, size - 1)
             cleanup = cleanup_time(max_timestamp, lateness)
-            if cleanup <= watermark:
+            if is_window_late(cleanup, watermark):
                 continue
             skipped = False
             slot = (key, start)
@@ -152,7 +152,7 @@ class AlignedWindowOperator(WindowOperator):
             # as EventTimeTrigger and the window operator do for every element (timers are de-duplicated;
             # a watermark that went back makes an already fired window fire again)
             try:
-                if max_timestamp <= watermark:
+                if has_ended(max_timestamp, watermark):
                     self._fire(key, start, acc)
                 else:
                     self._schedule(max_timestamp, key, start, FIRE)
@@ -160,7 +160,7 @@ class AlignedWindowOperator(WindowOperator):
                 # a firing that raised (the element goes to the error output) still leaves the pane cleaned up
                 if cleanup != LONG_MAX:
                     self._schedule(cleanup, key, start, CLEANUP)
-        if skipped and java_add(timestamp, lateness) <= watermark:
+        if skipped and is_element_late(timestamp, lateness, watermark):
             if self.late_data_tag is not None:
                 self.output.collect_side(self.late_data_tag, record)
             else:

@@ -1,9 +1,11 @@
 """The window operator: Flink's ``WindowOperator`` and ``EvictingWindowOperator``, written once for every runner.
 
-It is the only place that decides what fires, what is late and what is cleaned up:
+It is Flink's operator for every configuration; the lean operators for the common ones (``aligned.py``, and
+``columnar/`` on Spark) apply the same event-time rules, which are written once in ``panes.windowing.rules``
+(scalar and vectorised forms side by side). What it does:
 
 - Each element is assigned to windows. A window is *late* when ``cleanup_time(window) <= watermark``, where
-  ``cleanup_time = max_timestamp + allowed_lateness`` (``LONG_MAX`` on overflow, see ``cleanup``) for
+  ``cleanup_time = max_timestamp + allowed_lateness`` (``LONG_MAX`` on overflow) for
   event-time assigners and ``max_timestamp`` otherwise; late windows are skipped. An element skipped by all
   its windows is a late element when its ``timestamp + allowed_lateness <= watermark``: it goes to the
   late-data side output when one is set, else it is counted in ``num_late_records_dropped``. (Both sums are
@@ -39,13 +41,13 @@ from panes.timers.heap import InternalTimer
 from panes.timers.service import InternalTimerService
 from panes.windowing.accumulation import LAST_RESULTS, check_mode, with_retractions
 from panes.windowing.assigners.base import MergingWindowAssigner, WindowAssigner
-from panes.windowing.cleanup import cleanup_time
 from panes.windowing.evictors import Evictor, TimestampedValue
 from panes.windowing.functions import WindowContext
 from panes.windowing.internal_functions import WindowFunctionSpec
 from panes.windowing.merging_window_set import MergingWindowSet
 from panes.windowing.observer import WindowObserver
 from panes.windowing.pane_info import PANE_STATE, PaneInfo, next_pane
+from panes.windowing.rules import cleanup_time, is_element_late, is_window_late
 from panes.windowing.triggers.base import OnMergeContext, Trigger, TriggerResult
 from panes.windowing.windows import GlobalWindow, TimeWindow
 
@@ -563,10 +565,11 @@ class WindowOperator(OneInputStreamOperator):
             self.timer_service.delete_processing_time_timer(window, cleanup)
 
     def _is_window_late(self, window: Any) -> bool:
-        return self.is_event_time and self._cleanup_time(window) <= self.timer_service.current_watermark
+        return self.is_event_time and is_window_late(self._cleanup_time(window), self.timer_service.current_watermark)
 
     def _is_element_late(self, timestamp: int) -> bool:
-        return self.is_event_time and java_add(timestamp, self.allowed_lateness) <= self.timer_service.current_watermark
+        watermark = self.timer_service.current_watermark
+        return self.is_event_time and is_element_late(timestamp, self.allowed_lateness, watermark)
 
     # -- merging window set ------------------------------------------------------------------------------------
 

@@ -15,6 +15,8 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from panes.time import LONG_MAX, LONG_MIN, java_add, java_sub
 from panes.windowing.java_hash import JavaHashSet
 
@@ -90,6 +92,13 @@ class TimeWindow(Window):
         """
         # Python's % is Flink's remainder-then-correct-the-sign: both give the non-negative remainder
         return java_sub(timestamp, java_sub(timestamp, offset) % window_size)
+
+    @staticmethod
+    def window_starts_with_offset(timestamps: np.ndarray, offset: int, window_size: int) -> np.ndarray:
+        """:meth:`get_window_start_with_offset` of each ``int64`` timestamp (the same wrapping arithmetic:
+        numpy's ``mod`` is non-negative for a positive divisor and its ``int64`` subtraction wraps)."""
+        starts: np.ndarray = timestamps - np.mod(timestamps - offset, window_size)
+        return starts
 
     @staticmethod
     def of_size(start: int, size: int) -> TimeWindow:

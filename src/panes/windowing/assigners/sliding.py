@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from panes.time import LONG_MIN, DurationLike, duration_ms, java_sub
 from panes.windowing.assigners.base import WindowAssigner, WindowAssignerContext, require_timestamp
 from panes.windowing.triggers.base import Trigger
@@ -32,6 +34,27 @@ def window_starts(timestamp: int, size: int, slide: int, offset: int) -> list[in
             break
         start -= slide
     return starts
+
+
+def element_window_starts(
+    timestamps: np.ndarray, size: int, slide: int, offset: int, tumbling: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """The vectorised form of :func:`window_starts` over ``int64`` timestamps: ``(element, start)`` pairs, element
+    by element, each element's windows latest first (Flink's order), with the same bounds in the same wrapping
+    arithmetic (a start that wrapped around below ``LONG_MIN`` comes out above the element's latest start and is
+    dropped, as :func:`window_starts` stops there). With ``tumbling`` (``size == slide``), the tumbling assigner:
+    every element has exactly its own window, even where ``timestamp - size`` wraps."""
+    last = TimeWindow.window_starts_with_offset(timestamps, offset, slide)
+    elements, starts = [], []
+    for back in range(-(-size // slide)):
+        start = last - back * slide
+        contains = start <= last if tumbling else (start > timestamps - size) & (start <= last)
+        inside = np.flatnonzero(contains)
+        elements.append(inside)
+        starts.append(start[inside])
+    element, start = np.concatenate(elements), np.concatenate(starts)
+    order = np.argsort(element, kind="stable")
+    return element[order], start[order]
 
 
 class _Sliding(WindowAssigner[Any, TimeWindow]):

@@ -33,12 +33,13 @@ import pyarrow as pa
 from panes.operators.metrics import OperatorCounters
 from panes.operators.rescaling import Owner
 from panes.time import LONG_MAX, LONG_MIN, java_add
-from panes.windowing.cleanup import cleanup_time
+from panes.windowing.assigners.sliding import element_window_starts
 from panes.windowing.columnar.element_table import ElementTable
 from panes.windowing.columnar.output import ColumnarOutput, PaneColumns, Panes
 from panes.windowing.columnar.pane_table import PaneTable, key_array, key_list
 from panes.windowing.columnar.plan import ColumnarWindow
 from panes.windowing.observer import PaneTiming, pane_timing
+from panes.windowing.rules import cleanup_time, cleanup_times, elements_late, have_ended, windows_late
 
 Table = PaneTable | ElementTable
 
@@ -164,28 +165,14 @@ class ColumnarAlignedWindows:
             return out
         plan = self.plan
         watermark, lateness, size, slide = self.watermark, plan.lateness, plan.size, plan.slide
-        # int64 arithmetic wraps around as Java's long does (TimeWindow.getWindowStartWithOffset, the sliding
-        # assigner's start > timestamp - size); a start that wrapped around below LONG_MIN is dropped, as the
-        # sliding assigner does in panes (window_starts); a tumbling window is always the element's
-        last = timestamps - np.mod(timestamps - plan.offset, slide)
-        elements, starts = [], []
-        for j in range(-(-size // slide)):
-            start = last - j * slide
-            contains = start <= last if plan.tumbling else (start > timestamps - size) & (start <= last)
-            inside = np.flatnonzero(contains)
-            elements.append(inside)
-            starts.append(start[inside])
-        element = np.concatenate(elements)
-        start = np.concatenate(starts)
-        order = np.argsort(element, kind="stable")  # element by element, each one's windows latest first
-        element, start = element[order], start[order]
+        element, start = element_window_starts(timestamps, size, slide, plan.offset, plan.tumbling)
         max_ts = start + (size - 1)
-        cleanup = np.where(max_ts > LONG_MAX - lateness, LONG_MAX, max_ts + lateness)
-        live = cleanup > watermark
+        cleanup = cleanup_times(max_ts, lateness)
+        live = ~windows_late(cleanup, watermark)
         # skipped by all its windows (or it has none), and itself late: timestamp + lateness <= watermark (which
         # follows from the former unless a window's end wrapped around the long range)
         skipped = np.bincount(element[live], minlength=count) == 0
-        late = np.flatnonzero(skipped & (timestamps + lateness <= watermark))
+        late = np.flatnonzero(skipped & elements_late(timestamps, lateness, watermark))
         if late.size:
             out.late.append(late)
             if plan.late_tag is None:
@@ -193,10 +180,11 @@ class ColumnarAlignedWindows:
             else:
                 self.counters.late_out += int(late.size)
         keys = key_array(values.field(plan.key))
-        pending = live & (max_ts > watermark)
+        ended = have_ended(max_ts, watermark)
+        pending = live & ~ended
         if pending.any():
             self._add_pending(values, element[pending], start[pending], cleanup[pending], keys)
-        allowed = live & (max_ts <= watermark)
+        allowed = live & ended
         if allowed.any():
             self._add_one_by_one(values, element[allowed], start[allowed], cleanup[allowed], keys, seqs, out)
         return out

@@ -35,11 +35,11 @@ from panes.operators.metrics import OperatorCounters
 from panes.operators.rescaling import Owner, split_keyed
 from panes.state.changes import Changes, apply_delta
 from panes.time import LONG_MAX, LONG_MIN, java_add
-from panes.windowing.cleanup import cleanup_time
 from panes.windowing.columnar.accumulate import accumulate
 from panes.windowing.columnar.aligned import CLEANUP, FIRE
 from panes.windowing.columnar.output import ColumnarOutput, Panes
 from panes.windowing.columnar.plan import ColumnarWindow
+from panes.windowing.rules import cleanup_time, has_ended, have_ended, is_element_late, is_window_late
 from panes.windowing.windows import intersect
 
 
@@ -107,7 +107,7 @@ class ColumnarSessions:
     def _schedule(self, session: Session) -> None:
         start, end = session[0], session[1]
         max_ts = java_add(end, -1)
-        if max_ts > self.watermark:
+        if not has_ended(max_ts, self.watermark):
             heapq.heappush(self.timers, (max_ts, FIRE, next(self._order), session, start))
         cleanup = self._cleanup(end)
         if cleanup != LONG_MAX:
@@ -171,7 +171,7 @@ class ColumnarSessions:
         codes, keys = key_codes(values, self.plan.key)
         # element by element: keys with an element whose window ended, or whose end wraps around past
         # Long.MAX_VALUE (grouping by gaps between timestamps would merge what Flink's rule keeps apart)
-        ended = (timestamps + (gap - 1) <= self.watermark) | (timestamps > LONG_MAX - gap)
+        ended = have_ended(timestamps + (gap - 1), self.watermark) | (timestamps > LONG_MAX - gap)
         one_by_one = np.isin(codes, np.unique(codes[ended])) if ended.any() else np.zeros(count, dtype=bool)
         grouped = np.flatnonzero(~one_by_one)
         if grouped.size:
@@ -221,15 +221,15 @@ class ColumnarSessions:
             sessions = self.sessions.get(key, [])
             end = java_add(ts, gap)
             touching = any(intersect(s[0], s[1], ts, end) for s in sessions)
-            if not touching and self._cleanup(end) <= watermark:
+            if not touching and is_window_late(self._cleanup(end), watermark):
                 # a late window; the element is late unless its window's end wrapped around the long range
-                if java_add(ts, self.plan.lateness) <= watermark:
+                if is_element_late(ts, self.plan.lateness, watermark):
                     late.append(row)
                 continue
             session = self._merge(key, ts, end, None)
             session[2] = form.add(value, form.create_accumulator() if session[2] is None else session[2])
             self._tag(session, key)
-            if java_add(session[1], -1) <= watermark:
+            if has_ended(java_add(session[1], -1), watermark):
                 out.panes.append(Panes.of(self.plan, [key], [session[0]], [session[1]], [session[2]], [int(seqs[row])]))
         if late:
             out.late.append(np.array(late, dtype=np.int64))

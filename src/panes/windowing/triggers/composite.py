@@ -36,6 +36,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from panes.state.descriptors import ListStateDescriptor, ReducingStateDescriptor, StateDescriptor
+from panes.windowing.rules import has_ended
 from panes.windowing.triggers.base import OnMergeContext, Trigger, TriggerContext, TriggerResult
 from panes.windowing.triggers.never import NeverTrigger
 from panes.windowing.windows import Window
@@ -430,7 +431,7 @@ class AfterWatermark(_Composite):
         return TimeWindow
 
     def _late(self, window: Window, ctx: TriggerContext) -> bool:
-        return window.max_timestamp() <= ctx.get_current_watermark()
+        return has_ended(window.max_timestamp(), ctx.get_current_watermark())
 
     def _active_indices(self, window: Window, ctx: TriggerContext) -> list[int]:
         return [1] if self._late(window, ctx) else [0]

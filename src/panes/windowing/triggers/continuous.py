@@ -12,6 +12,7 @@ from typing import Any
 
 from panes.state.descriptors import ReducingStateDescriptor
 from panes.time import DurationLike, duration_ms, java_add, java_rem
+from panes.windowing.rules import has_ended
 from panes.windowing.triggers.base import OnMergeContext, Trigger, TriggerContext, TriggerResult
 from panes.windowing.windows import Window
 
@@ -40,7 +41,7 @@ class ContinuousEventTimeTrigger(Trigger[Any, Window]):
         ctx.register_event_time_timer(next_fire)
 
     def on_element(self, element: Any, timestamp: int, window: Window, ctx: TriggerContext) -> TriggerResult:
-        if window.max_timestamp() <= ctx.get_current_watermark():
+        if has_ended(window.max_timestamp(), ctx.get_current_watermark()):
             # the watermark is already past the window: fire at once
             return TriggerResult.FIRE
         ctx.register_event_time_timer(window.max_timestamp())

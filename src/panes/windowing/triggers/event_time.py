@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from panes.windowing.rules import has_ended
 from panes.windowing.triggers.base import OnMergeContext, Trigger, TriggerContext, TriggerResult
 from panes.windowing.windows import TimeWindow, Window
 
@@ -16,7 +17,7 @@ class EventTimeTrigger(Trigger[Any, Window]):
     """
 
     def on_element(self, element: Any, timestamp: int, window: Window, ctx: TriggerContext) -> TriggerResult:
-        if window.max_timestamp() <= ctx.get_current_watermark():
+        if has_ended(window.max_timestamp(), ctx.get_current_watermark()):
             return TriggerResult.FIRE
         ctx.register_event_time_timer(window.max_timestamp())
         return TriggerResult.CONTINUE
