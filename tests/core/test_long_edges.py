@@ -30,10 +30,10 @@ from panes.windowing import (
 )
 from panes.windowing.aligned import AlignedWindowOperator
 from panes.windowing.assigners.session import DynamicEventTimeSessionWindows
-from panes.windowing.rules import cleanup_time
 from panes.windowing.columnar.plan import plan_columnar
 from panes.windowing.evictors import TimestampedValue
 from panes.windowing.operator import WindowOperator
+from panes.windowing.rules import cleanup_time
 from panes.windowing.triggers.count import CountTrigger
 from tests.core.support import first, records
 from tests.core.test_columnar_windows import INPUT, columnar, generic, spec

@@ -47,7 +47,9 @@ def test_the_cleanup_time_never_wraps_and_a_late_element_is_java_s_sum() -> None
     st.sampled_from([(10, 10), (10, 5), (10, 3), (7, 7), (100, 30)]),
     st.sampled_from([0, 2, -3]),
 )
-def test_the_vectorised_window_assignment_is_the_assigners(times: list[int], shape: tuple[int, int], offset: int) -> None:
+def test_the_vectorised_window_assignment_is_the_assigners(
+    times: list[int], shape: tuple[int, int], offset: int
+) -> None:
     size, slide = shape
     array = np.array(times, dtype=np.int64)
     element, start = element_window_starts(array, size, slide, offset)
