@@ -2,9 +2,10 @@
 ``MergingWindowSetTest``).
 
 Where the outcome depends on Java's ``HashMap``/``HashSet`` iteration order (which of several merged
-windows' state window becomes the merge target, the order of the merged windows), the expected values were
-obtained by running the same sequence of ``addWindow`` calls on ``java.util.HashMap``/``HashSet``
-(OpenJDK 17) with Flink's ``TimeWindow.hashCode`` (``MathUtils.longToIntWithBitMixing(start + end)``).
+windows' state window becomes the merge target, the order of the merged windows), the expected values are
+what Flink 2.3.0's own ``MergingWindowSet`` gives for the same sequence of ``addWindow`` calls:
+``tools/flink_oracle/MergingWindowSetOrder.java`` replays them and prints each merge (its header says how to
+run it against PyFlink's jars).
 """
 
 from __future__ import annotations
@@ -113,21 +114,21 @@ def test_late_merging_of_existing_sessions(sessions: MergingWindowSet) -> None:
         assert not m.merged
         assert sessions.get_state_window(window) == window
 
-    # (8, 10) bridges the two later sessions; Java's HashSet iterates (10, 13) first
+    # (8, 10) bridges the two later sessions; Java's HashSet iterates (5, 8) first
     assert add(sessions, m, W(8, 10)) == W(5, 13)
-    assert m.last == Merge(W(5, 13), [W(10, 13), W(5, 8)], W(10, 13), [W(5, 8)])
+    assert m.last == Merge(W(5, 13), [W(5, 8), W(10, 13)], W(5, 8), [W(10, 13)])
     assert sessions.get_state_window(W(0, 3)) == W(0, 3)
 
     for window in (W(5, 8), W(8, 10), W(10, 13)):
         assert add(sessions, m, window) == W(5, 13)
         assert not m.merged
-    assert sessions.get_state_window(W(5, 13)) == W(10, 13)
+    assert sessions.get_state_window(W(5, 13)) == W(5, 8)
 
     # (3, 5) bridges everything
     assert add(sessions, m, W(3, 5)) == W(0, 13)
-    assert m.last == Merge(W(0, 13), [W(5, 13), W(0, 3)], W(10, 13), [W(0, 3)])
+    assert m.last == Merge(W(0, 13), [W(0, 3), W(5, 13)], W(0, 3), [W(5, 8)])
     assert m.last.state_window not in m.last.merged_state_windows
-    assert sessions.get_state_window(W(0, 13)) == W(10, 13)
+    assert sessions.get_state_window(W(0, 13)) == W(0, 3)
 
 
 def test_a_new_window_covering_one_existing_window(sessions: MergingWindowSet) -> None:
@@ -143,7 +144,7 @@ def test_a_new_window_covering_several_existing_windows(sessions: MergingWindowS
     for window in (W(1, 3), W(5, 8), W(10, 13)):
         add(sessions, m, window)
     assert add(sessions, m, W(0, 13)) == W(0, 13)
-    assert m.last == Merge(W(0, 13), [W(1, 3), W(10, 13), W(5, 8)], W(1, 3), [W(10, 13), W(5, 8)])
+    assert m.last == Merge(W(0, 13), [W(1, 3), W(5, 8), W(10, 13)], W(1, 3), [W(5, 8), W(10, 13)])
     assert sessions.get_state_window(W(0, 13)) == W(1, 3)
 
 
@@ -179,23 +180,12 @@ def test_merging_many_windows_follows_javas_iteration_order_after_a_resize() -> 
     for i in range(20):
         add(window_set, m, W(i * 100, i * 100 + 10))
     assert add(window_set, m, W(300, 1050)) == W(300, 1050)
-    covered = [W(s, s + 10) for s in (400, 900, 800, 300, 1000, 700, 500, 600)]
-    assert m.last == Merge(W(300, 1050), covered, W(400, 410), covered[1:])
-    assert window_set.get_state_window(W(300, 1050)) == W(400, 410)
+    covered = [W(s, s + 10) for s in (500, 800, 700, 300, 1000, 600, 400, 900)]
+    assert m.last == Merge(W(300, 1050), covered, W(500, 510), covered[1:])
+    assert window_set.get_state_window(W(300, 1050)) == W(500, 510)
     assert [w.start for w in window_set.mapping] == [
-        1600,
-        100,
-        1200,
-        0,
-        300,
-        1300,
-        200,
-        1500,
-        1900,
-        1100,
-        1800,
-        1400,
-        1700,
+        *(1900, 0, 1200, 1300, 100, 1700, 200, 1600, 300),
+        *(1400, 1800, 1500, 1100),
     ]
 
 
@@ -210,9 +200,8 @@ def test_persist_returns_the_pairs_in_hash_map_order(sessions: MergingWindowSet)
     m = RecordingMerge()
     add(sessions, m, W(1, 2))
     add(sessions, m, W(17, 42))
-    # Java's HashMap puts (17, 42) in bucket 2 and (1, 2) in bucket 6 (Flink's old tests, written when
-    # TimeWindow.hashCode was different, expected the reverse)
-    assert sessions.persist() == [(W(17, 42), W(17, 42)), (W(1, 2), W(1, 2))]
+    # the order of Java's HashMap (Flink's own test expects this order too)
+    assert sessions.persist() == [(W(1, 2), W(1, 2)), (W(17, 42), W(17, 42))]
 
 
 def test_retiring_a_window_that_is_not_in_flight_is_an_error(sessions: MergingWindowSet) -> None:
@@ -292,16 +281,16 @@ def test_a_merge_reported_as_a_list_is_used_in_list_order() -> None:
 
 
 def test_a_merge_group_with_many_hash_collisions_iterates_like_javas_resized_hash_set() -> None:
-    """Ten sessions whose window hashes share bucket 5 of 64 (and one in bucket 21) merge at once. Java's
-    ``HashSet`` doubles its 16-bucket table when a bucket reaches 9 entries (instead of making it a
-    tree while it has fewer than 64 buckets), which moves (1090, 1091) behind the crowded bucket: the
-    merge target is (1270, 1271). With the load factor alone (12 elements in 16 buckets) it would be
-    (1090, 1091)."""
+    """Ten sessions merge at once: nine whose window hashes share bucket 0 of 64, and (150, 151) in bucket 16,
+    added first. In a 16-bucket table all ten share bucket 0; Java's ``HashSet`` doubles the table when a bucket
+    reaches 9 entries (instead of making it a tree while it has fewer than 64 buckets), which moves (150, 151)
+    behind the crowded bucket: the merge target is (310, 311). With the load factor alone (10 elements in 16
+    buckets) it would be (150, 151)."""
     window_set = MergingWindowSet(EventTimeSessionWindows.with_gap(1), [])
     m = RecordingMerge()
-    starts = [1090, 1270, 2240, 3790, 5250, 5340, 6130, 6290, 6410, 6550]
+    starts = [150, 310, 910, 1130, 1930, 2550, 3570, 3740, 4310, 5360]
     for start in starts:
         add(window_set, m, W(start, start + 1))
     assert add(window_set, m, W(0, 8000)) == W(0, 8000)
     expected = [W(s, s + 1) for s in starts[1:] + starts[:1]]
-    assert m.last == Merge(W(0, 8000), expected, W(1270, 1271), expected[1:])
+    assert m.last == Merge(W(0, 8000), expected, W(310, 311), expected[1:])

@@ -24,11 +24,12 @@ _MASK64 = (1 << 64) - 1
 
 
 def long_to_int_with_bit_mixing(value: int) -> int:
-    """Flink's ``MathUtils.longToIntWithBitMixing``: a 64-bit mix folded to a signed 32-bit int."""
+    """Flink's ``MathUtils.longToIntWithBitMixing``: SplitMix64's finalizer (shifts 30, 27 and 31 with its two
+    multipliers, as Flink 2.3.0's bytecode has it), truncated to a signed 32-bit int as Java's ``(int)`` cast."""
     x = value & _MASK64
-    x = ((x ^ (x >> 33)) * 0xFF51AFD7ED558CCD) & _MASK64
-    x = ((x ^ (x >> 33)) * 0xC4CEB9FE1A85EC53) & _MASK64
-    x = x ^ (x >> 33)
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
+    x = x ^ (x >> 31)
     x &= 0xFFFFFFFF
     return x - (1 << 32) if x >= (1 << 31) else x
 
