@@ -262,8 +262,10 @@ _inputs = st.lists(
 @given(_inputs)
 def test_valve_invariants(steps: list[tuple[int, int | WatermarkStatus]]) -> None:
     """Watermarks only go up and were reported by some input; statuses alternate; an input's watermark is the
-    largest it reported while active; aligned inputs are active, never below the output watermark, and the
-    output watermark is the least of theirs (Flink's rule: the minimum over the aligned inputs)."""
+    largest it reported while active; aligned inputs are active, never below the output watermark, and after a
+    watermark the output watermark is the least of theirs (Flink's rule: the minimum over the aligned inputs).
+    Found by this property: an idle input with a higher watermark that becomes active again is aligned at once,
+    yet the output waits for the next watermark."""
     out = ValveRecorder()
     valve = StatusWatermarkValve(4)
     reported: list[int] = []
@@ -299,7 +301,9 @@ def test_valve_invariants(steps: list[tuple[int, int | WatermarkStatus]]) -> Non
             if c.is_watermark_aligned:  # only active inputs at or above the output count towards the minimum
                 assert c.status is ACTIVE
                 assert c.watermark >= valve.last_output_watermark
-        if aligned:
+        if aligned and not isinstance(item, WatermarkStatus):
+            # a watermark makes the valve emit the least aligned watermark when it rose; a status change need not
+            # (an input active again keeps its watermark above the output until the next watermark, as in Flink)
             assert valve.last_output_watermark == min(aligned)
 
 
