@@ -1,12 +1,15 @@
 """The Flink oracle: run scenario files through real Apache Flink and write the output Flink produced.
 
-A scenario file (``tests/scenarios/NN_name.scenario.json``; the format of ``panes.testing.scenario``) is run by
-``WindowScenario.java`` beside this script: Flink's own DataStream API and window operator, local, parallelism 1,
-STREAMING mode, the panes and late elements recorded in the order the operator emitted them. This script compiles
-that program against the jars of a PyFlink installation, numbers what it printed as the scenario files do
-(``fire_index``, ``emit_seq``; ``panes.testing.scenario.collect_result``) and writes ``NN_name.flink.json``
-beside the scenario, with a ``meta`` entry saying which Flink produced it. The tests read the stored files and
-never need Flink (``tests/core/test_flink_oracle_files.py`` checks their provenance).
+A scenario file is run by ``FlinkScenario.java`` beside this script: Flink's own DataStream API and operators,
+local, parallelism 1, STREAMING mode, what the operator emitted recorded in order. Two kinds: window scenarios
+(``tests/scenarios/NN_name.scenario.json``, the format of ``panes.testing.scenario``: a keyed window recording
+each pane whole and the late elements) and keyed-timer scenarios (``tests/scenarios/timers``, ``"kind":
+"keyed_timers"``: a ``KeyedProcessFunction`` registering and deleting the event-time timers each element lists,
+recording every element and timer with the watermark it saw; ``tests/timer_scenarios.py`` has the rules).
+This script compiles that program against the jars of a PyFlink installation, numbers what it printed as the
+scenario files do (``fire_index``, ``emit_seq``; ``panes.testing.scenario.collect_result``) and writes
+``NN_name.flink.json`` beside the scenario, with a ``meta`` entry saying which Flink produced it. The tests read
+the stored files and never need Flink (``tests/core/test_flink_oracle_files.py`` checks their provenance).
 
 Needs Java 17 (``javac``) and PyFlink (``pip install apache-flink==2.3.0`` in a virtual environment of its own),
 plus the project's environment for ``panes.testing``::
@@ -54,6 +57,8 @@ def not_replayable(scenario: dict[str, Any]) -> str | None:
     config = scenario["config"]
     if any("processing_time" in event for event in scenario["events"]):
         return "it moves processing time, which is the wall clock in a Flink job"
+    if config.get("kind", "window") == "keyed_timers":
+        return None
     if config.get("accumulation", "accumulating") != "accumulating":
         return f"the accumulation mode {config['accumulation']!r} is panes' own"
     if config.get("pane_info"):
@@ -87,7 +92,7 @@ def flink_version(lib: Path) -> str:
 
 def compile_program(lib: Path, into: Path) -> None:
     subprocess.run(
-        ["javac", "-nowarn", "-d", str(into), "-cp", f"{lib}/*", str(HERE / "WindowScenario.java")],
+        ["javac", "-nowarn", "-d", str(into), "-cp", f"{lib}/*", str(HERE / "FlinkScenario.java")],
         check=True,
         capture_output=True,
     )
@@ -96,7 +101,7 @@ def compile_program(lib: Path, into: Path) -> None:
 def run_flink(lib: Path, classes: Path, scenario_file: Path) -> list[dict[str, Any]]:
     """What Flink's window operator emitted for the scenario, in order (``kind`` ``main`` or ``late``)."""
     done = subprocess.run(
-        ["java", "-cp", f"{lib}/*:{classes}", "WindowScenario", str(scenario_file)],
+        ["java", "-cp", f"{lib}/*:{classes}", "FlinkScenario", str(scenario_file)],
         check=False,
         capture_output=True,
         text=True,
@@ -107,7 +112,21 @@ def run_flink(lib: Path, classes: Path, scenario_file: Path) -> list[dict[str, A
 
 
 def expected_output(scenario: dict[str, Any], emitted: list[dict[str, Any]], version: str) -> dict[str, Any]:
-    """The expected-output file of ``scenario`` for what Flink ``emitted``."""
+    """The expected-output file of ``scenario`` for what Flink ``emitted``: for a window scenario its panes and
+    late elements numbered as the scenario files do, for a ``keyed_timers`` one the function's records in order
+    (``emit_seq``)."""
+    meta = {
+        "engine": "java",
+        "apache_flink": version,
+        "parallelism": 1,
+        "mode": "STREAMING",
+        "final_watermark": MAX,
+        "watermark": scenario["config"]["watermark"],
+        "produced_by": "tools/flink_oracle",
+    }
+    if scenario["config"].get("kind", "window") == "keyed_timers":
+        output = [{**item, "emit_seq": seq} for seq, item in enumerate(emitted)]
+        return {"output": output, "meta": meta}
     entries: list[tuple[str, Any]] = []
     for item in emitted:
         if item["kind"] == "late":
@@ -133,15 +152,7 @@ def expected_output(scenario: dict[str, Any], emitted: list[dict[str, Any]], ver
         entries.append(("main", pane))
     result: dict[str, Any] = dict(collect_result(entries))
     result["main"].sort(key=lambda p: (p["key"], p["window_start"] or 0, p["window_end"] or 0, p["fire_index"]))
-    result["meta"] = {
-        "engine": "java",
-        "apache_flink": version,
-        "parallelism": 1,
-        "mode": "STREAMING",
-        "final_watermark": MAX,
-        "watermark": scenario["config"]["watermark"],
-        "produced_by": "tools/flink_oracle",
-    }
+    result["meta"] = meta
     return result
 
 
@@ -175,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name}: {'the stored file is what Flink ' + version + ' produces' if same else 'DIFFERS'}")
             else:
                 target.write_text(render(result))
-                print(f"{name}: wrote {target.name} ({len(result['main'])} panes, {len(result['late'])} late)")
+                print(f"{name}: wrote {target.name}")
     return 1 if differences else 0
 
 

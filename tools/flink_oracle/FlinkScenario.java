@@ -1,13 +1,20 @@
-// Runs one window scenario file (tests/scenarios, shared conformance examples) through Apache Flink's own
-// DataStream API and window operator, and prints what the window emitted, one JSON line per pane or late element,
-// in emission order. Driven by tools/flink_oracle/oracle.py, which numbers the lines and writes the expected file.
+// Runs one scenario file through Apache Flink's own DataStream API and operators, and prints what the operator
+// emitted, one JSON line per output, in emission order. Driven by tools/flink_oracle/oracle.py, which numbers the
+// lines and writes the expected file. Two kinds of scenario (the config's "kind"):
 //
-// Usage: java -cp <flink jars>:<classes> WindowScenario SCENARIO.json
+// - "window" (the default; tests/scenarios, the shared conformance examples): a keyed window with the scenario's
+//   assigner, trigger, evictor, lateness and late side output; a process window function records each pane whole.
+// - "keyed_timers" (tests/scenarios/timers): a KeyedProcessFunction that, per element, deletes the event-time
+//   timers listed in its "delete" and registers those in its "timers", and records the element; per timer, it
+//   records the timer and, for an even timer time with "on_timer_offset_ms" set, registers one more timer that
+//   much later (an odd offset: that one registers nothing).
 //
-// Parallelism 1, STREAMING mode, one chain from the window operator to the collecting sinks, so the panes and the
-// late elements are recorded in the order the operator emitted them. Watermarks follow the scenario format:
-// per element for bounded out-of-orderness and monotonous (max_ts - max_ooo - 1, after the element), marker
-// events for punctuated ones, none for "none"; the bounded source ends with Long.MAX_VALUE.
+// Usage: java -cp <flink jars>:<classes> FlinkScenario SCENARIO.json
+//
+// Parallelism 1, STREAMING mode, one chain from the operator to the collecting sinks, so outputs are recorded in
+// the order the operator emitted them. Watermarks follow the scenario format: per element for bounded
+// out-of-orderness and monotonous (max_ts - max_ooo - 1, after the element), marker events for punctuated ones,
+// none for "none"; the bounded source ends with Long.MAX_VALUE.
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,7 +29,7 @@ import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
-import org.apache.flink.api.java.tuple.Tuple4;
+import org.apache.flink.api.java.tuple.Tuple6;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
@@ -33,6 +40,7 @@ import org.apache.flink.streaming.api.datastream.KeyedStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.datastream.WindowedStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
 import org.apache.flink.streaming.api.windowing.assigners.EventTimeSessionWindows;
 import org.apache.flink.streaming.api.windowing.assigners.GlobalWindows;
@@ -53,13 +61,64 @@ import org.apache.flink.streaming.api.windowing.windows.Window;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
 
-public class WindowScenario {
-    /** (key, value, timestamp, seq); a punctuated scenario's watermark travels as key MARKER, value W. */
-    public static final class Event extends Tuple4<String, Long, Long, Integer> {
+public class FlinkScenario {
+    /** (key, value, timestamp, seq) and the timers it registers and deletes; a punctuated scenario's watermark
+     * travels as key MARKER, value W. */
+    public static final class Event extends Tuple6<String, Long, Long, Integer, long[], long[]> {
         public Event() {}
 
-        Event(String key, long value, long ts, int seq) {
-            super(key, value, ts, seq);
+        Event(String key, long value, long ts, int seq, long[] timers, long[] deletes) {
+            super(key, value, ts, seq, timers, deletes);
+        }
+    }
+
+    static long[] times(JsonNode list) {
+        long[] out = new long[list == null ? 0 : list.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = list.get(i).asLong();
+        }
+        return out;
+    }
+
+    /** The keyed_timers scenarios' function (see the header). */
+    public static final class TimerRecorder extends KeyedProcessFunction<String, Event, String> {
+        private final Long onTimerOffset;
+
+        TimerRecorder(Long onTimerOffset) {
+            this.onTimerOffset = onTimerOffset;
+        }
+
+        @Override
+        public void processElement(Event event, Context ctx, Collector<String> out) {
+            for (long time : event.f5) {
+                ctx.timerService().deleteEventTimeTimer(time);
+            }
+            for (long time : event.f4) {
+                ctx.timerService().registerEventTimeTimer(time);
+            }
+            ObjectNode line = JSON.createObjectNode();
+            line.put("at", "element");
+            line.put("key", event.f0);
+            line.put("value", event.f1);
+            line.put("ts", ctx.timestamp());
+            line.put("seq", event.f3);
+            line.put("watermark", ctx.timerService().currentWatermark());
+            out.collect(line.toString());
+        }
+
+        @Override
+        public void onTimer(long timestamp, OnTimerContext ctx, Collector<String> out) {
+            ObjectNode line = JSON.createObjectNode();
+            line.put("at", "timer");
+            line.put("key", ctx.getCurrentKey());
+            line.put("ts", ctx.timestamp());
+            line.put("timer", timestamp);
+            line.put("domain", ctx.timeDomain().toString());
+            line.put("watermark", ctx.timerService().currentWatermark());
+            out.collect(line.toString());
+            if (onTimerOffset != null && timestamp % 2 == 0) {
+                ctx.timerService().registerEventTimeTimer(timestamp + onTimerOffset);
+            }
         }
     }
 
@@ -236,9 +295,10 @@ public class WindowScenario {
             }
             if (event.has("watermark")) {
                 long watermark = event.get("watermark").asLong();
-                events.add(new Event(MARKER, watermark, watermark, seq));
+                events.add(new Event(MARKER, watermark, watermark, seq, new long[0], new long[0]));
             } else {
-                events.add(new Event(event.get("key").asText(), event.get("value").asLong(), event.get("ts").asLong(), seq));
+                events.add(new Event(event.get("key").asText(), event.get("value").asLong(), event.get("ts").asLong(), seq,
+                        times(event.get("timers")), times(event.get("delete"))));
             }
             seq++;
         }
@@ -254,7 +314,15 @@ public class WindowScenario {
                 .assignTimestampsAndWatermarks(WatermarkStrategy.<Event>forGenerator(context -> new ScenarioWatermarks(watermarkKind, delay))
                         .withTimestampAssigner((event, previous) -> event.f2))
                 .filter(event -> !MARKER.equals(event.f0));
-        WindowedStream<Event, String, Window> windowed = window(stamped.keyBy(event -> event.f0, Types.STRING), config.get("assigner"));
+        KeyedStream<Event, String> keyed = stamped.keyBy(event -> event.f0, Types.STRING);
+        if (config.path("kind").asText("window").equals("keyed_timers")) {
+            JsonNode offset = config.get("on_timer_offset_ms");
+            keyed.process(new TimerRecorder(offset == null || offset.isNull() ? null : offset.asLong()))
+                    .sinkTo(new Collecting());
+            run(env);
+            return;
+        }
+        WindowedStream<Event, String, Window> windowed = window(keyed, config.get("assigner"));
         JsonNode triggerSpec = config.get("trigger");
         if (triggerSpec != null && !triggerSpec.isNull()) {
             windowed = windowed.trigger(trigger(triggerSpec));
@@ -287,6 +355,10 @@ public class WindowScenario {
                     })
                     .sinkTo(new Collecting());
         }
+        run(env);
+    }
+
+    static void run(StreamExecutionEnvironment env) throws Exception {
         env.execute("panes flink oracle");
         for (String line : EMITTED) {
             System.out.println(line);
