@@ -21,3 +21,12 @@ def conformance_dir() -> Path:
     if not CONFORMANCE.is_dir():
         pytest.fail(f"the shared conformance examples are missing: expected {CONFORMANCE}")
     return CONFORMANCE
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test that starts Spark is marked ``spark``: those that use the shared session (the ``spark``
+    fixture, directly or through another fixture) get the mark here; those that start Spark in a subprocess
+    (crash points, task slots, Connect, the deployment tests) carry it themselves."""
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()) and item.get_closest_marker("spark") is None:
+            item.add_marker(pytest.mark.spark)

@@ -11,10 +11,10 @@ checkpointing, as panes runs it: the new SST files under ``SSTs/``, then ``N+1.z
 - ``state``: state files of batch ``N`` written (some or all partitions), ``commits/N`` not written;
 - ``between``: ``commits/N`` written, ``offsets/N+1`` not yet.
 
-:func:`kill_at` starts ``python -m tests.spark.fault_jobs ...`` in its own process group, polls the checkpoint
-folder every :data:`POLL_S` seconds until the point is reached, kills the whole group (driver JVM, Python
-workers) with SIGKILL, and reads the checkpoint to report where the kill actually landed (:class:`Landing`):
-the job may have moved on between the last poll and the kill.
+:func:`kill_at` starts ``python -m tests.spark.fault_jobs ...`` in its own process group with the job's crash hook
+set (``panes.spark.crash_hook``: the job writes a marker file and waits when it reaches the point), waits for the
+marker, kills the whole group (driver JVM, Python workers) with SIGKILL, and reads the checkpoint to report where
+the kill landed (:class:`Landing`): the point itself, which the tests check.
 """
 
 from __future__ import annotations
@@ -28,8 +28,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from panes.spark.crash_hook import VARIABLE
+
 POINTS = ("batch", "state", "between")
-POLL_S = 0.001
+POLL_S = 0.02
+"""How often :func:`kill_at` looks for the crash hook's marker (the job waits there: no race)."""
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -97,18 +100,6 @@ class Landing:
         return zips or names[:2] or list(self.state_files[:2])
 
 
-def reached(checkpoint: Path, point: str, batch: int, offsets_ns: int | None) -> bool:
-    """Whether ``checkpoint`` is at ``point`` of ``batch`` (``offsets_ns``: when ``offsets/batch`` appeared)."""
-    commits = (checkpoint / "commits" / str(batch)).exists()
-    if point == "between":
-        return commits and not (checkpoint / "offsets" / str(batch + 1)).exists()
-    if offsets_ns is None or commits:
-        return False
-    if point == "batch":
-        return True
-    return bool(_state_files_since(checkpoint, offsets_ns))
-
-
 def kill_at(
     job: str,
     point: str,
@@ -120,29 +111,26 @@ def kill_at(
     log: Path | None = None,
     timeout: float = 600.0,
 ) -> Landing:
-    """Run fault job ``job`` in a subprocess and SIGKILL its process group at ``point`` of micro-batch ``batch``
-    (:data:`POINTS`); returns where the kill landed. ``ValueError`` for an unknown point; ``TimeoutError`` when the
-    point is not reached within ``timeout`` seconds while the job runs."""
+    """Run fault job ``job`` in a subprocess that waits at ``point`` of micro-batch ``batch`` (:data:`POINTS`, the
+    crash hook), SIGKILL its process group there, and return where the kill landed. ``ValueError`` for an unknown
+    point; ``TimeoutError`` when the job does not reach the point within ``timeout`` seconds while it runs."""
     if point not in POINTS:
         raise ValueError(f"point must be one of {POINTS} (got {point!r})")
     arguments = [sys.executable, "-m", "tests.spark.fault_jobs", job, str(checkpoint), str(output)]
     if master:
         arguments.append(master)
+    marker = checkpoint.parent / f"crash-hook-{point}-{batch}"
+    with contextlib.suppress(FileNotFoundError):
+        marker.unlink()
+    env = {**env, VARIABLE: f"{point}:{batch}:{marker}"}
     started = time.monotonic()
     with contextlib.ExitStack() as stack:
         stream = stack.enter_context(open(log, "w")) if log else subprocess.DEVNULL
         process = subprocess.Popen(
             arguments, cwd=ROOT, env=env, start_new_session=True, stdout=stream, stderr=subprocess.STDOUT
         )
-        offsets_file = checkpoint / "offsets" / str(batch)
-        offsets_ns: int | None = None
         try:
-            while process.poll() is None:
-                if offsets_ns is None and point != "between":
-                    with contextlib.suppress(FileNotFoundError):
-                        offsets_ns = os.stat(offsets_file).st_mtime_ns
-                if reached(checkpoint, point, batch, offsets_ns):
-                    break
+            while process.poll() is None and not marker.exists():
                 if time.monotonic() - started > timeout:
                     raise TimeoutError(f"{job}: {point}@{batch} not reached in {timeout:.0f} s")
                 time.sleep(POLL_S)

@@ -352,6 +352,9 @@ def read_driver_lines(output: str) -> list[tuple[Any, ...]]:
 
 if __name__ == "__main__":
     from panes.spark import create_session
+    from panes.spark.crash_hook import VARIABLE
 
     master = sys.argv[4] if len(sys.argv) > 4 else "local[2]"
-    run(create_session(master), sys.argv[1], sys.argv[2], sys.argv[3])
+    # a crash hook (tests.spark.crash_points) reaches executors on a cluster through Spark's executor environment
+    hook = {f"spark.executorEnv.{VARIABLE}": os.environ[VARIABLE]} if VARIABLE in os.environ else {}
+    run(create_session(master, config=hook), sys.argv[1], sys.argv[2], sys.argv[3])

@@ -9,7 +9,8 @@ processing-time timers, and a plan that branches into two keyed steps and five s
 outputs are compared exactly with an uninterrupted run's (rows and the micro-batch that wrote them) and meet
 the job's accounting identity; the driver-side sink of ``branching`` receives every value at least once.
 
-The default run kills at three points (one of each kind, on two jobs); ``-m faults`` runs the full set
+The kill lands exactly at its point: the job's crash hook (``panes.spark.crash_hook``) holds it there until the
+test kills it. The default run kills every job once (:data:`DEFAULT`); ``-m faults`` runs the full set
 (:data:`FULL`, 21 points)::
 
     PYTHONPATH=$PWD/src:$PWD python -m pytest -m faults tests/spark/test_crash_points.py -s
@@ -33,9 +34,16 @@ pytestmark = pytest.mark.spark
 
 ROOT = Path(__file__).resolve().parents[2]
 
-DEFAULT = [("tumbling", "batch", 3), ("branching", "state", 4), ("branching", "between", 2)]
-"""One crash point of each kind, run by default: on the job whose files the query's tasks write directly and on
-the one written through ``foreachBatch`` (two uninterrupted runs to compare with)."""
+DEFAULT = [
+    ("tumbling", "batch", 3),
+    ("sessions", "state", 6),
+    ("count", "between", 2),
+    ("timers", "between", 6),
+    ("branching", "state", 4),
+]
+"""One crash point of every job kind, every kind of point, run by default (CI): a kill at ``state`` meets both
+the files the query's tasks write directly (``sessions``) and those written through ``foreachBatch``
+(``branching``)."""
 
 FULL = [
     ("tumbling", "batch", 2),
@@ -93,7 +101,7 @@ def kill_and_restart(spark: Any, folder: Path, job: str, point: str, batch: int)
     fault_jobs.run(spark, job, str(checkpoint), str(output))
     restart_s = time.monotonic() - started
     print(f"\n[crash point] {job}: {landing.describe()}; restart {restart_s:.1f} s")
-    assert not landing.finished, landing.describe()
+    assert (landing.point, landing.batch) == (point, batch), landing.describe()  # the hook held it there
 
     expected = reference(spark, job, folder.parent)
     assert landing.batch < expected.last_batch, "the kill should land before the last batch (work left to redo)"

@@ -37,8 +37,8 @@ from panes.windowing.cogroup import (
     UnionKeySelector,
 )
 from panes.windowing.evictors import Evictor
-from panes.windowing.operator import validate_window_configuration
 from panes.windowing.triggers.base import Trigger
+from panes.windowing.window_step import validate_window_configuration
 
 if TYPE_CHECKING:
     from panes.datastream.stream import DataStream

@@ -30,9 +30,10 @@ from panes.windowing.internal_functions import (
     process_spec,
     reduce_spec,
 )
-from panes.windowing.operator import EvictingWindowOperator, WindowOperator, validate_window_configuration
+from panes.windowing.operator import EvictingWindowOperator, WindowOperator
 from panes.windowing.triggers.base import Trigger
 from panes.windowing.triggers.never import EndOfStreamTrigger
+from panes.windowing.window_step import WindowStep, validate_window_configuration
 
 if TYPE_CHECKING:
     from panes.datastream.stream import DataStream, KeyedStream
@@ -73,7 +74,7 @@ class WindowSpec:
         operator, element by element; on sorted input when :attr:`output_only_after_end_of_input`)."""
         return self._sorted_until_end(self._create(self.implementation()))
 
-    def create_batch_operator(self) -> WindowOperator:
+    def create_batch_operator(self) -> WindowStep:
         """The window operator of BATCH execution (its input is sorted already)."""
         return self._create(self.implementation())
 
@@ -84,14 +85,14 @@ class WindowSpec:
         operator = self._create(self.implementation(exact_order=False))
         return operator if batch else self._sorted_until_end(operator)
 
-    def _sorted_until_end(self, operator: WindowOperator) -> OneInputStreamOperator:
+    def _sorted_until_end(self, operator: WindowStep) -> OneInputStreamOperator:
         if not self.output_only_after_end_of_input:
             return operator
         from panes.operators.sorted_input import SortedUntilEndOfInput
 
         return SortedUntilEndOfInput(operator)
 
-    def _create(self, implementation: Implementation) -> WindowOperator:
+    def _create(self, implementation: Implementation) -> WindowStep:
         """The element-by-element operator of ``implementation`` (the columnar ones are hosted by the Spark
         runner's ``ColumnarHost``)."""
         from panes.datastream.stream import instance_copy

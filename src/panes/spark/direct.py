@@ -22,6 +22,7 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamArrowWriter, Data
 
 from panes.datastream.file_format import write_table, write_text_parts
 from panes.datastream.sinks import FileSink
+from panes.spark import crash_hook
 from panes.spark.commits import abort_parts, commit_parts, local_path, staged_folder
 from panes.spark.failures import carrying
 from panes.spark.fused import unpacked
@@ -86,6 +87,7 @@ class _Writer(DataSourceStreamArrowWriter):
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         """Every task wrote its part of the batch: move the parts into place (each sink's batch folder holds
         exactly this attempt's files; see ``commits``)."""
+        crash_hook.reached("state", batchId)
         files = [f for m in messages if isinstance(m, Written) for f in m.files]
         commit_parts(files, [t.sink for t in self.targets], batchId)
 

@@ -36,6 +36,7 @@ from panes.datastream.plan import Plan, SinkTransformation, Transformation
 from panes.datastream.runtime_mode import RuntimeExecutionMode, plan_runtime_mode
 from panes.datastream.sources import DataFrameSource
 from panes.operators.metrics import OperatorMetrics
+from panes.spark import crash_hook
 from panes.spark.direct import PanesFiles, options, writes_directly
 from panes.spark.failures import carrying, interruptible, was_interrupted, with_carried
 from panes.spark.metrics import BatchProgress, JobMetrics
@@ -365,7 +366,7 @@ class SparkRunner:
 
             @carrying
             def write_batch(batch: Any, batch_id: int) -> None:
-                writer.write(batch, batch_id)
+                writer.write(batch, batch_id, before_commit=lambda: crash_hook.reached("state", batch_id))
 
             stream = translation.rows().writeStream.foreachBatch(write_batch)
         stream = stream.option("checkpointLocation", checkpoint)

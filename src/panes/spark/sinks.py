@@ -150,13 +150,23 @@ class SinkWriter:
 
     # -- one batch ------------------------------------------------------------------------------------------------
 
-    def write(self, batch: Any, batch_id: int, targets: list[SinkTarget] | None = None, part: int = 0) -> bool:
+    def write(
+        self,
+        batch: Any,
+        batch_id: int,
+        targets: list[SinkTarget] | None = None,
+        part: int = 0,
+        before_commit: Callable[[], None] | None = None,
+    ) -> bool:
         """Write ``targets`` (default: the sinks that read no other sink's errors) from ``batch``; ``part``
         numbers the writes of one batch (a sink's refused values are written after it, as part ``part + 1``).
-        Returns whether ``batch`` was computed (False: no sink to write)."""
+        ``before_commit`` runs once the batch is written, before its staged files move into place. Returns
+        whether ``batch`` was computed (False: no sink to write)."""
         top = targets is None
         chosen = targets if targets is not None else [t for t in self.targets if not self._reads_errors(t)]
         if not chosen:
+            if before_commit is not None:
+                before_commit()
             return False
         if top:
             self._staged = []
@@ -178,6 +188,8 @@ class SinkWriter:
                 self._deliver(batch, batch_id, part, driver)
         finally:
             batch.unpersist()
+        if before_commit is not None:
+            before_commit()
         if top:
             commit_batch(batch.sparkSession, self._staged, batch_id)
         return True

@@ -41,6 +41,7 @@ from panes.datastream.sources import (
 )
 from panes.datastream.text_files import TextFormat
 from panes.elements import StreamRecord
+from panes.spark import crash_hook
 from panes.spark.layout import CLOCK, END, ChannelCodes, Layout, Record, pack, unpack
 from panes.types import RecordType
 
@@ -140,13 +141,16 @@ class _MicroBatchReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return None
 
     def latestOffset(self, start: dict[str, int], limit: Any) -> dict[str, int]:
+        crash_hook.reached("between", start["b"] - 1)  # micro-batch b - 1 committed; offsets of b not written
         return self._offset(min(start["b"] + 1, self.count))
 
     def partitions(self, start: dict[str, int], end: dict[str, int]) -> list[InputPartition]:
         return [_BatchPartition(i) for i in range(start["b"], end["b"])]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        payload = _decode_batches(self.batches)[partition.index]  # type: ignore[attr-defined]
+        index = partition.index  # type: ignore[attr-defined]
+        crash_hook.reached("batch", index)
+        payload = _decode_batches(self.batches)[index]
         yield from unpack(payload)
 
     def commit(self, end: dict[str, int]) -> None:

@@ -1,11 +1,13 @@
-"""A lean window operator for the most common configuration, with the window operator's exact rules.
+r"""A lean window operator for the most common configuration, with the window operator's exact rules.
 
 ``AlignedWindowOperator`` handles tumbling and sliding event-time windows (aligned, no stagger) with the
 default ``EventTimeTrigger``, no evictor, and any window function, allowed lateness and late-data tag. It
 keeps each pane as a plain accumulator in a dict keyed by ``(key, window start)`` and its timers in one heap,
 instead of going through trigger contexts, state objects and the general timer service per element.
 
-It applies the same rules as :class:`WindowOperator` for this configuration (see that module): late windows
+It is a sibling of the general :class:`~panes.windowing.operator.WindowOperator` (both subclass
+:class:`~panes.windowing.window_step.WindowStep`: the configuration, the function and how a pane is emitted)
+and applies the same rules (``panes.windowing.rules``) for this configuration: late windows
 are skipped, an element skipped by all its windows is late when ``timestamp + lateness <= watermark``, a
 window whose end the watermark already passed fires at once, otherwise it fires when the watermark reaches
 ``max_timestamp``, and it is cleaned up at ``max_timestamp + lateness``. What may differ is only the order in
@@ -31,10 +33,10 @@ from panes.windowing.assigners.sliding import SlidingEventTimeWindows, window_st
 from panes.windowing.assigners.stagger import WindowStagger
 from panes.windowing.assigners.tumbling import TumblingEventTimeWindows
 from panes.windowing.internal_functions import WindowFunctionSpec
-from panes.windowing.operator import WindowOperator
 from panes.windowing.rules import cleanup_time, has_ended, is_element_late, is_window_late
 from panes.windowing.triggers.base import Trigger
 from panes.windowing.triggers.event_time import EventTimeTrigger
+from panes.windowing.window_step import WindowStep
 from panes.windowing.windows import TimeWindow
 
 FIRE = 1
@@ -52,7 +54,7 @@ def supports(assigner: WindowAssigner[Any, Any], trigger: Trigger[Any, Any] | No
     return type(assigner) is SlidingEventTimeWindows
 
 
-class AlignedWindowOperator(WindowOperator):
+class AlignedWindowOperator(WindowStep):
     """See the module docstring. Raises ``ValueError`` for a configuration :func:`supports` refuses."""
 
     def __init__(

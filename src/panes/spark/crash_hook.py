@@ -1,0 +1,39 @@
+"""A fault-injection hook for the reliability tests: stop a Spark job at a named point of its micro-batch
+protocol, deterministically, so the test kills it exactly there.
+
+With ``PANES_CRASH_HOOK=<point>:<batch>:<marker path>`` in the environment of a job (its driver and, in local
+mode, its Python workers inherit it), the job writes ``<marker path>`` and waits (for ever: the test kills its
+process group) when it reaches ``<point>`` of micro-batch ``<batch>``; without the variable the calls below
+cost one dictionary lookup. The points (``tests/spark/crash_points.py`` describes Spark's checkpoint protocol):
+
+- ``batch``: a task reads the input of micro-batch ``batch`` (``offsets/<batch>`` written, the keyed steps'
+  tasks, which commit state, not started: no state file of the batch);
+- ``state``: every task of micro-batch ``batch`` finished (state stores committed), the driver is about to
+  commit its sinks' files, and ``commits/<batch>`` is not written;
+- ``between``: ``commits/<batch>`` written, and the source is asked for the next micro-batch's offset (so
+  ``offsets/<batch + 1>`` is not written).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+VARIABLE = "PANES_CRASH_HOOK"
+POINTS = ("batch", "state", "between")
+
+
+def reached(point: str, batch: int) -> None:
+    """Called at ``point`` of micro-batch ``batch``: waits there for ever when the hook names that point."""
+    spec = os.environ.get(VARIABLE)
+    if not spec:
+        return
+    wanted, wanted_batch, marker = spec.split(":", 2)
+    if wanted != point or int(wanted_batch) != batch:
+        return
+    partial = f"{marker}.{os.getpid()}.tmp"
+    with open(partial, "w") as out:
+        out.write(f"{point} {batch} {os.getpid()}\n")
+    os.replace(partial, marker)
+    while True:  # the test kills the job's process group
+        time.sleep(60)
