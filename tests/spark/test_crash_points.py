@@ -117,11 +117,15 @@ def kill_and_restart(spark: Any, folder: Path, job: str, point: str, batch: int)
     return landing
 
 
-CASES = [*DEFAULT, *(pytest.param(*case, marks=pytest.mark.faults) for case in FULL)]
+CASES = [*DEFAULT, *(pytest.param(*case, marks=pytest.mark.faults) for case in FULL if case not in DEFAULT)]
 """The default points, and the full set behind ``-m faults``."""
 
 
-@pytest.mark.parametrize(("job", "point", "batch"), CASES, ids=[f"{j}-{p}@{b}" for j, p, b in [*DEFAULT, *FULL]])
+@pytest.mark.parametrize(
+    ("job", "point", "batch"),
+    CASES,
+    ids=[f"{j}-{p}@{b}" for j, p, b in [*DEFAULT, *(case for case in FULL if case not in DEFAULT)]],
+)
 def test_a_job_killed_at_a_crash_point_restarts_to_the_uninterrupted_output(
     spark: Any, tmp_path_factory: pytest.TempPathFactory, job: str, point: str, batch: int
 ) -> None:
