@@ -41,6 +41,7 @@ from panes.windowing.implementation import (
 )
 from panes.windowing.internal_functions import aggregate_spec, process_spec
 from panes.windowing.rows import WindowRow
+from panes.windowing.triggers.base import Trigger
 
 IMPLEMENTATIONS = (GENERAL, EVICTING, ALIGNED, COLUMNAR_ALIGNED, COLUMNAR_SESSIONS)
 
@@ -142,18 +143,25 @@ def replay(scenario: Scenario, implementation: str) -> dict[str, Any]:
             spec.assigner, spec.function, key_of, spec.trigger, spec.allowed_lateness, spec.late_data_tag
         )
         return replay_on(scenario, OneInputOperatorHarness(operator))
+    return replay_on(scenario, harness_for(scenario))
+
+
+def harness_for(
+    scenario: Scenario, trigger: Trigger[Any, Any] | None = None, accumulation: str | None = None
+) -> WindowOperatorHarness:
+    """The window operator (evicting when the scenario has an evictor) of the scenario on the harness, with
+    ``trigger`` and ``accumulation`` instead of its own when given."""
     setup = scenario.window_setup()
-    harness = WindowOperatorHarness(
+    return WindowOperatorHarness(
         setup.assigner,
         scenario.pane_function(),
         key_selector=key_of,
-        trigger=setup.trigger,
+        trigger=setup.trigger if trigger is None else trigger,
         evictor=setup.evictor,
         allowed_lateness=setup.allowed_lateness,
         late_data_tag=setup.late_data_tag,
-        accumulation=setup.accumulation,
+        accumulation=setup.accumulation if accumulation is None else accumulation,
     )
-    return replay_on(scenario, harness)
 
 
 def replay_on(scenario: Scenario, harness: OneInputOperatorHarness) -> dict[str, Any]:

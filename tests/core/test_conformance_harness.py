@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from panes.testing import WindowOperatorHarness
-from panes.testing.scenario import LATE, Scenario, collect_result, comparable, key_of
+from panes.testing.scenario import Scenario, comparable
 from panes.windowing.triggers.base import Trigger
 from tests.composite_oracles import ORACLES
 from tests.conftest import CONFORMANCE, DERIVED_SCENARIOS
+from tests.implementations import harness_for, replay_on
 
 SCENARIOS = Scenario.load_all(CONFORMANCE) + Scenario.load_all(DERIVED_SCENARIOS)
 
@@ -21,43 +21,7 @@ def run_on_harness(
 ) -> dict[str, Any]:
     """The scenario's panes and late elements on the harness (with ``trigger`` and ``accumulation`` instead of
     its own when given)."""
-    setup = scenario.window_setup()
-    harness = WindowOperatorHarness(
-        setup.assigner,
-        scenario.pane_function(),
-        key_selector=key_of,
-        trigger=setup.trigger if trigger is None else trigger,
-        evictor=setup.evictor,
-        allowed_lateness=setup.allowed_lateness,
-        late_data_tag=setup.late_data_tag,
-        accumulation=setup.accumulation if accumulation is None else accumulation,
-    )
-    emitted: list[tuple[str, Any]] = []
-    seen_late = 0
-
-    def drain() -> None:
-        nonlocal seen_late
-        for value in harness.extract_output_values():
-            emitted.append(("main", value))
-        late = harness.get_side_output(LATE)
-        # records and late elements interleave in time; each step emits from at most one of the two
-        # except when an element is late *and* nothing fires, so draining per step keeps the order
-        for record in late[seen_late:]:
-            emitted.append(("late", record))
-        seen_late = len(late)
-        harness._output.elements.clear()
-
-    for kind, item in scenario.steps():
-        if kind == "element":
-            harness.process_element(item, item[2])
-        elif kind == "processing_time":
-            harness.set_processing_time(item)
-        else:
-            harness.process_watermark(item)
-        drain()
-    harness.process_watermark(scenario.final_watermark)
-    drain()
-    return collect_result(emitted)
+    return replay_on(scenario, harness_for(scenario, trigger, accumulation))
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
