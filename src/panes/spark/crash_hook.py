@@ -6,8 +6,9 @@ mode, its Python workers inherit it), the job writes ``<marker path>`` and waits
 process group) when it reaches ``<point>`` of micro-batch ``<batch>``; without the variable the calls below
 cost one dictionary lookup. The points (``tests/spark/crash_points.py`` describes Spark's checkpoint protocol):
 
-- ``batch``: a task reads the input of micro-batch ``batch`` (``offsets/<batch>`` written, the keyed steps'
-  tasks, which commit state, not started: no state file of the batch);
+- ``batch``: a task reads list ``batch`` of a ``from_micro_batches`` source, the input of micro-batch ``batch``
+  (each of its micro-batches reads one list; ``offsets/<batch>`` written, the keyed steps' tasks, which commit
+  state, not started: no state file of the batch);
 - ``state``: every task of micro-batch ``batch`` finished (state stores committed), the driver is about to
   commit its sinks' files, and ``commits/<batch>`` is not written;
 - ``between``: ``commits/<batch>`` written, and the source is asked for the next micro-batch's offset (so
