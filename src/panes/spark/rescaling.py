@@ -56,11 +56,12 @@ def is_control_source(description: str | None) -> bool:
 def prepare_control_folder(spark: Any, checkpoint: str) -> None:
     """Make the control folder exist (Spark's file source needs it): directly for a checkpoint on this machine's
     filesystem, else (another filesystem, or a Spark Connect server's) by Spark writing an empty dataset there."""
-    from panes.spark.session import is_connect
+    from panes.spark.session import driver_path
 
     folder = control_folder(checkpoint)
-    if not is_connect(spark) and ("://" not in checkpoint or checkpoint.startswith("file:")):
-        os.makedirs(folder.removeprefix("file:"), exist_ok=True)
+    local = driver_path(spark, folder)
+    if local is not None:
+        os.makedirs(local, exist_ok=True)
         return
     spark.createDataFrame([], CONTROL_DDL).write.mode("append").parquet(folder)
 

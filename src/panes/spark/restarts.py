@@ -30,6 +30,7 @@ from panes.datastream.plan import Channel, Plan, Transformation
 from panes.errors import RESTART_ADVICE, IncompatibleCheckpointError
 from panes.spark.linear import Step
 from panes.spark.rescaling import RESCALED
+from panes.spark.session import driver_path
 from panes.spark.shards import window_implementation
 from panes.spark.translate import Translation
 from panes.types import RecordType
@@ -85,8 +86,19 @@ def has_committed_batches(spark: Any, checkpoint: str) -> bool:
 
 
 def store_fingerprint(spark: Any, checkpoint: str, found: JobFingerprint) -> None:
-    """Keep ``found`` in ``checkpoint`` (a new folder, written whole by Spark's committer)."""
-    folder = os.path.join(checkpoint, FOLDER, f"start={time.time_ns() // 1_000_000}")
+    """Keep ``found`` in ``checkpoint``: a new folder that appears whole or not at all. On a path the driver
+    writes directly, its file is written in a hidden folder (``_start=...``, which Spark's reader skips) renamed
+    into place; elsewhere Spark's committer writes it (a Spark job)."""
+    name = f"start={time.time_ns() // 1_000_000}"
+    local = driver_path(spark, os.path.join(checkpoint, FOLDER))
+    if local is not None:
+        staged = os.path.join(local, f"_{name}")
+        os.makedirs(staged)
+        with open(os.path.join(staged, "part-00000.txt"), "w", encoding="utf-8") as out:
+            out.write(found.to_json() + "\n")
+        os.replace(staged, os.path.join(local, name))
+        return
+    folder = os.path.join(checkpoint, FOLDER, name)
     spark.createDataFrame([(found.to_json(),)], "value STRING").coalesce(1).write.text(folder)
 
 

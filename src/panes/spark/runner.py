@@ -50,7 +50,7 @@ from panes.spark.rescaling import (
     write_pieces,
 )
 from panes.spark.restarts import check_checkpoint, query_fingerprint, restored_fingerprint, store_fingerprint
-from panes.spark.session import create_session, is_connect, observed_metrics_kept
+from panes.spark.session import create_session, is_connect, observed_metrics_kept, warm_python_workers
 from panes.spark.sinks import SinkTarget, SinkWriter
 from panes.spark.sources import dataframe_type, reads_as_stream
 from panes.spark.translate import Translation, Translator, shard_count
@@ -267,6 +267,7 @@ class SparkRunner:
         control: str | None = None,
         generation: int = 0,
     ) -> Translation:
+        warm_python_workers(self.spark)  # while the driver plans, the executors start their Python workers
         shards = num_shards or self.default_parallelism()
         finite = not streaming or self._trigger(plan) == "available_now"
         translator = Translator(

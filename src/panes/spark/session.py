@@ -21,6 +21,7 @@ import os
 import re
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -193,6 +194,55 @@ def executor_slots(spark: Any) -> int | None:
         return int(found.group(1))
     cores = context.getConf().get("spark.executor.cores", None)
     return int(cores) if cores else None
+
+
+WORKER_MODULES = ("panes.spark.processor", "panes.spark.fused", "panes.spark.direct", "panes.spark.sinks")
+"""What the Python workers of panes' steps import (the shard processor, the fused steps, the sinks)."""
+
+_WARMED: set[str] = set()
+
+
+def _import_worker_modules(batches: Iterator[Any]) -> Iterator[Any]:
+    import importlib
+
+    for module in WORKER_MODULES:
+        importlib.import_module(module)
+    yield from batches
+
+
+def warm_python_workers(spark: Any) -> threading.Thread | None:
+    """Start the Python workers of ``spark``'s executors, and import there what panes' steps import, in a small
+    Spark job of one task per default slot run on a background thread, while the driver plans a query: its
+    first tasks find the workers started (Spark reuses an idle worker), saving their start on the first
+    micro-batch. (The workers of ``transformWithState``, the keyed steps, come from another daemon, which this
+    does not reach.) Once per Spark application; ``None`` (nothing started) over Spark Connect, whose server
+    owns the workers, and for an application already warmed. A failure of this job only loses the head
+    start."""
+    if is_connect(spark):
+        return None
+    context = spark.sparkContext
+    application = context.applicationId
+    if application in _WARMED:
+        return None
+    _WARMED.add(application)
+    slots = max(1, int(context.defaultParallelism))
+
+    def warm() -> None:
+        with contextlib.suppress(Exception):  # a stopped session, a cancelled job: only the head start is lost
+            spark.range(slots, numPartitions=slots).mapInArrow(_import_worker_modules, "id long").collect()
+
+    thread = threading.Thread(target=warm, name="panes-warm-workers", daemon=True)
+    thread.start()
+    return thread
+
+
+def driver_path(spark: Any, path: str) -> str | None:
+    """``path`` as a path of this machine's filesystem when the driver can write it directly (a classic
+    session and a local path, with or without ``file:``), else ``None`` (another filesystem, or a Spark Connect
+    server's, which only Spark's own writers reach)."""
+    if is_connect(spark) or ("://" in path and not path.startswith("file:")):
+        return None
+    return path.removeprefix("file://").removeprefix("file:")
 
 
 def is_connect(spark: Any) -> bool:
