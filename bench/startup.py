@@ -91,7 +91,7 @@ def run_readme(no_warm: bool) -> dict[str, Any]:
     wall = time.monotonic() - started
     if done.returncode != 0:
         raise SystemExit(f"the README pipeline failed:\n{done.stderr[-3000:]}")
-    marks = next(
+    marks: dict[str, Any] = next(
         (json.loads(line[len("STARTUP ") :]) for line in done.stderr.splitlines() if line.startswith("STARTUP ")), {}
     )
     return {"wall": wall, **marks}
@@ -139,6 +139,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="runs of each command (default 3)")
     parser.add_argument("--compare-warm", action="store_true", help="also run with the worker warm-up off")
     parser.add_argument("--no-write", action="store_true", help="print only; leave bench/RESULTS.md as it is")
+    parser.add_argument("--json", default=None, help="also write the medians to this JSON file (bench/targets.py)")
     args = parser.parse_args()
     warm: list[dict[str, Any]] = []
     cold: list[dict[str, Any]] = []
@@ -169,6 +170,17 @@ def main() -> None:
     ]
     table = "\n".join(lines)
     print(table)
+    if args.json is not None:
+        document = {
+            "command": " ".join(["bench/startup.py", *sys.argv[1:]]),
+            "date": datetime.date.today().isoformat(),
+            "readme_wall_s": statistics.median(run["wall"] for run in warm),
+            "readme_first_batch_s": statistics.median(run["first batch"]["triggerExecution"] / 1000 for run in warm),
+            "demo_wall_s": statistics.median(d["wall"] for d in demos),
+            "demo_first_batch_s": statistics.median(d["first batch"] for d in demos),
+        }
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(document, indent=1) + "\n")
     if not args.no_write:
         text = RESULTS.read_text(encoding="utf-8")
         if BEGIN in text:

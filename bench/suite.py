@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import platform
 import shutil
@@ -44,6 +45,8 @@ CASES = [
     Case("session", 10_000),
     Case("session", 100_000),
     Case("tumbling", 10_000, function="python"),
+    Case("tumbling", 10_000, function="reduce"),
+    Case("tumbling", 10_000, function="aggregate"),
     Case("tumbling", 100_000, size_ms=3_600_000),  # every pane stays open: state grows batch by batch
     Case("tumbling", 100_000, function="distinct_python", size_ms=600_000),
     Case("tumbling", 100_000, function="distinct_batch", size_ms=600_000),
@@ -110,15 +113,21 @@ def run_panes(spark: Any, case: Case, folder: str, work: str, sampler: MemorySam
     return side
 
 
-def run_local(folder: str, events: int) -> float:
-    """Events per second of the local runner on tumbling 10 s count+sum, 10,000 keys (input read beforehand)."""
+LOCAL_FUNCTIONS = {"count_sum": "built-in count+sum", "python": "Python ProcessWindowFunction"}
+
+
+def run_local(folder: str, events: int) -> dict[str, float]:
+    """Events per second of the local runner on tumbling 10 s windows, 10,000 keys (input read beforehand), by
+    function (:data:`LOCAL_FUNCTIONS`)."""
     write_events(folder, events, 10_000, 1)
-    env, count = local_job(folder, f"{folder}-out")
-    started = time.monotonic()
-    env.execute("local bench")
-    rate = count / (time.monotonic() - started)
-    print(f"local runner, tumbling 10 s, count+sum, 10,000 keys: {rate:,.0f} events/s ({count:,} events)", flush=True)
-    return rate
+    rates = {}
+    for function, label in LOCAL_FUNCTIONS.items():
+        env, count = local_job(folder, f"{folder}-out-{function}", function)
+        started = time.monotonic()
+        env.execute("local bench")
+        rates[function] = rate = count / (time.monotonic() - started)
+        print(f"local runner, tumbling 10 s, {label}, 10,000 keys: {rate:,.0f} events/s ({count:,} events)", flush=True)
+    return rates
 
 
 def fmt(value: float | None, digits: int = 2) -> str:
@@ -144,8 +153,9 @@ def main() -> int:
     parser.add_argument("--shards", type=int, default=None, help="panes shards (default: the runner's)")
     parser.add_argument("--output", default=str(HERE / "RESULTS.md"), help="where the table goes")
     parser.add_argument(
-        "--local-events", type=int, default=200_000, help="events of the local runner's case (0: skip it)"
+        "--local-events", type=int, default=200_000, help="events of the local runner's cases (0: skip them)"
     )
+    parser.add_argument("--json", default=None, help="also write the figures to this JSON file (bench/targets.py)")
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ["PYTHONPATH"] = os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])
@@ -214,7 +224,36 @@ def write_block(path: Path, table: str) -> None:
     path.write_text(text)
 
 
-def write_results(args: Any, rows: list[Any], spark_version: str, local: float | None) -> None:
+def write_json(args: Any, rows: list[Any], local: dict[str, float] | None) -> None:
+    """The run's figures for ``bench/targets.py``: per case its events/s on both sides and the ratio."""
+    if args.json is None:
+        return
+    cases = [
+        {
+            "name": case.name,
+            "window": case.window,
+            "keys": case.keys,
+            "function": case.function,
+            "native_events_per_s": args.events / native.seconds,
+            "panes_events_per_s": args.events / panes.seconds,
+            "ratio": native.seconds / panes.seconds,
+            "identical": same,
+        }
+        for case, native, panes, same, _ in rows
+    ]
+    document = {
+        "command": " ".join(["bench/suite.py", *sys.argv[1:]]),
+        "date": datetime.date.today().isoformat(),
+        "cores": os.cpu_count(),
+        "events": args.events,
+        "cases": cases,
+        "local_events_per_s": local,
+    }
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(document, indent=1) + "\n")
+
+
+def write_results(args: Any, rows: list[Any], spark_version: str, local: dict[str, float] | None) -> None:
     import numpy
     import pyarrow
 
@@ -254,12 +293,14 @@ def write_results(args: Any, rows: list[Any], spark_version: str, local: float |
         if local is None
         else [
             "",
-            "Local runner (one Python process, Flink's exact emission order), tumbling 10 s count+sum over "
-            f"10,000 keys, "
-            f"{args.local_events:,} events: {local:,.0f} events/s.",
+            "Local runner (one Python process, Flink's exact emission order), tumbling 10 s windows over "
+            f"10,000 keys, {args.local_events:,} events: "
+            + "; ".join(f"{LOCAL_FUNCTIONS[f]} {rate:,.0f} events/s" for f, rate in local.items())
+            + ".",
         ]
     )
     write_block(Path(args.output), "\n".join(lines[2:]))
+    write_json(args, rows, local)
     print(f"written to {args.output}")
 
 

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from panes.functions.base import AggregateFunction
 from panes.windowing.functions import ProcessWindowFunction
 
 BASE = 1_767_225_600_000  # 2026-01-01T00:00:00Z
@@ -28,7 +29,9 @@ RESULT_COLUMNS = ["key", "window_start", "window_end", "n", "total"]
 @dataclass(frozen=True)
 class Case:
     """One benchmark case: a window (``tumbling``, ``sliding``, ``session``), keys, and the function: count+sum
-    with built-in aggregates (``count_sum``) or a Python ``ProcessWindowFunction`` (``python``); or the distinct
+    with built-in aggregates (``count_sum``), a Python ``ProcessWindowFunction`` (``python``), a ``reduce`` with
+    a lambda over dicts (``reduce``) or a user ``AggregateFunction`` class (``aggregate``), the last two with a
+    window function adding the window's bounds, as a PyFlink job writes them; or the distinct
     values and the sum of each pane (``n`` counts distinct values, where native Spark uses
     ``size(collect_set(value))``) by a ``ProcessWindowFunction`` (``distinct_python``) or by ``process_batch``
     with pandas (``distinct_batch``)."""
@@ -52,6 +55,8 @@ class Case:
             "python": "Python ProcessWindowFunction",
             "distinct_python": "distinct+sum, Python ProcessWindowFunction",
             "distinct_batch": "distinct+sum, process_batch (pandas)",
+            "reduce": "count+sum, reduce(lambda)",
+            "aggregate": "count+sum, Python AggregateFunction",
         }[self.function]
         return f"{shape}, {what}, {self.keys:,} keys"
 
@@ -152,6 +157,14 @@ def panes_job(
     row = WindowRow(key="key", start="window_start", end="window_end")
     if case.function == "count_sum":
         results = windowed.aggregate(Aggregates(n=Count(), total=Sum("value")), row)
+    elif case.function == "reduce":
+        results = windowed.reduce(
+            lambda a, b: {"key": a["key"], "n": a.get("n", 1) + b.get("n", 1), "value": a["value"] + b["value"]},
+            with_bounds,
+            output_type=RESULT_DDL,
+        )
+    elif case.function == "aggregate":
+        results = windowed.aggregate(CountSumAggregate(), with_bounds, output_type=RESULT_DDL)
     elif case.function == "distinct_batch":
         results = windowed.process_batch(distinct_sum, RESULT_DDL)
     else:
@@ -165,8 +178,9 @@ def panes_job(
 RESULT_DDL = "key STRING, window_start BIGINT, window_end BIGINT, n BIGINT, total BIGINT"
 
 
-def local_job(folder: str, output: str) -> Any:
-    """Tumbling 10 s count+sum on the local runner (in one Python process), over the same events."""
+def local_job(folder: str, output: str, function: str = "count_sum") -> Any:
+    """Tumbling 10 s count+sum on the local runner (in one Python process), over the same events: with
+    built-in aggregates (``count_sum``) or a Python ``ProcessWindowFunction`` (``python``)."""
     import pyarrow.dataset as ds
 
     from panes.datastream import StreamEnvironment
@@ -177,15 +191,18 @@ def local_job(folder: str, output: str) -> Any:
     events = ds.dataset(folder, format="parquet").to_table().to_pylist()
     row = WindowRow(key="key", start="window_start", end="window_end")
     env = StreamEnvironment("local")
-    results = (
+    windowed = (
         env.from_collection(events, type_info=SCHEMA)
         .assign_timestamps_and_watermarks(
             WatermarkStrategy.for_bounded_out_of_orderness(5_000).with_timestamp_assigner("ts")
         )
         .key_by("key")
         .window(TumblingEventTimeWindows.of(10_000))
-        .aggregate(Aggregates(n=Count(), total=Sum("value")), row)
     )
+    if function == "python":
+        results = windowed.process(CountSum(), output_type=RESULT_DDL)
+    else:
+        results = windowed.aggregate(Aggregates(n=Count(), total=Sum("value")), row)
     results.sink_to_files(output)
     return env, len(events)
 
@@ -200,6 +217,31 @@ class CountSum(ProcessWindowFunction[Any, Any, Any, Any]):
             total += element["value"]
         window = context.window()
         yield {"key": key, "window_start": window.start, "window_end": window.end, "n": n, "total": total}
+
+
+def with_bounds(key: Any, window: Any, results: Any) -> Any:
+    """The window function of the ``reduce`` and ``aggregate`` cases: the reduced value with its window."""
+    for result in results:
+        yield {"key": key, "window_start": window.start, "window_end": window.end, "n": result.get("n", 1),
+               "total": result["value"]}  # fmt: skip
+
+
+class CountSumAggregate(AggregateFunction[Any, Any, Any]):
+    """Count and sum as a PyFlink user writes an ``AggregateFunction``: a list accumulator ``[n, total]``."""
+
+    def create_accumulator(self) -> Any:
+        return [0, 0]
+
+    def add(self, value: Any, accumulator: Any) -> Any:
+        accumulator[0] += 1
+        accumulator[1] += value["value"]
+        return accumulator
+
+    def get_result(self, accumulator: Any) -> Any:
+        return {"n": accumulator[0], "value": accumulator[1]}
+
+    def merge(self, a: Any, b: Any) -> Any:
+        return [a[0] + b[0], a[1] + b[1]]
 
 
 class DistinctSum(ProcessWindowFunction[Any, Any, Any, Any]):

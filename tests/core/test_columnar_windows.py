@@ -188,6 +188,38 @@ def test_columnar_equals_the_window_operator(
     assert columnar(window, data) == generic(window, data, plan.output_type)
 
 
+@pytest.mark.parametrize("lateness", [0, 30])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_columnar_sessions_equal_the_window_operator_on_many_keys_and_batches(lateness: int, seed: int) -> None:
+    """Many keys and batches, so the timer heap is large: timers join it one by one and all at once, and leave
+    it one by one and all at once (``ColumnarSessions._push_timers`` and ``_due``), on both timer layouts (one
+    timer per session without allowed lateness, a firing and a cleanup timer with it); restored from its log
+    between batches too."""
+    rng = np.random.default_rng(seed)
+    keys = [f"k{k}" for k in range(300)]
+    data, clock = [], 0
+    for size in rng.integers(0, 400, 40).tolist():  # batches of very different sizes, time moving on
+        clock += int(rng.integers(0, 120))
+        data.append(
+            [
+                (keys[k], clock + int(d), int(v) if v < 9 else None)
+                for k, d, v in zip(
+                    rng.integers(0, len(keys), size).tolist(),
+                    rng.integers(-80, 40, size).tolist(),
+                    rng.integers(-5, 10, size).tolist(),
+                    strict=True,
+                )
+            ]
+        )
+    window = spec("session", "row", lateness, True)
+    plan = plan_columnar(window, INPUT)
+    assert plan is not None
+    expected = generic(window, data, plan.output_type)
+    assert sum(sum(main.values()) for main, _ in expected) > 1000  # many sessions fired
+    assert columnar(window, data) == expected
+    assert columnar(window, data, compact=[False, False, True]) == expected
+
+
 @pytest.mark.parametrize(
     ("assigner", "function"),
     [*((a, "row") for a in ASSIGNERS), *((a, f) for a in ("tumbling", "sliding") for f in ("pane info", "batch"))],

@@ -42,6 +42,10 @@ class Changes:
         """The slot's value was set, mutated in place or removed."""
         self.slots[slot] = None
 
+    def replaced_all(self, slots: Any) -> None:
+        """Each of ``slots`` (an iterable) was :meth:`replaced`."""
+        self.slots.update(dict.fromkeys(slots))
+
     def appended(self, slot: Any, length: int) -> None:
         """Items were appended to the list in ``slot``, which held ``length`` items when it was last stored
         (only the first call since then counts)."""

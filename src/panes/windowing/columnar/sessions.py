@@ -2,7 +2,10 @@
 
 State is each key's sessions (sorted, disjoint: ``[start, end, accumulator]``, the window ``[start, end)``)
 and a heap of timers, ``FIRE`` at a session's ``max_timestamp()`` and ``CLEANUP`` at ``max_timestamp() +
-allowed lateness``; a timer whose session has since merged or grown is stale and skipped. Timers follow from
+allowed lateness``; a timer whose session has since merged or grown is stale and skipped. Without allowed
+lateness both fall at the same time and one ``FIRE`` timer does both (as Flink's timer set keeps
+one timer for the two): the session fires and is cleaned up at once (the cleanup changes no other session, so
+the firings and their order are the same as with a cleanup timer after them). Timers follow from
 the sessions and the watermark, so snapshots hold only the sessions, and
 :meth:`ColumnarSessions.changes` only those of the keys touched since the last snapshot. Two windows merge
 when they intersect or touch, as Flink's ``TimeWindow.intersects``.
@@ -49,9 +52,13 @@ def key_codes(values: pa.StructArray, key: int) -> tuple[np.ndarray, list[Any]]:
     return encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64), encoded.dictionary.to_pylist()
 
 
+Timer = tuple[int, int, int, Any, int]
+"""``(time, kind, order, session, start)``: ``FIRE`` or ``CLEANUP`` of the session that started at ``start``
+(stale once the session merged, grew or went), ``order`` breaking ties in the order timers were set."""
+
 Session = list[Any]
 """``[start, end, accumulator, key]``: the window ``[start, end)``, its accumulator (``None`` once merged
-into another session or cleaned up) and its key."""
+into another session or cleaned up) and its key (so a timer finds both)."""
 
 
 class ColumnarSessions:
@@ -62,7 +69,9 @@ class ColumnarSessions:
             raise ValueError(f"ColumnarSessions runs session windows, not {plan.kind}")
         self.plan = plan
         self.sessions: dict[Any, list[Session]] = {}
-        self.timers: list[tuple[int, int, int, Any, int]] = []
+        self.timers: list[Timer] = []
+        """A heap; with no allowed lateness a firing timer also cleans up."""
+        self._cleans_on_fire = plan.lateness == 0
         self._order = itertools.count()
         self.watermark = LONG_MIN
         self.counters = OperatorCounters()
@@ -79,8 +88,13 @@ class ColumnarSessions:
         """Merge the window ``[start, end)`` holding ``acc`` (``None``: empty) into ``key``'s sessions."""
         form = self.plan.form
         assert form is not None
-        sessions = self.sessions.setdefault(key, [])
         self._touched.replaced(key)
+        sessions = self.sessions.get(key)
+        if not sessions:  # the key's first open session: nothing to merge with
+            session = [start, end, acc, key]
+            self.sessions[key] = [session]
+            self._schedule(session)
+            return session
         # Flink's sweep over the windows sorted by start (TimeWindow.merge_windows), of which only the run that
         # takes the new window changes: the key's sessions did not merge with each other, so the sweep reaches
         # the new window with the session before it alone, and the run goes on while the next one intersects
@@ -99,7 +113,7 @@ class ColumnarSessions:
         start, end = cover_start, cover_end
         for old in touched:
             old[2] = None  # merged away: its timers are stale
-        session = [start, end, merged]
+        session = [start, end, merged, key]
         sessions[low:high] = [session]
         self._schedule(session)
         return session
@@ -107,8 +121,11 @@ class ColumnarSessions:
     def _schedule(self, session: Session) -> None:
         start, end = session[0], session[1]
         max_ts = java_add(end, -1)
-        if not has_ended(max_ts, self.watermark):
+        fires = not has_ended(max_ts, self.watermark)
+        if fires:
             heapq.heappush(self.timers, (max_ts, FIRE, next(self._order), session, start))
+        if fires and self._cleans_on_fire:
+            return  # the firing timer cleans up
         cleanup = self._cleanup(end)
         if cleanup != LONG_MAX:
             heapq.heappush(self.timers, (cleanup, CLEANUP, next(self._order), session, start))
@@ -120,11 +137,37 @@ class ColumnarSessions:
             heapq.heappop(self.timers)
         return self.timers[0][0] if self.timers else None
 
-    def _valid(self, timer: tuple[int, int, int, Any, int]) -> bool:
+    def _due(self, watermark: int) -> list[Timer]:
+        """The timers at or before ``watermark``, taken off the heap in its order: popped one by one while
+        they are few next to the heap, else all at once (the rest rebuilt into a heap, the due ones sorted)."""
+        timers = self.timers
+        due: list[Timer] = []
+        while timers and timers[0][0] <= watermark:
+            if len(due) * 16 > len(timers):
+                rest: list[Timer] = []
+                for timer in timers:
+                    (due if timer[0] <= watermark else rest).append(timer)
+                due.sort()
+                heapq.heapify(rest)
+                self.timers = rest
+                return due
+            due.append(heapq.heappop(timers))
+        return due
+
+    def _valid(self, timer: Timer) -> bool:
         time, kind, _, session, start = timer
         if session[0] != start or session[2] is None:
             return False
         return (java_add(session[1], -1) if kind == FIRE else self._cleanup(session[1])) == time
+
+    def _clean(self, session: Session) -> None:
+        key = session[3]
+        sessions = self.sessions.get(key, [])
+        self._touched.replaced(key)
+        sessions[:] = [s for s in sessions if s is not session]
+        if not sessions:
+            self.sessions.pop(key, None)
+        session[2] = None
 
     def advance(self, watermark: int) -> ColumnarOutput:
         """Move to ``watermark`` (when ahead), firing and cleaning the sessions whose time it reached."""
@@ -137,24 +180,20 @@ class ColumnarSessions:
         starts: list[int] = []
         ends: list[int] = []
         accumulators: list[tuple[Any, ...]] = []
-        while self.timers and self.timers[0][0] <= watermark:
-            timer = heapq.heappop(self.timers)
-            if not self._valid(timer):
+        valid, cleans_on_fire = self._valid, self._cleans_on_fire
+        for timer in self._due(watermark):
+            if not valid(timer):
                 continue
-            _, kind, _, session, _ = timer
-            key = session[3] if len(session) > 3 else None
-            if kind == FIRE:
-                keys.append(key)
+            session = timer[3]
+            if timer[1] == FIRE:
+                keys.append(session[3])
                 starts.append(session[0])
                 ends.append(session[1])
                 accumulators.append(session[2])
+                if cleans_on_fire:
+                    self._clean(session)  # no allowed lateness: the firing timer cleans up
             else:
-                sessions = self.sessions.get(key, [])
-                self._touched.replaced(key)
-                sessions[:] = [s for s in sessions if s is not session]
-                if not sessions:
-                    self.sessions.pop(key, None)
-                session[2] = None
+                self._clean(session)
         if keys:
             out.panes.append(Panes.of(self.plan, keys, starts, ends, accumulators, [None] * len(keys)))
         return out
@@ -197,9 +236,32 @@ class ColumnarSessions:
         accs = accumulate(self.plan.parts, values.take(pa.array(rows)), groups, [None] * len(firsts))
         group_keys = [keys[c] for c in sorted_code[firsts].tolist()]
         group_starts = sorted_ts[firsts].tolist()
-        group_ends = (sorted_ts[lasts] + gap).tolist()
-        for key, start, end, acc in zip(group_keys, group_starts, group_ends, accs, strict=True):
-            self._tag(self._merge(key, start, end, acc), key)
+        ends = sorted_ts[lasts] + gap  # no wrap: elements whose window end wraps go one by one
+        # a group of a key with no open session becomes that session; with no allowed lateness and its end not
+        # reached, one firing timer is all it schedules: those timers join the heap together
+        fresh = ~have_ended(ends - 1, self.watermark) if self._cleans_on_fire else np.zeros(len(ends), dtype=bool)
+        sessions_of, merge, counter = self.sessions, self._merge, self._order
+        timers: list[Timer] = []
+        self._touched.replaced_all(group_keys)
+        for key, start, end, acc, alone in zip(
+            group_keys, group_starts, ends.tolist(), accs, fresh.tolist(), strict=True
+        ):
+            if alone and not sessions_of.get(key):
+                session = [start, end, acc, key]
+                sessions_of[key] = [session]
+                timers.append((end - 1, FIRE, next(counter), session, start))
+            else:
+                merge(key, start, end, acc)
+        self._push_timers(timers)
+
+    def _push_timers(self, timers: list[Timer]) -> None:
+        """Add ``timers`` to the heap: one by one when few, else appended and the heap rebuilt (linear)."""
+        if len(timers) * 8 < len(self.timers):
+            for timer in timers:
+                heapq.heappush(self.timers, timer)
+        else:
+            self.timers.extend(timers)
+            heapq.heapify(self.timers)
 
     def _add_one_by_one(
         self,
@@ -228,7 +290,6 @@ class ColumnarSessions:
                 continue
             session = self._merge(key, ts, end, None)
             session[2] = form.add(value, form.create_accumulator() if session[2] is None else session[2])
-            self._tag(session, key)
             if has_ended(java_add(session[1], -1), watermark):
                 out.panes.append(Panes.of(self.plan, [key], [session[0]], [session[1]], [session[2]], [int(seqs[row])]))
         if late:
@@ -237,14 +298,6 @@ class ColumnarSessions:
                 self.counters.late_dropped += len(late)
             else:
                 self.counters.late_out += len(late)
-
-    @staticmethod
-    def _tag(session: Session, key: Any) -> None:
-        """Keep the key with its session, so a timer finds both."""
-        if len(session) == 3:
-            session.append(key)
-        else:
-            session[3] = key
 
     # -- state -------------------------------------------------------------------------------------------------
 

@@ -1,0 +1,44 @@
+"""Regenerate bench/RESULTS.md's measured sections with one command: the suite, the scale table, start-up, and
+the targets table computed from them.
+
+    .venv/bin/python bench/regenerate.py            # everything (about an hour on 2 cores)
+    .venv/bin/python bench/regenerate.py --only startup targets
+
+Each part writes its own section of ``bench/RESULTS.md`` between its markers (the prose around them stays), the
+suite and start-up also their figures to ``bench/measured/*.json``, from which ``bench/targets.py`` writes the
+targets table. The parts run one after the other, never two Spark jobs at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+MEASURED = HERE / "measured"
+
+PARTS = {
+    "suite": ["suite.py", "--json", str(MEASURED / "suite.json")],
+    "scale": ["scale.py", "--keys", "100000", "1000000", "5000000", "--masters", "local[2]", "local[8]"],
+    "startup": ["startup.py", "--json", str(MEASURED / "startup.json")],
+    "targets": ["targets.py"],
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", nargs="+", choices=list(PARTS), default=list(PARTS), help="the parts to run")
+    args = parser.parse_args()
+    for part in (p for p in PARTS if p in args.only):
+        command = [sys.executable, str(HERE / PARTS[part][0]), *PARTS[part][1:]]
+        print(f"== {part}: {' '.join(command[1:])}", flush=True)
+        if subprocess.run(command, check=False).returncode != 0:
+            print(f"{part} failed: the sections after it are not regenerated", file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,175 @@
+"""The speed targets, each with what was measured and whether it is met, from the figures the benchmarks wrote.
+
+    .venv/bin/python bench/targets.py       # reads bench/measured/*.json, writes the table into bench/RESULTS.md
+
+``bench/suite.py --json bench/measured/suite.json`` and ``bench/startup.py --json bench/measured/startup.json``
+write the figures (``bench/regenerate.py`` runs all of them in turn). A target whose figure is missing (its case
+was not run) says so rather than guessing. The per-core figures put panes' events per second on one core next
+to Flink's Nexmark window queries (12,000-40,000 events/s per core: q7 tumbling 12,300, q5 sliding 22,100,
+q11 session 39,700 on RocksDB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+MEASURED = HERE / "measured"
+BEGIN, END = "<!-- targets.py writes from here -->", "<!-- targets.py to here -->"
+NEXMARK_PER_CORE = {"tumbling": 12_300, "sliding": 22_100, "session": 39_700}
+"""Flink's Nexmark results, events/s per core (q7, q5, q11), for the per-core rows."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """One target: what it asks, how to read the figure from the measurements, and the bound."""
+
+    text: str
+    measure: Callable[[dict[str, Any]], list[float | None]]
+    at_least: float | None = None
+    at_most: float | None = None
+    unit: str = "x"
+
+    def row(self, measured: dict[str, Any]) -> str:
+        values = self.measure(measured)
+        shown = " / ".join("not run" if v is None else self.show(v) for v in values)
+        if any(v is None for v in values):
+            verdict = "not measured"
+        elif all(self.meets(v) for v in values if v is not None):
+            verdict = "**met**"
+        else:
+            verdict = "not met"
+        return f"| {self.text} | {shown} | {verdict} |"
+
+    def show(self, value: float) -> str:
+        return (
+            f"{value:.2f}x"
+            if self.unit == "x"
+            else f"{value:,.0f} {self.unit}"
+            if value >= 100
+            else f"{value:.1f} {self.unit}"
+        )
+
+    def meets(self, value: float) -> bool:
+        return (self.at_least is None or value >= self.at_least) and (self.at_most is None or value <= self.at_most)
+
+
+def case(measured: dict[str, Any], window: str, keys: int, function: str, field: str) -> float | None:
+    for found in measured.get("suite", {}).get("cases", []):
+        if (found["window"], found["keys"], found["function"]) == (window, keys, function) and found["identical"]:
+            return float(found[field])
+    return None
+
+
+def ratios(window: str, keys: list[int]) -> Callable[[dict[str, Any]], list[float | None]]:
+    return lambda m: [case(m, window, k, "count_sum", "ratio") for k in keys]
+
+
+def rate(function: str) -> Callable[[dict[str, Any]], list[float | None]]:
+    return lambda m: [case(m, "tumbling", 10_000, function, "panes_events_per_s")]
+
+
+def local(function: str) -> Callable[[dict[str, Any]], list[float | None]]:
+    def read(m: dict[str, Any]) -> list[float | None]:
+        rates = m.get("suite", {}).get("local_events_per_s") or {}
+        return [rates.get(function)]
+
+    return read
+
+
+def startup(field: str) -> Callable[[dict[str, Any]], list[float | None]]:
+    return lambda m: [m.get("startup", {}).get(field)]
+
+
+TARGETS = [
+    Target(
+        "session gap 30 s count+sum >= 1.0x native, 100 / 10,000 / 100,000 keys",
+        ratios("session", [100, 10_000, 100_000]),
+        1.0,
+    ),
+    Target("tumbling count+sum at 100,000 keys >= 2.0x native", ratios("tumbling", [100_000]), 2.0),
+    Target(
+        "count+sum at 100 keys >= 1.0x native: tumbling / sliding / session",
+        lambda m: [case(m, w, 100, "count_sum", "ratio") for w in ("tumbling", "sliding", "session")],
+        1.0,
+    ),
+    Target("Python ProcessWindowFunction, tumbling, 10,000 keys >= 50,000 ev/s", rate("python"), 50_000, unit="ev/s"),
+    Target("reduce(lambda), tumbling, 10,000 keys >= 80,000 ev/s", rate("reduce"), 80_000, unit="ev/s"),
+    Target("user AggregateFunction, tumbling, 10,000 keys >= 80,000 ev/s", rate("aggregate"), 80_000, unit="ev/s"),
+    Target(
+        "README pipeline on Spark < 15 s wall, session start included", startup("readme_wall_s"), at_most=15, unit="s"
+    ),
+    Target("the demo's first micro-batch < 5 s", startup("demo_first_batch_s"), at_most=5, unit="s"),
+    Target("local runner, tumbling count+sum >= 200,000 ev/s", local("count_sum"), 200_000, unit="ev/s"),
+    Target(
+        "local runner, element by element (ProcessWindowFunction) >= 50,000 ev/s", local("python"), 50_000, unit="ev/s"
+    ),
+]
+
+
+def per_core(measured: dict[str, Any]) -> list[str]:
+    """panes' events/s per core by window kind (its count+sum cases), beside Flink's Nexmark per-core figures."""
+    cores = measured.get("suite", {}).get("cores") or 1
+    lines = []
+    for window, nexmark in NEXMARK_PER_CORE.items():
+        figures = [
+            (found["keys"], found["panes_events_per_s"] / cores)
+            for found in measured.get("suite", {}).get("cases", [])
+            if found["window"] == window and found["function"] == "count_sum"
+        ]
+        shown = ", ".join(f"{rate:,.0f} at {keys:,} keys" for keys, rate in figures) or "not run"
+        lines.append(f"| {window} count+sum | {shown} | {nexmark:,} |")
+    return lines
+
+
+def table(measured: dict[str, Any]) -> str:
+    sources = "; ".join(
+        f"`{measured[name]['command']}` on {measured[name]['date']}"
+        for name in ("suite", "startup")
+        if name in measured
+    )
+    return "\n".join(
+        [
+            f"Written by `.venv/bin/python bench/targets.py` from {sources or 'no measurements'}.",
+            "",
+            "| target (issue 23) | measured | |",
+            "|---|---|---|",
+            *(target.row(measured) for target in TARGETS),
+            "",
+            "Events per second per core (the whole query over the machine's cores, both shared by the JVM and the "
+            "Python workers), beside Flink's Nexmark window queries on RocksDB:",
+            "",
+            "| window | panes ev/s per core | Flink Nexmark ev/s per core |",
+            "|---|---|---|",
+            *per_core(measured),
+        ]
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--measured", default=str(MEASURED), help="folder of suite.json and startup.json")
+    parser.add_argument("--output", default=str(HERE / "RESULTS.md"))
+    args = parser.parse_args()
+    measured = {
+        path.stem: json.loads(path.read_text(encoding="utf-8")) for path in sorted(Path(args.measured).glob("*.json"))
+    }
+    block = table(measured)
+    print(block)
+    path = Path(args.output)
+    text = path.read_text(encoding="utf-8")
+    if BEGIN in text and END in text:
+        text = text[: text.index(BEGIN)] + BEGIN + "\n" + block + "\n" + END + text[text.index(END) + len(END) :]
+    else:
+        head, _, rest = text.partition("\n")
+        text = f"{head}\n\n## Targets\n\n{BEGIN}\n{block}\n{END}\n{rest}"
+    path.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
