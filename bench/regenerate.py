@@ -17,12 +17,12 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-MEASURED = HERE / "measured"
+ROOT = HERE.parent
 
 PARTS = {
-    "suite": ["suite.py", "--json", str(MEASURED / "suite.json")],
+    "suite": ["suite.py", "--json", "bench/measured/suite.json"],
     "scale": ["scale.py", "--keys", "100000", "1000000", "5000000", "--masters", "local[2]", "local[8]"],
-    "startup": ["startup.py", "--json", str(MEASURED / "startup.json")],
+    "startup": ["startup.py", "--json", "bench/measured/startup.json"],
     "targets": ["targets.py"],
 }
 
@@ -34,7 +34,7 @@ def main() -> int:
     for part in (p for p in PARTS if p in args.only):
         command = [sys.executable, str(HERE / PARTS[part][0]), *PARTS[part][1:]]
         print(f"== {part}: {' '.join(command[1:])}", flush=True)
-        if subprocess.run(command, check=False).returncode != 0:
+        if subprocess.run(command, cwd=ROOT, check=False).returncode != 0:
             print(f"{part} failed: the sections after it are not regenerated", file=sys.stderr)
             return 1
     return 0

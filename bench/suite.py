@@ -234,6 +234,7 @@ def write_json(args: Any, rows: list[Any], local: dict[str, float] | None) -> No
             "window": case.window,
             "keys": case.keys,
             "function": case.function,
+            "size_ms": case.size_ms,
             "native_events_per_s": args.events / native.seconds,
             "panes_events_per_s": args.events / panes.seconds,
             "ratio": native.seconds / panes.seconds,
