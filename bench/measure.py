@@ -8,6 +8,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -141,6 +142,26 @@ class MemorySampler:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
+
+
+def write_section(
+    path: Path, begin: str, end: str, body: str, heading: str | None = None, at_top: bool = False
+) -> None:
+    """Put ``body`` between the markers ``begin`` and ``end`` of the Markdown file ``path``, keeping what is
+    around them. Without the markers, the block is added (after a ``## heading`` line when given) at the end of
+    the file, or right after its title line with ``at_top``. A missing file starts as ``# Benchmark results``."""
+    block = f"{begin}\n{body}\n{end}"
+    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
+    if begin in text and end in text:
+        text = text[: text.index(begin)] + block + text[text.index(end) + len(end) :]
+    else:
+        section = (f"## {heading}\n\n" if heading else "") + block + "\n"
+        if at_top:
+            title, _, rest = text.partition("\n")
+            text = f"{title}\n\n{section}{rest}"
+        else:
+            text = text.rstrip("\n") + "\n\n" + section
+    path.write_text(text, encoding="utf-8")
 
 
 def batch_seconds(progress: list[Any]) -> list[float]:

@@ -31,7 +31,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from measure import MemorySampler, batch_seconds  # noqa: E402
+from measure import MemorySampler, batch_seconds, write_section  # noqa: E402
 from workload import Case, panes_job, write_events  # noqa: E402
 
 STEP = "Window(Aggregate)"
@@ -177,10 +177,8 @@ def write(args: argparse.Namespace, lines: list[str]) -> None:
 
     import pyspark
 
-    path = Path(args.output)
-    text = path.read_text() if path.exists() else "# Benchmark results\n"
     section = (
-        f"{BEGIN}\n## Scale: state that stays with its shard\n\n"
+        "## Scale: state that stays with its shard\n\n"
         f"`.venv/bin/python bench/scale.py {' '.join(sys.argv[1:])}` on {time.strftime('%Y-%m-%d')}: "
         f"{platform.machine()}, {os.cpu_count()} cores, Spark {pyspark.__version__}. The growing-state job "
         f"(one-hour tumbling windows, count+sum, max({args.events:,}, keys) events in {args.batches} micro-batches of "
@@ -188,13 +186,9 @@ def write(args: argparse.Namespace, lines: list[str]) -> None:
         "twice that. Rebuilt: shard calls that found no live operator of the committed version and restored it "
         "from Spark's state store (each shard's first call restores nothing). Python MB: peak resident memory of "
         "one process holding shards (a Python worker or a shard keeper) and of all of them at one moment.\n\n"
-        f"{HEADER}\n" + "\n".join(lines) + f"\n{END}\n"
+        f"{HEADER}\n" + "\n".join(lines)
     )
-    if BEGIN in text and END in text:
-        text = text[: text.index(BEGIN)] + section + text[text.index(END) + len(END) + 1 :]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    path.write_text(text)
+    write_section(Path(args.output), BEGIN, END, section)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,10 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from measure import write_section  # noqa: E402
+
 ROOT = HERE.parent
 RESULTS = HERE / "RESULTS.md"
 BEGIN, END = "<!-- startup.py writes from here -->", "<!-- startup.py to here -->"
@@ -182,13 +186,7 @@ def main() -> None:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(document, indent=1) + "\n")
     if not args.no_write:
-        text = RESULTS.read_text(encoding="utf-8")
-        if BEGIN in text:
-            head, rest = text.split(BEGIN, 1)
-            text = head + BEGIN + "\n" + table + "\n" + END + rest.split(END, 1)[1]
-        else:
-            text = text.rstrip("\n") + "\n\n## Start-up\n\n" + BEGIN + "\n" + table + "\n" + END + "\n"
-        RESULTS.write_text(text, encoding="utf-8")
+        write_section(RESULTS, BEGIN, END, table, heading="Start-up")
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from measure import MemorySampler, batch_seconds, input_rows  # noqa: E402
+from measure import MemorySampler, batch_seconds, input_rows, write_section  # noqa: E402
 from workload import Case, local_job, native_query, panes_job, same_results, write_events  # noqa: E402
 
 CASES = [
@@ -213,17 +213,6 @@ def print_row(case: Case, native: Side, panes: Side, same: bool, count: int, eve
 BEGIN, END = "<!-- suite.py writes from here -->", "<!-- to here -->"
 
 
-def write_block(path: Path, table: str) -> None:
-    """Put ``table`` between the markers of ``path`` (kept: what is written around them), or write a new file."""
-    block = f"{BEGIN}\n{table}\n{END}"
-    text = path.read_text() if path.exists() else ""
-    if BEGIN in text and END in text:
-        text = text[: text.index(BEGIN)] + block + text[text.index(END) + len(END) :]
-    else:
-        text = f"# Benchmark results\n\n{block}\n"
-    path.write_text(text)
-
-
 def write_json(args: Any, rows: list[Any], local: dict[str, float] | None) -> None:
     """The run's figures for ``bench/targets.py``: per case its events/s on both sides and the ratio."""
     if args.json is None:
@@ -300,7 +289,7 @@ def write_results(args: Any, rows: list[Any], spark_version: str, local: dict[st
             + ".",
         ]
     )
-    write_block(Path(args.output), "\n".join(lines[2:]))
+    write_section(Path(args.output), BEGIN, END, "\n".join(lines[2:]))
     write_json(args, rows, local)
     print(f"written to {args.output}")
 

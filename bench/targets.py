@@ -13,12 +13,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from measure import write_section  # noqa: E402
+
 MEASURED = HERE / "measured"
 BEGIN, END = "<!-- targets.py writes from here -->", "<!-- targets.py to here -->"
 NEXMARK_PER_CORE = {"tumbling": 12_300, "sliding": 22_100, "session": 39_700}
@@ -162,14 +167,7 @@ def main() -> None:
     }
     block = table(measured)
     print(block)
-    path = Path(args.output)
-    text = path.read_text(encoding="utf-8")
-    if BEGIN in text and END in text:
-        text = text[: text.index(BEGIN)] + BEGIN + "\n" + block + "\n" + END + text[text.index(END) + len(END) :]
-    else:
-        head, _, rest = text.partition("\n")
-        text = f"{head}\n\n## Targets\n\n{BEGIN}\n{block}\n{END}\n{rest}"
-    path.write_text(text, encoding="utf-8")
+    write_section(Path(args.output), BEGIN, END, block, heading="Targets", at_top=True)
 
 
 if __name__ == "__main__":
