@@ -29,6 +29,7 @@ SCENARIO_FILES = [
     *sorted(CONFORMANCE.glob("*.scenario.json")),
     *sorted(DERIVED_SCENARIOS.glob("*.scenario.json")),
     *sorted((DERIVED_SCENARIOS / "timers").glob("*.scenario.json")),
+    *sorted((DERIVED_SCENARIOS / "two_input").glob("*.scenario.json")),
 ]
 
 
@@ -60,7 +61,7 @@ def test_a_stored_flink_output_says_which_flink_produced_it_and_is_the_oracle_s_
     scenario = json.loads(flink_file.with_name(flink_file.name.replace(".flink.json", ".scenario.json")).read_text())
     assert meta["watermark"] == scenario["config"]["watermark"]
     # what the oracle writes from the same emissions (in emit order, as the Java program printed them)
-    if "output" in result:  # a keyed-timer scenario
+    if "output" in result:  # a keyed-timer or two-input scenario
         emitted = [{k: v for k, v in item.items() if k != "emit_seq"} for item in result["output"]]
     else:
         emitted = [{"kind": "main", **pane} for pane in result["main"]]

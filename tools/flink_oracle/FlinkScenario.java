@@ -64,12 +64,37 @@ import org.apache.flink.util.OutputTag;
 public class FlinkScenario {
     /** (key, value, timestamp, seq) and the timers it registers and deletes; a punctuated scenario's watermark
      * travels as key MARKER, value W. */
-    public static final class Event extends Tuple6<String, Long, Long, Integer, long[], long[]> {
+    public static final class Event extends Tuple6<String, Long, Long, Integer, long[], long[]> implements Stamped {
         public Event() {}
 
         Event(String key, long value, long ts, int seq, long[] timers, long[] deletes) {
             super(key, value, ts, seq, timers, deletes);
         }
+
+        @Override
+        public boolean marker() {
+            return MARKER.equals(f0);
+        }
+
+        @Override
+        public long markerWatermark() {
+            return f1;
+        }
+
+        @Override
+        public long time() {
+            return f2;
+        }
+    }
+
+    /** What the scenario's watermark rule reads from an event: a watermark marker and the watermark it carries,
+     * or an element's timestamp. */
+    public interface Stamped {
+        boolean marker();
+
+        long markerWatermark();
+
+        long time();
     }
 
     static long[] times(JsonNode list) {
@@ -123,11 +148,13 @@ public class FlinkScenario {
     }
 
     static final String MARKER = "__watermark__";
+    /** The kinds TwoInputScenario runs. */
+    static final List<String> TWO_INPUT_KINDS = List.of("connected_timers", "broadcast_timers", "interval_join");
     static final List<String> EMITTED = Collections.synchronizedList(new ArrayList<>());
     static final ObjectMapper JSON = new ObjectMapper();
 
     /** The scenario's watermark rule, emitting only watermarks that increase. */
-    public static final class ScenarioWatermarks implements WatermarkGenerator<Event> {
+    public static final class ScenarioWatermarks<E extends Stamped> implements WatermarkGenerator<E> {
         private final String kind;
         private final long delay;
         private long maxTs = Long.MIN_VALUE;
@@ -146,17 +173,33 @@ public class FlinkScenario {
         }
 
         @Override
-        public void onEvent(Event event, long timestamp, WatermarkOutput output) {
-            if (MARKER.equals(event.f0)) {
-                if (kind.equals("punctuated")) {
-                    emit(event.f1, output);
-                }
-                return;
+        public void onEvent(E event, long timestamp, WatermarkOutput output) {
+            Long watermark = next(event);
+            if (watermark != null) {
+                emit(watermark, output);
+            }
+        }
+
+        /** The watermark the rule gives after ``event`` (not necessarily higher than the current one), or null. */
+        Long next(E event) {
+            if (event.marker()) {
+                return kind.equals("punctuated") ? event.markerWatermark() : null;
             }
             if (kind.equals("bounded_out_of_orderness") || kind.equals("monotonous")) {
-                maxTs = Math.max(maxTs, event.f2);
-                emit(maxTs - delay - 1, output);
+                maxTs = Math.max(maxTs, event.time());
+                return maxTs - delay - 1;
             }
+            return null;
+        }
+
+        /** Whether the rule emits a watermark after ``event`` (one higher than any before), updating its state. */
+        boolean advances(E event) {
+            Long watermark = next(event);
+            if (watermark != null && watermark > current) {
+                current = watermark;
+                return true;
+            }
+            return false;
         }
 
         @Override
@@ -287,6 +330,10 @@ public class FlinkScenario {
     public static void main(String[] args) throws Exception {
         JsonNode scenario = JSON.readTree(new java.io.File(args[0]));
         JsonNode config = scenario.get("config");
+        if (TWO_INPUT_KINDS.contains(config.path("kind").asText("window"))) {
+            TwoInputScenario.run(scenario);
+            return;
+        }
         List<Event> events = new ArrayList<>();
         int seq = 0;
         for (JsonNode event : scenario.get("events")) {
@@ -311,7 +358,7 @@ public class FlinkScenario {
         env.setParallelism(1);
         env.getConfig().setAutoWatermarkInterval(0);
         DataStream<Event> stamped = env.fromData(events)
-                .assignTimestampsAndWatermarks(WatermarkStrategy.<Event>forGenerator(context -> new ScenarioWatermarks(watermarkKind, delay))
+                .assignTimestampsAndWatermarks(WatermarkStrategy.<Event>forGenerator(context -> new ScenarioWatermarks<Event>(watermarkKind, delay))
                         .withTimestampAssigner((event, previous) -> event.f2))
                 .filter(event -> !MARKER.equals(event.f0));
         KeyedStream<Event, String> keyed = stamped.keyBy(event -> event.f0, Types.STRING);

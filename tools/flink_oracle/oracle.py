@@ -1,11 +1,14 @@
 """The Flink oracle: run scenario files through real Apache Flink and write the output Flink produced.
 
 A scenario file is run by ``FlinkScenario.java`` beside this script: Flink's own DataStream API and operators,
-local, parallelism 1, STREAMING mode, what the operator emitted recorded in order. Two kinds: window scenarios
+local, parallelism 1, STREAMING mode, what the operator emitted recorded in order. Three families: window scenarios
 (``tests/scenarios/NN_name.scenario.json``, the format of ``panes.testing.scenario``: a keyed window recording
-each pane whole and the late elements) and keyed-timer scenarios (``tests/scenarios/timers``, ``"kind":
+each pane whole and the late elements), keyed-timer scenarios (``tests/scenarios/timers``, ``"kind":
 "keyed_timers"``: a ``KeyedProcessFunction`` registering and deleting the event-time timers each element lists,
-recording every element and timer with the watermark it saw; ``tests/timer_scenarios.py`` has the rules).
+recording every element and timer with the watermark it saw; ``tests/timer_scenarios.py`` has the rules) and
+two-input scenarios (``tests/scenarios/two_input``, ``"kind"`` ``connected_timers``, ``broadcast_timers`` or
+``interval_join``, run by ``TwoInputScenario.java``: each event names its ``side``, each side has its own
+punctuated watermarks; ``tests/two_input_scenarios.py`` has the rules).
 This script compiles that program against the jars of a PyFlink installation, numbers what it printed as the
 scenario files do (``fire_index``, ``emit_seq``; ``panes.testing.scenario.collect_result``) and writes
 ``NN_name.flink.json`` beside the scenario, with a ``meta`` entry saying which Flink produced it. The tests read
@@ -50,6 +53,10 @@ FLINK_ASSIGNERS = {
     "count_sliding",
 }
 MAX = 9223372036854775807
+JAVA_SOURCES = ("FlinkScenario.java", "TwoInputScenario.java")
+RECORDING_KINDS = {"keyed_timers", "connected_timers", "broadcast_timers", "interval_join"}
+"""Scenario kinds whose expected output is the function's records in order (``output``), not panes."""
+TWO_INPUT_KINDS = RECORDING_KINDS - {"keyed_timers"}
 
 
 def not_replayable(scenario: dict[str, Any]) -> str | None:
@@ -59,6 +66,8 @@ def not_replayable(scenario: dict[str, Any]) -> str | None:
         return "it moves processing time, which is the wall clock in a Flink job"
     if config.get("kind", "window") == "keyed_timers":
         return None
+    if config.get("kind") in TWO_INPUT_KINDS:
+        return _two_input_not_replayable(scenario)
     if config.get("accumulation", "accumulating") != "accumulating":
         return f"the accumulation mode {config['accumulation']!r} is panes' own"
     if config.get("pane_info"):
@@ -77,6 +86,17 @@ def not_replayable(scenario: dict[str, Any]) -> str | None:
     return None
 
 
+def _two_input_not_replayable(scenario: dict[str, Any]) -> str | None:
+    """Which input of a Flink two-input task is read next is a race; ``TwoInputScenario.java`` gates the source so
+    the order is the scenario's, which needs each side's watermarks in the events, ending side by side."""
+    if scenario["config"]["watermark"]["type"] != "punctuated":
+        return "a two-input scenario's watermarks are punctuated, each side its own"
+    ends = [(event.get("side"), event.get("watermark")) for event in scenario["events"][-2:]]
+    if ends != [(1, MAX), (2, MAX)]:
+        return "a two-input scenario ends with side 1's watermark Long.MAX_VALUE, then side 2's"
+    return None
+
+
 def flink_lib(pyflink_python: str) -> Path:
     """The ``lib`` folder of the PyFlink installation of ``pyflink_python``."""
     code = "import os, pyflink; print(os.path.join(os.path.dirname(pyflink.__file__), 'lib'))"
@@ -92,7 +112,7 @@ def flink_version(lib: Path) -> str:
 
 def compile_program(lib: Path, into: Path) -> None:
     subprocess.run(
-        ["javac", "-nowarn", "-d", str(into), "-cp", f"{lib}/*", str(HERE / "FlinkScenario.java")],
+        ["javac", "-nowarn", "-d", str(into), "-cp", f"{lib}/*", *(str(HERE / name) for name in JAVA_SOURCES)],
         check=True,
         capture_output=True,
     )
@@ -113,8 +133,8 @@ def run_flink(lib: Path, classes: Path, scenario_file: Path) -> list[dict[str, A
 
 def expected_output(scenario: dict[str, Any], emitted: list[dict[str, Any]], version: str) -> dict[str, Any]:
     """The expected-output file of ``scenario`` for what Flink ``emitted``: for a window scenario its panes and
-    late elements numbered as the scenario files do, for a ``keyed_timers`` one the function's records in order
-    (``emit_seq``)."""
+    late elements numbered as the scenario files do, for a keyed-timer or two-input one the function's records in
+    order (``emit_seq``)."""
     meta = {
         "engine": "java",
         "apache_flink": version,
@@ -124,7 +144,7 @@ def expected_output(scenario: dict[str, Any], emitted: list[dict[str, Any]], ver
         "watermark": scenario["config"]["watermark"],
         "produced_by": "tools/flink_oracle",
     }
-    if scenario["config"].get("kind", "window") == "keyed_timers":
+    if scenario["config"].get("kind", "window") in RECORDING_KINDS:
         output = [{**item, "emit_seq": seq} for seq, item in enumerate(emitted)]
         return {"output": output, "meta": meta}
     entries: list[tuple[str, Any]] = []
