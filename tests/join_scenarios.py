@@ -6,7 +6,9 @@ An event is ``(scenario, side, key, timestamp, watermark)``: ``side`` is ``"L"``
 ``watermark`` is not ``None`` a punctuated generator emits it right after the event. Each scenario lives in its
 own stretch of time (0-5, 100-105, 200-205), after the previous one, so all of them can run in one job.
 
-Expected outputs are derived from Flink's semantics as cited at each scenario.
+The interval joins' events and expected outputs come from two-input scenario files whose output real Flink
+produced (``tests/scenarios/two_input``); the window join's and co-group's are derived from Flink's semantics as
+cited there.
 """
 
 from __future__ import annotations
@@ -17,9 +19,12 @@ from typing import Any
 from panes.datastream import DataStream, OutputTag, StreamEnvironment
 from panes.elements import Watermark
 from panes.functions.join import ProcessJoinFunction
+from panes.testing.scenario import Scenario
+from panes.time import LONG_MAX
 from panes.watermarks import WatermarkStrategy
 from panes.watermarks.generators import WatermarkGenerator
 from panes.windowing import TumblingEventTimeWindows
+from tests.conftest import DERIVED_SCENARIOS
 
 Event = tuple[str, str, str, int, "int | None"]
 
@@ -133,29 +138,50 @@ def window_co_group(stream: DataStream) -> DataStream:
     return windowed.apply(timestamps_of_both)
 
 
-# -- interval join, late data ------------------------------------------------------------------------------------
+# -- interval joins: the events and Flink's output from the two-input scenario files -------------------------------
+# tests/scenarios/two_input/04_* and 05_* hold these events with one watermark for both sides, and what Flink
+# 2.3.0's IntervalJoinOperator emitted for them (tools/flink_oracle); here they run in one job with the others.
+
+
+def _flink_scenario(name: str) -> Scenario:
+    return Scenario.load(DERIVED_SCENARIOS / "two_input" / f"{name}.scenario.json")
+
+
+def events_of(scenario_name: str, scenario: Scenario) -> list[Event]:
+    """A two-input scenario whose sides share their watermarks as this module's events: its watermark entries
+    come in pairs (side 1, side 2, the same W) after the element that carries them; the closing pair of
+    ``Long.MAX_VALUE`` is the end of input."""
+    events: list[Event] = []
+    for event in scenario.events:
+        if "watermark" not in event:
+            events.append((scenario_name, "L" if event["side"] == 1 else "R", event["key"], event["ts"], None))
+        elif event["side"] == 2 and event["watermark"] != LONG_MAX:
+            name, side, key, ts, _ = events[-1]
+            events[-1] = (name, side, key, ts, event["watermark"])
+    return events
+
+
+def _flink_pairs(scenario: Scenario) -> list[tuple[tuple[int, int], int]]:
+    """Flink's pairs as :class:`TimestampPairs` emits them: (left timestamp, right timestamp), timestamp."""
+    assert scenario.expected is not None
+    return [((r["left_ts"], r["right_ts"]), r["ts"]) for r in scenario.expected["output"] if r["at"] == "join"]
+
+
+def _flink_late(scenario_name: str, scenario: Scenario, side: int) -> list[tuple[Event, int]]:
+    assert scenario.expected is not None
+    late = [r for r in scenario.expected["output"] if r["at"] == "late" and r["side"] == side]
+    return [((scenario_name, "L" if side == 1 else "R", r["key"], r["ts"], None), r["ts"]) for r in late]
+
+
 # Flink's IntervalJoinOperatorTest.testLateData, 100 ms later: between(-1, 1), watermark 103 after both elements
 # at 103; the left element at 101 and the right one at 102 are then late and go to their late outputs.
-
-INTERVAL_LATE: list[Event] = [
-    ("late", "L", "k", 103, None),
-    ("late", "R", "k", 103, 103),
-    ("late", "L", "k", 104, None),
-    ("late", "R", "k", 104, None),
-    ("late", "L", "k", 101, None),
-    ("late", "R", "k", 102, None),
-    ("late", "L", "k", 105, None),
-    ("late", "R", "k", 105, None),
-]
-
-INTERVAL_LATE_EXPECTED = [
-    ((lhs, rhs), max(lhs, rhs))
-    for lhs, rhs in [(103, 103), (103, 104), (104, 103), (104, 104), (104, 105), (105, 104), (105, 105)]
-]
+_LATE = _flink_scenario("04_interval_join_late_data_on_both_sides")
+INTERVAL_LATE = events_of("late", _LATE)
+INTERVAL_LATE_EXPECTED = _flink_pairs(_LATE)
 LEFT_LATE = OutputTag("left-late")
 RIGHT_LATE = OutputTag("right-late")
-INTERVAL_LEFT_LATE_EXPECTED = [(("late", "L", "k", 101, None), 101)]
-INTERVAL_RIGHT_LATE_EXPECTED = [(("late", "R", "k", 102, None), 102)]
+INTERVAL_LEFT_LATE_EXPECTED = _flink_late("late", _LATE, 1)
+INTERVAL_RIGHT_LATE_EXPECTED = _flink_late("late", _LATE, 2)
 
 
 class TimestampPairs(ProcessJoinFunction[Any, Any, Any]):
@@ -174,21 +200,12 @@ def interval_join_with_late_outputs(stream: DataStream) -> DataStream:
     )
 
 
-# -- interval join, cleanup ------------------------------------------------------------------------------------
 # between(0, 2): a left element at t waits for right elements until the watermark reaches t + 2, when its
-# cleanup timer removes it (IntervalJoinOperator: cleanup time = t + upper bound for upper > 0). The right element
-# at 202 arrives when the watermark is 202: it is not late (202 is not below 202) but the left element at 200 is
-# gone, so the pair (200, 202) is never made; (203, 205) is, on the inclusive upper bound.
-
-INTERVAL_CLEANUP: list[Event] = [
-    ("cleanup", "L", "c", 200, None),
-    ("cleanup", "R", "c", 201, 202),
-    ("cleanup", "R", "c", 202, None),
-    ("cleanup", "L", "c", 203, None),
-    ("cleanup", "R", "c", 205, None),
-]
-
-INTERVAL_CLEANUP_EXPECTED = [((200, 201), 201), ((203, 205), 205)]
+# cleanup timer removes it. The right element at 202 arrives when the watermark is 202: it is not late, but the
+# left element at 200 is gone, so the pair (200, 202) is never made; (203, 205) is, on the inclusive upper bound.
+_CLEANUP = _flink_scenario("05_interval_join_cleanup_before_the_partner")
+INTERVAL_CLEANUP = events_of("cleanup", _CLEANUP)
+INTERVAL_CLEANUP_EXPECTED = _flink_pairs(_CLEANUP)
 
 
 def interval_join_with_cleanup(stream: DataStream) -> DataStream:

@@ -12,6 +12,12 @@ SCENARIOS = load_all()
 KINDS = ("connected_timers", "broadcast_timers", "interval_join")
 
 
+def test_the_scenarios_spark_leaves_to_the_joins_job_are_there() -> None:
+    from tests.spark.test_two_input_scenarios_spark import IN_THE_JOINS_JOB
+
+    assert IN_THE_JOINS_JOB <= {s.name for s in SCENARIOS}
+
+
 def test_there_is_a_flink_scenario_of_each_two_input_kind() -> None:
     assert sorted({s.config["kind"] for s in SCENARIOS}) == sorted(KINDS)
     assert all(s.expected is not None and s.expected["meta"]["produced_by"] == "tools/flink_oracle" for s in SCENARIOS)
