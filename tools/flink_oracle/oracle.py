@@ -1,7 +1,8 @@
 """The Flink oracle: run scenario files through real Apache Flink and write the output Flink produced.
 
 A scenario file is run by ``FlinkScenario.java`` beside this script: Flink's own DataStream API and operators,
-local, parallelism 1, STREAMING mode, what the operator emitted recorded in order. Three families: window scenarios
+local, parallelism 1, STREAMING mode (BATCH for a scenario whose config says ``"mode": "BATCH"``), what the
+operator emitted recorded in order. Three families: window scenarios
 (``tests/scenarios/NN_name.scenario.json``, the format of ``panes.testing.scenario``: a keyed window recording
 each pane whole and the late elements), keyed-timer scenarios (``tests/scenarios/timers``, ``"kind":
 "keyed_timers"``: a ``KeyedProcessFunction`` registering and deleting the event-time timers each element lists,
@@ -139,7 +140,7 @@ def expected_output(scenario: dict[str, Any], emitted: list[dict[str, Any]], ver
         "engine": "java",
         "apache_flink": version,
         "parallelism": 1,
-        "mode": "STREAMING",
+        "mode": scenario["config"].get("mode", "STREAMING"),
         "final_watermark": MAX,
         "watermark": scenario["config"]["watermark"],
         "produced_by": "tools/flink_oracle",
