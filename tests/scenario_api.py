@@ -15,11 +15,15 @@ MARKERS = (MARKER, PROCESSING_MARKER)
 
 
 class Punctuated(WatermarkGenerator):
-    """Emits the watermark a marker element carries (the scenario's ``{"watermark": W}`` entries)."""
+    """Emits the watermark a marker element carries (the scenario's ``{"watermark": W}`` entries): an element whose
+    field ``marker_at`` is ``MARKER`` carries W in the next field."""
+
+    def __init__(self, marker_at: int = 0) -> None:
+        self.marker_at = marker_at
 
     def on_event(self, event: Any, event_timestamp: int, output: WatermarkOutput) -> None:
-        if event[0] == MARKER:
-            output.emit_watermark(Watermark(event[1]))
+        if event[self.marker_at] == MARKER:
+            output.emit_watermark(Watermark(event[self.marker_at + 1]))
 
     def on_periodic_emit(self, output: WatermarkOutput) -> None:
         return None

@@ -27,7 +27,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from panes.datastream import DataStream, OutputTag, StreamEnvironment
-from panes.elements import Watermark
 from panes.functions.broadcast import KeyedBroadcastProcessFunction
 from panes.functions.join import ProcessJoinFunction
 from panes.functions.stream import KeyedCoProcessFunction
@@ -39,9 +38,9 @@ from panes.testing import TwoInputOperatorHarness
 from panes.testing.scenario import Scenario
 from panes.time import LONG_MIN
 from panes.types import Types
-from panes.watermarks import WatermarkGenerator, WatermarkOutput, WatermarkStrategy
+from panes.watermarks import WatermarkStrategy
 from tests.conftest import DERIVED_SCENARIOS
-from tests.scenario_api import MARKER
+from tests.scenario_api import MARKER, Punctuated
 
 TWO_INPUT_SCENARIOS = DERIVED_SCENARIOS / "two_input"
 LEFT_LATE = OutputTag("left-late")
@@ -208,15 +207,9 @@ def run_on_harness(scenario: Scenario) -> tuple[list[dict[str, Any]], list[dict[
     return harness.extract_output_values(), late
 
 
-class SideWatermarks(WatermarkGenerator):
-    """Punctuated: emits the watermark of each of the side's watermark entries."""
-
-    def on_event(self, event: Any, event_timestamp: int, output: WatermarkOutput) -> None:
-        if event[1] == MARKER:
-            output.emit_watermark(Watermark(event[2]))
-
-    def on_periodic_emit(self, output: WatermarkOutput) -> None:
-        return None
+def _side_watermarks(_: Any) -> Punctuated:
+    """Punctuated: the side's watermark entries, ``(side, MARKER, W, ...)``."""
+    return Punctuated(marker_at=1)
 
 
 class _OnSide:
@@ -228,7 +221,8 @@ class _OnSide:
 
 
 def _side(source: DataStream, side: int) -> DataStream:
-    strategy = WatermarkStrategy.for_generator(SideWatermarks).with_timestamp_assigner(lambda value, _: value[3])
+    watermarks = WatermarkStrategy.for_generator(_side_watermarks)
+    strategy = watermarks.with_timestamp_assigner(lambda value, _: value[3])
     stamped = source.filter(_OnSide(side)).assign_timestamps_and_watermarks(strategy)
     return stamped.filter(lambda value: value[1] != MARKER)
 
