@@ -80,67 +80,9 @@ def sides(stream: DataStream, scenario: str) -> tuple[DataStream, DataStream]:
     return stream.filter(_Side(scenario, "L")), stream.filter(_Side(scenario, "R"))
 
 
-# -- window join with allowed lateness -------------------------------------------------------------------------
-# Tumbling windows of 3 ms, allowed lateness 2 ms (Flink docs, "Windows" > "Allowed Lateness": an element that
-# arrives after the watermark passed the window's end but before end + lateness makes the window fire again with
-# all its elements; after that the window's state is gone and its elements are dropped). Key "b" has left
-# elements only: an inner join gives nothing for it.
-
-WINDOW_JOIN: list[Event] = [
-    ("join", "L", "a", 0, None),
-    ("join", "R", "a", 1, None),
-    ("join", "L", "b", 1, None),
-    ("join", "L", "a", 2, 2),  # watermark 2: window [0, 3) fires
-    ("join", "R", "a", 1, 4),  # late, within the lateness: [0, 3) fires again; watermark 4 then cleans it up
-    ("join", "R", "a", 2, None),  # after the cleanup: dropped
-    ("join", "L", "a", 4, None),
-    ("join", "R", "a", 5, None),
-]
-
-# (key, left timestamp, right timestamp), timestamp of the result (the window's max timestamp)
-WINDOW_JOIN_EXPECTED = [
-    (("a", 0, 1), 2),
-    (("a", 2, 1), 2),
-    (("a", 0, 1), 2),  # the late firing: every pair of the pane again, the late element's included
-    (("a", 0, 1), 2),
-    (("a", 2, 1), 2),
-    (("a", 2, 1), 2),
-    (("a", 4, 5), 5),
-]
-
-
-def join_pair(left: Any, right: Any) -> tuple[str, int, int]:
-    return (left[2], left[3], right[3])
-
-
-def window_join(stream: DataStream) -> DataStream:
-    left, right = sides(stream, "join")
-    windowed = left.join(right).where(key_of).equal_to(key_of).window(TumblingEventTimeWindows.of(3))
-    return windowed.allowed_lateness(2).apply(join_pair)
-
-
-# The same elements co-grouped without allowed lateness: the late elements are dropped, key "b" gets its left
-# elements with an empty right side (Flink's CoGroupJoinITCase.testCoGroup shows such one-sided groups).
-WINDOW_CO_GROUP_EXPECTED = [
-    (((0, 2), (1,)), 2),
-    (((1,), ()), 2),
-    (((4,), (5,)), 5),
-]
-
-
-def timestamps_of_both(first: list[Any], second: list[Any]) -> Iterable[Any]:
-    yield (tuple(e[3] for e in first), tuple(e[3] for e in second))
-
-
-def window_co_group(stream: DataStream) -> DataStream:
-    left, right = sides(stream, "join")
-    windowed = left.co_group(right).where(key_of).equal_to(key_of).window(TumblingEventTimeWindows.of(3))
-    return windowed.apply(timestamps_of_both)
-
-
-# -- interval joins: the events and Flink's output from the two-input scenario files -------------------------------
-# tests/scenarios/two_input/04_* and 05_* hold these events with one watermark for both sides, and what Flink
-# 2.3.0's IntervalJoinOperator emitted for them (tools/flink_oracle); here they run in one job with the others.
+# -- the events and Flink's output from the two-input scenario files ---------------------------------------------
+# tests/scenarios/two_input/04_* to 07_* hold these events, with one watermark for both sides, and what Flink
+# 2.3.0 emitted for them (tools/flink_oracle); here they run in one job.
 
 
 def _flink_scenario(name: str) -> Scenario:
@@ -161,6 +103,15 @@ def events_of(scenario_name: str, scenario: Scenario) -> list[Event]:
     return events
 
 
+def _ts_of(scenario: Scenario, seqs: list[int]) -> tuple[int, ...]:
+    return tuple(scenario.events[seq]["ts"] for seq in seqs)
+
+
+def _flink_records(scenario: Scenario, at: str) -> list[dict[str, Any]]:
+    assert scenario.expected is not None
+    return [r for r in scenario.expected["output"] if r["at"] == at]
+
+
 def _flink_pairs(scenario: Scenario) -> list[tuple[tuple[int, int], int]]:
     """Flink's pairs as :class:`TimestampPairs` emits them: (left timestamp, right timestamp), timestamp."""
     assert scenario.expected is not None
@@ -172,6 +123,48 @@ def _flink_late(scenario_name: str, scenario: Scenario, side: int) -> list[tuple
     late = [r for r in scenario.expected["output"] if r["at"] == "late" and r["side"] == side]
     return [((scenario_name, "L" if side == 1 else "R", r["key"], r["ts"], None), r["ts"]) for r in late]
 
+
+# -- window join with allowed lateness, co-group ------------------------------------------------------------------
+# Tumbling windows of 3 ms, allowed lateness 2 ms (Flink docs, "Windows" > "Allowed Lateness": an element that
+# arrives after the watermark passed the window's end but before end + lateness makes the window fire again with
+# all its elements; after that the window's state is gone and its elements are dropped). Key "b" has left
+# elements only: an inner join gives nothing for it. The events and what Flink 2.3.0 emitted for them are in
+# tests/scenarios/two_input/06_* (the join) and 07_* (co-grouped without lateness: the late elements dropped, key
+# "b" with an empty right group, as Flink's CoGroupJoinITCase.testCoGroup shows such one-sided groups).
+_JOIN = _flink_scenario("06_window_join_fires_again_within_the_allowed_lateness")
+_CO_GROUP = _flink_scenario("07_window_co_group_drops_late_elements")
+WINDOW_JOIN = events_of("join", _JOIN)
+assert events_of("join", _CO_GROUP) == WINDOW_JOIN
+# (key, left timestamp, right timestamp), timestamp of the result (the window's max timestamp)
+WINDOW_JOIN_EXPECTED = [((r["key"], r["left_ts"], r["right_ts"]), r["ts"]) for r in _flink_records(_JOIN, "join")]
+# (left timestamps, right timestamps), timestamp of the result
+WINDOW_CO_GROUP_EXPECTED = [
+    ((_ts_of(_CO_GROUP, r["left"]), _ts_of(_CO_GROUP, r["right"])), r["ts"])
+    for r in _flink_records(_CO_GROUP, "co_group")
+]
+
+
+def join_pair(left: Any, right: Any) -> tuple[str, int, int]:
+    return (left[2], left[3], right[3])
+
+
+def window_join(stream: DataStream) -> DataStream:
+    left, right = sides(stream, "join")
+    windowed = left.join(right).where(key_of).equal_to(key_of).window(TumblingEventTimeWindows.of(3))
+    return windowed.allowed_lateness(2).apply(join_pair)
+
+
+def timestamps_of_both(first: list[Any], second: list[Any]) -> Iterable[Any]:
+    yield (tuple(e[3] for e in first), tuple(e[3] for e in second))
+
+
+def window_co_group(stream: DataStream) -> DataStream:
+    left, right = sides(stream, "join")
+    windowed = left.co_group(right).where(key_of).equal_to(key_of).window(TumblingEventTimeWindows.of(3))
+    return windowed.apply(timestamps_of_both)
+
+
+# -- interval joins ----------------------------------------------------------------------------------------------
 
 # Flink's IntervalJoinOperatorTest.testLateData, 100 ms later: between(-1, 1), watermark 103 after both elements
 # at 103; the left element at 101 and the right one at 102 are then late and go to their late outputs.

@@ -15,6 +15,10 @@ watermark entries included, and a two-input ``"kind"``:
   ``lower_inclusive`` / ``upper_inclusive`` is false); :class:`PairRecorder` records each pair (``at: join``, the
   two ``seq`` and the context's timestamps), and with ``late_side_outputs`` each side's late elements are recorded
   (``at: late``).
+- ``window_join`` and ``window_co_group``: side 1 joined (co-grouped) with side 2 in the scenario's windows
+  (``assigner``, ``allowed_lateness_ms``); :func:`join_record` records each pair (``at: join``),
+  :func:`co_group_records` each key's two groups (``at: co_group``), each with the timestamp of the record
+  emitted (the window's max timestamp).
 
 A scenario ends with side 1's watermark ``Long.MAX_VALUE``, then side 2's, so every runner (and Flink) sees the
 inputs end in one order. The expected outputs (``NN_name.flink.json``) are what Apache Flink 2.3.0 emitted for the
@@ -29,7 +33,7 @@ from typing import Any
 from panes.datastream import DataStream, OutputTag, StreamEnvironment
 from panes.functions.broadcast import KeyedBroadcastProcessFunction
 from panes.functions.join import ProcessJoinFunction
-from panes.functions.stream import KeyedCoProcessFunction
+from panes.functions.stream import KeyedCoProcessFunction, ProcessFunction
 from panes.operators.broadcast import CoBroadcastWithKeyedOperator
 from panes.operators.interval_join import IntervalJoinOperator
 from panes.operators.two_input import KeyedCoProcessOperator, TwoInputStreamOperator
@@ -45,6 +49,8 @@ from tests.scenario_api import MARKER, Punctuated
 TWO_INPUT_SCENARIOS = DERIVED_SCENARIOS / "two_input"
 LEFT_LATE = OutputTag("left-late")
 RIGHT_LATE = OutputTag("right-late")
+WINDOW_KINDS = ("window_join", "window_co_group")
+"""Kinds that are a window operator over the union of the two sides: no two-input operator for the harness."""
 BROADCAST = MapStateDescriptor("broadcast", Types.STRING(), Types.LONG())
 
 Element = tuple[int, str, int, int, int, tuple[int, ...], tuple[int, ...]]
@@ -145,6 +151,22 @@ class PairRecorder(ProcessJoinFunction[Any, Any, dict[str, Any]]):
         }
 
 
+def join_record(left: Element, right: Element) -> dict[str, Any]:
+    return {"at": "join", "key": left[1], "left": left[4], "right": right[4], "left_ts": left[3], "right_ts": right[3]}
+
+
+def co_group_records(first: list[Element], second: list[Element]) -> Iterator[dict[str, Any]]:
+    key = (first or second)[0][1]
+    yield {"at": "co_group", "key": key, "left": [e[4] for e in first], "right": [e[4] for e in second]}
+
+
+class Stamped(ProcessFunction[dict[str, Any], dict[str, Any]]):
+    """Adds each record's timestamp to it (``ts``)."""
+
+    def process_element(self, value: dict[str, Any], ctx: Any) -> Iterator[dict[str, Any]]:
+        yield {**value, "ts": ctx.timestamp()}
+
+
 def late_record(value: Element) -> dict[str, Any]:
     side, key, number, ts, seq, _, _ = value
     return {"at": "late", "side": side, "key": key, "value": number, "ts": ts, "seq": seq}
@@ -239,6 +261,11 @@ def pipeline(source1: DataStream, source2: DataStream, scenario: Scenario) -> Da
     if kind == "broadcast_timers":
         broadcast = second.broadcast(BROADCAST)
         return first.key_by(_key).connect(broadcast).process(BroadcastTimerRecorder(_offset(scenario)))
+    if kind in WINDOW_KINDS:
+        setup = scenario.window_setup()
+        pairs = first.join(second) if kind == "window_join" else first.co_group(second)
+        windowed = pairs.where(_key).equal_to(_key).window(setup.assigner).allowed_lateness(setup.allowed_lateness)
+        return windowed.apply(join_record if kind == "window_join" else co_group_records).process(Stamped())
     lower, upper, lower_inclusive, upper_inclusive = _bounds(scenario)
     joined = first.key_by(_key).interval_join(second.key_by(_key)).between(lower, upper)
     if not lower_inclusive:

@@ -16,9 +16,14 @@ from tests.two_input_scenarios import by_key, load_all, micro_batches, pipeline
 
 pytestmark = pytest.mark.spark
 
-# the interval joins of tests/join_scenarios.py, which tests/spark/test_joins.py runs on Spark in one job with the
-# window joins (reading their events and Flink's output from these files)
-IN_THE_JOINS_JOB = {"04_interval_join_late_data_on_both_sides", "05_interval_join_cleanup_before_the_partner"}
+# the joins of tests/join_scenarios.py, which tests/spark/test_joins.py runs on Spark in one job (reading their
+# events and Flink's output from these files)
+IN_THE_JOINS_JOB = {
+    "04_interval_join_late_data_on_both_sides",
+    "05_interval_join_cleanup_before_the_partner",
+    "06_window_join_fires_again_within_the_allowed_lateness",
+    "07_window_co_group_drops_late_elements",
+}
 SCENARIOS = [s for s in load_all() if s.name not in IN_THE_JOINS_JOB]
 SHARDS = 2
 

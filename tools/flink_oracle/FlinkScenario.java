@@ -153,7 +153,8 @@ public class FlinkScenario {
 
     static final String MARKER = "__watermark__";
     /** The kinds TwoInputScenario runs. */
-    static final List<String> TWO_INPUT_KINDS = List.of("connected_timers", "broadcast_timers", "interval_join");
+    static final List<String> TWO_INPUT_KINDS =
+            List.of("connected_timers", "broadcast_timers", "interval_join", "window_join", "window_co_group");
     static final List<String> EMITTED = Collections.synchronizedList(new ArrayList<>());
     static final ObjectMapper JSON = new ObjectMapper();
 
@@ -306,29 +307,31 @@ public class FlinkScenario {
 
     @SuppressWarnings({"unchecked", "rawtypes"})
     static WindowedStream<Event, String, Window> window(KeyedStream<Event, String> keyed, JsonNode spec) {
-        String kind = spec.get("type").asText();
-        WindowAssigner assigner;
-        switch (kind) {
+        switch (spec.get("type").asText()) {
             case "count_tumbling":
                 return (WindowedStream) keyed.countWindow(spec.get("size").asLong());
             case "count_sliding":
                 return (WindowedStream) keyed.countWindow(spec.get("size").asLong(), spec.get("slide").asLong());
+            default:
+                return (WindowedStream) keyed.window((WindowAssigner) assigner(spec));
+        }
+    }
+
+    /** The scenario's window assigner, other than the count windows (which are windowed streams, not assigners). */
+    static WindowAssigner<Object, ? extends Window> assigner(JsonNode spec) {
+        String kind = spec.get("type").asText();
+        switch (kind) {
             case "tumbling_event_time":
-                assigner = TumblingEventTimeWindows.of(ms(spec, "size_ms"), ms(spec, "offset_ms"));
-                break;
+                return TumblingEventTimeWindows.of(ms(spec, "size_ms"), ms(spec, "offset_ms"));
             case "sliding_event_time":
-                assigner = SlidingEventTimeWindows.of(ms(spec, "size_ms"), ms(spec, "slide_ms"), ms(spec, "offset_ms"));
-                break;
+                return SlidingEventTimeWindows.of(ms(spec, "size_ms"), ms(spec, "slide_ms"), ms(spec, "offset_ms"));
             case "event_time_session":
-                assigner = EventTimeSessionWindows.withGap(ms(spec, "gap_ms"));
-                break;
+                return EventTimeSessionWindows.withGap(ms(spec, "gap_ms"));
             case "global":
-                assigner = GlobalWindows.create();
-                break;
+                return GlobalWindows.create();
             default:
                 throw new IllegalArgumentException("no Flink assigner for " + kind);
         }
-        return (WindowedStream) keyed.window(assigner);
     }
 
     public static void main(String[] args) throws Exception {

@@ -11,6 +11,9 @@
 // - "interval_join": side 1 joined with side 2 on the key between "lower_ms" and "upper_ms" (each bound inclusive
 //   unless "lower_inclusive" / "upper_inclusive" is false), a ProcessJoinFunction recording each pair with the
 //   context's timestamps, and, with "late_side_outputs", each side's late elements.
+// - "window_join" and "window_co_group": side 1 joined (co-grouped) with side 2 on the key in the scenario's
+//   windows ("assigner", "allowed_lateness_ms"), through Flink's JoinedStreams / CoGroupedStreams; a JoinFunction
+//   records each pair, a CoGroupFunction each key's two groups, each with the timestamp of the record it emitted.
 //
 // Each side has its own punctuated watermarks, {"watermark": W, "side": S} entries; the operator's watermark is the
 // minimum of its two inputs'.
@@ -19,15 +22,23 @@
 // assigner. Which input a two-input task reads next is not fixed in Flink (it depends on which network buffer
 // arrives first), so a gate makes the order the scenario's: the source hands on event n only once the operator
 // has processed everything before it (each element, and each watermark the event makes its side emit), counted by
-// the operator itself (a subclass of Flink's operator counting after each call). The end of input is gated too: a
+// the operator itself (a subclass of Flink's operator counting after each call). A window join is a window
+// operator over the union of the two sides, which sees only the smaller of their watermarks: there the count is
+// of each element (its window assigner, wrapped, counts it) and each advance of that watermark (counted by the
+// operator chained after the window operator, which receives it once the window operator has processed it). The end of input is gated too: a
 // scenario ends with side 1's watermark Long.MAX_VALUE, then side 2's (left to the sources' own end, which input's
 // end arrives first would be a race, and with it the watermark the last timers see).
 
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.apache.flink.api.common.ExecutionConfig;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.functions.CoGroupFunction;
+import org.apache.flink.api.common.functions.JoinFunction;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -35,6 +46,7 @@ import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.java.tuple.Tuple7;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.flink.streaming.api.TimerService;
 import org.apache.flink.streaming.api.datastream.BroadcastStream;
@@ -45,11 +57,17 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
 import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
 import org.apache.flink.streaming.api.functions.co.ProcessJoinFunction;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.api.operators.co.CoBroadcastWithKeyedOperator;
 import org.apache.flink.streaming.api.operators.co.IntervalJoinOperator;
 import org.apache.flink.streaming.api.operators.co.KeyedCoProcessOperator;
 import org.apache.flink.streaming.api.transformations.TwoInputTransformation;
 import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.api.windowing.assigners.MergingWindowAssigner;
+import org.apache.flink.streaming.api.windowing.assigners.WindowAssigner;
+import org.apache.flink.streaming.api.windowing.triggers.Trigger;
+import org.apache.flink.streaming.api.windowing.windows.Window;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
@@ -193,6 +211,97 @@ public class TwoInputScenario {
         }
     }
 
+    /** A window assigner counting each element it assigns (the window operator's first step for every element,
+     * late or not). */
+    public static class CountingAssigner extends WindowAssigner<Object, Window> {
+        final WindowAssigner<Object, Window> assigner;
+
+        CountingAssigner(WindowAssigner<Object, Window> assigner) {
+            this.assigner = assigner;
+        }
+
+        @Override
+        public Collection<Window> assignWindows(Object element, long timestamp, WindowAssignerContext context) {
+            processed();
+            return assigner.assignWindows(element, timestamp, context);
+        }
+
+        @Override
+        public Trigger<Object, Window> getDefaultTrigger() {
+            return assigner.getDefaultTrigger();
+        }
+
+        @Override
+        public TypeSerializer<Window> getWindowSerializer(ExecutionConfig config) {
+            return assigner.getWindowSerializer(config);
+        }
+
+        @Override
+        public boolean isEventTime() {
+            return assigner.isEventTime();
+        }
+    }
+
+    /** The same for a merging assigner (sessions), which the window operator must see as merging. */
+    public static final class CountingMergingAssigner extends MergingWindowAssigner<Object, Window> {
+        private final CountingAssigner counting;
+
+        CountingMergingAssigner(MergingWindowAssigner<Object, Window> assigner) {
+            this.counting = new CountingAssigner(assigner);
+        }
+
+        @Override
+        public Collection<Window> assignWindows(Object element, long timestamp, WindowAssignerContext context) {
+            return counting.assignWindows(element, timestamp, context);
+        }
+
+        @Override
+        public void mergeWindows(Collection<Window> windows, MergeCallback<Window> callback) {
+            ((MergingWindowAssigner<Object, Window>) counting.assigner).mergeWindows(windows, callback);
+        }
+
+        @Override
+        public Trigger<Object, Window> getDefaultTrigger() {
+            return counting.getDefaultTrigger();
+        }
+
+        @Override
+        public TypeSerializer<Window> getWindowSerializer(ExecutionConfig config) {
+            return counting.getWindowSerializer(config);
+        }
+
+        @Override
+        public boolean isEventTime() {
+            return counting.isEventTime();
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    static WindowAssigner<Object, Window> counting(JsonNode spec) {
+        WindowAssigner<Object, Window> assigner = (WindowAssigner<Object, Window>) (WindowAssigner<?, ?>) FlinkScenario.assigner(spec);
+        if (assigner instanceof MergingWindowAssigner) {
+            return new CountingMergingAssigner((MergingWindowAssigner<Object, Window>) assigner);
+        }
+        return new CountingAssigner(assigner);
+    }
+
+    /** Chained after the window operator: adds each record's timestamp to it, and counts each watermark, which
+     * reaches it once the window operator has processed it. */
+    public static final class Stamping extends AbstractStreamOperator<String> implements OneInputStreamOperator<String, String> {
+        @Override
+        public void processElement(StreamRecord<String> element) throws Exception {
+            ObjectNode line = (ObjectNode) FlinkScenario.JSON.readTree(element.getValue());
+            line.put("ts", element.getTimestamp());
+            output.collect(element.replace(line.toString()));
+        }
+
+        @Override
+        public void processWatermark(Watermark mark) throws Exception {
+            super.processWatermark(mark);
+            processed();
+        }
+    }
+
     // -- the recording functions ----------------------------------------------------------------------------------
 
     static ObjectNode element(String at, SidedEvent event, long timestamp, long watermark) {
@@ -298,6 +407,41 @@ public class TwoInputScenario {
         }
     }
 
+    public static final class JoinRecorder implements JoinFunction<SidedEvent, SidedEvent, String> {
+        @Override
+        public String join(SidedEvent left, SidedEvent right) {
+            ObjectNode line = FlinkScenario.JSON.createObjectNode();
+            line.put("at", "join");
+            line.put("key", left.f1);
+            line.put("left", left.f4);
+            line.put("right", right.f4);
+            line.put("left_ts", left.f3);
+            line.put("right_ts", right.f3);
+            return line.toString();
+        }
+    }
+
+    public static final class CoGroupRecorder implements CoGroupFunction<SidedEvent, SidedEvent, String> {
+        @Override
+        public void coGroup(Iterable<SidedEvent> first, Iterable<SidedEvent> second, Collector<String> out) {
+            ObjectNode line = FlinkScenario.JSON.createObjectNode();
+            line.put("at", "co_group");
+            String key = null;
+            ArrayNode left = line.putArray("left");
+            for (SidedEvent event : first) {
+                key = event.f1;
+                left.add(event.f4);
+            }
+            ArrayNode right = line.putArray("right");
+            for (SidedEvent event : second) {
+                key = event.f1;
+                right.add(event.f4);
+            }
+            line.put("key", key);
+            out.collect(line.toString());
+        }
+    }
+
     static String late(SidedEvent event) {
         ObjectNode line = FlinkScenario.JSON.createObjectNode();
         line.put("at", "late");
@@ -343,15 +487,24 @@ public class TwoInputScenario {
     }
 
     /** The gate's counts: what the operator has processed once every event before n has reached it. */
-    static long[] countsBefore(List<SidedEvent> events, String kind, long delay) {
-        List<FlinkScenario.ScenarioWatermarks<SidedEvent>> rules = List.of(
-                new FlinkScenario.ScenarioWatermarks<>(kind, delay), new FlinkScenario.ScenarioWatermarks<>(kind, delay));
+    static long[] countsBefore(List<SidedEvent> events, boolean combined) {
+        long[] watermarks = {Long.MIN_VALUE, Long.MIN_VALUE};
         long[] counts = new long[events.size()];
         long count = 0;
+        long operatorWatermark = Long.MIN_VALUE;
         for (SidedEvent event : events) {
             counts[event.f4] = count;
-            count += event.marker() ? 0 : 1;
-            count += rules.get(event.f0 - 1).advances(event) ? 1 : 0;
+            if (!event.marker()) {
+                count++;
+            } else if (event.markerWatermark() > watermarks[event.f0 - 1]) {  // a punctuated side's watermark
+                watermarks[event.f0 - 1] = event.markerWatermark();
+                long smaller = Math.min(watermarks[0], watermarks[1]);
+                // a two-input operator counts each side's watermark; a window join's operator sees the smaller
+                if (!combined || smaller > operatorWatermark) {
+                    count++;
+                    operatorWatermark = Math.max(operatorWatermark, smaller);
+                }
+            }
         }
         return counts;
     }
@@ -379,7 +532,8 @@ public class TwoInputScenario {
                     + "watermark Long.MAX_VALUE, then side 2's: which input ends first is a race in Flink otherwise");
         }
         long delay = 0;
-        before = countsBefore(events, watermarkKind, delay);
+        String kind = config.get("kind").asText();
+        before = countsBefore(events, kind.startsWith("window_"));
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(new Configuration());
         env.setParallelism(1);
@@ -389,7 +543,6 @@ public class TwoInputScenario {
         DataStream<SidedEvent> first = side(all, 1, watermarkKind, delay);
         DataStream<SidedEvent> second = side(all, 2, watermarkKind, delay);
         KeyedStream<SidedEvent, String> keyedFirst = first.keyBy(event -> event.f1, Types.STRING);
-        String kind = config.get("kind").asText();
         switch (kind) {
             case "connected_timers":
                 keyedFirst.connect(second.keyBy(event -> event.f1, Types.STRING))
@@ -426,6 +579,21 @@ public class TwoInputScenario {
                     joined.getSideOutput(leftLate).map(TwoInputScenario::late).returns(Types.STRING).sinkTo(new FlinkScenario.Collecting());
                     joined.getSideOutput(rightLate).map(TwoInputScenario::late).returns(Types.STRING).sinkTo(new FlinkScenario.Collecting());
                 }
+                break;
+            }
+            case "window_join":
+            case "window_co_group": {
+                WindowAssigner<Object, Window> assigner = counting(config.get("assigner"));
+                Duration lateness = Duration.ofMillis(config.path("allowed_lateness_ms").asLong(0));
+                DataStream<String> records;
+                if (kind.equals("window_join")) {
+                    records = first.join(second).where(event -> event.f1, Types.STRING).equalTo(event -> event.f1, Types.STRING)
+                            .window(assigner).allowedLateness(lateness).apply(new JoinRecorder(), Types.STRING);
+                } else {
+                    records = first.coGroup(second).where(event -> event.f1, Types.STRING).equalTo(event -> event.f1, Types.STRING)
+                            .window(assigner).allowedLateness(lateness).apply(new CoGroupRecorder(), Types.STRING);
+                }
+                records.transform("stamping", Types.STRING, new Stamping()).sinkTo(new FlinkScenario.Collecting());
                 break;
             }
             default:

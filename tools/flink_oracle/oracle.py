@@ -7,9 +7,9 @@ operator emitted recorded in order. Three families: window scenarios
 each pane whole and the late elements), keyed-timer scenarios (``tests/scenarios/timers``, ``"kind":
 "keyed_timers"``: a ``KeyedProcessFunction`` registering and deleting the event-time timers each element lists,
 recording every element and timer with the watermark it saw; ``tests/timer_scenarios.py`` has the rules) and
-two-input scenarios (``tests/scenarios/two_input``, ``"kind"`` ``connected_timers``, ``broadcast_timers`` or
-``interval_join``, run by ``TwoInputScenario.java``: each event names its ``side``, each side has its own
-punctuated watermarks; ``tests/two_input_scenarios.py`` has the rules).
+two-input scenarios (``tests/scenarios/two_input``, ``"kind"`` ``connected_timers``, ``broadcast_timers``,
+``interval_join``, ``window_join`` or ``window_co_group``, run by ``TwoInputScenario.java``: each event names its
+``side``, each side has its own punctuated watermarks; ``tests/two_input_scenarios.py`` has the rules).
 This script compiles that program against the jars of a PyFlink installation, numbers what it printed as the
 scenario files do (``fire_index``, ``emit_seq``; ``panes.testing.scenario.collect_result``) and writes
 ``NN_name.flink.json`` beside the scenario, with a ``meta`` entry saying which Flink produced it. The tests read
@@ -55,7 +55,14 @@ FLINK_ASSIGNERS = {
 }
 MAX = 9223372036854775807
 JAVA_SOURCES = ("FlinkScenario.java", "TwoInputScenario.java")
-RECORDING_KINDS = {"keyed_timers", "connected_timers", "broadcast_timers", "interval_join"}
+RECORDING_KINDS = {
+    "keyed_timers",
+    "connected_timers",
+    "broadcast_timers",
+    "interval_join",
+    "window_join",
+    "window_co_group",
+}
 """Scenario kinds whose expected output is the function's records in order (``output``), not panes."""
 TWO_INPUT_KINDS = RECORDING_KINDS - {"keyed_timers"}
 
