@@ -100,6 +100,15 @@ class Landing:
         return zips or names[:2] or list(self.state_files[:2])
 
 
+def _fresh_marker(checkpoint: Path, point: str, batch: int) -> Path:
+    """The crash hook's marker for ``point@batch``, with no marker or release left from an earlier run."""
+    marker = checkpoint.parent / f"crash-hook-{point}-{batch}"
+    for stale in (marker, marker.with_name(marker.name + ".released")):
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
+    return marker
+
+
 def kill_at(
     job: str,
     point: str,
@@ -119,9 +128,7 @@ def kill_at(
     arguments = [sys.executable, "-m", "tests.spark.fault_jobs", job, str(checkpoint), str(output)]
     if master:
         arguments.append(master)
-    marker = checkpoint.parent / f"crash-hook-{point}-{batch}"
-    with contextlib.suppress(FileNotFoundError):
-        marker.unlink()
+    marker = _fresh_marker(checkpoint, point, batch)
     env = {**env, VARIABLE: f"{point}:{batch}:{marker}"}
     started = time.monotonic()
     with contextlib.ExitStack() as stack:
@@ -153,3 +160,126 @@ def kill_at(
         seconds=seconds,
         finished=finished,
     )
+
+
+def _processes() -> dict[int, tuple[int, str]]:
+    """Every process of this machine: pid -> (parent pid, command line)."""
+    found: dict[int, tuple[int, str]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                command = cmdline.read().replace(b"\0", b" ").decode(errors="replace")
+        except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+            continue  # gone meanwhile
+        found[int(entry)] = (parent, command)
+    return found
+
+
+@dataclass(frozen=True)
+class ExecutorPython:
+    """The executor-side Python processes of a local-mode application (:func:`executor_python`)."""
+
+    daemons: tuple[int, ...]
+    """Spark's Python daemons (one per kind of Python runner the executor started)."""
+    workers: tuple[int, ...]
+    """The Python workers the daemons forked (and whatever those started below them)."""
+    keepers: tuple[int, ...]
+    """The shard keepers serving those workers (detached processes, named by their daemon's pid)."""
+
+    def all(self) -> tuple[int, ...]:
+        return (*self.daemons, *self.workers, *self.keepers)
+
+
+def executor_python(root: int) -> ExecutorPython:
+    """The executor-side Python processes of the Spark application under process ``root`` (in local mode): every
+    ``pyspark.daemon`` below it, the workers each forked, and the shard keepers serving them (detached, named by
+    their daemon's pid); not the driver, nor the Python processes the driver's JVM runs for itself (a data
+    source's planner)."""
+    processes = _processes()
+    children: dict[int, list[int]] = {}
+    for pid, (parent, _) in processes.items():
+        children.setdefault(parent, []).append(pid)
+
+    def below(pid: int) -> list[int]:
+        return [d for c in children.get(pid, []) for d in (c, *below(c))]
+
+    def is_daemon(pid: int) -> bool:  # a forked worker keeps its daemon's command line
+        return (
+            "pyspark.daemon" in processes[pid][1]
+            and "pyspark.daemon" not in processes.get(processes[pid][0], (0, ""))[1]
+        )
+
+    daemons = [pid for pid in below(root) if is_daemon(pid)]
+    workers = sorted({pid for daemon in daemons for pid in below(daemon)})
+    keepers = sorted(pid for pid, (_, command) in processes.items() if _keeper_parent(command) in daemons)
+    return ExecutorPython(tuple(daemons), tuple(workers), tuple(keepers))
+
+
+def _keeper_parent(command: str) -> int | None:
+    """The daemon a shard keeper serves (``python -m panes.spark.keeper PARENT SLOT``), ``None`` for another
+    process."""
+    words = command.split()
+    if "panes.spark.keeper" not in words[:-2]:
+        return None
+    parent = words[words.index("panes.spark.keeper") + 1]
+    return int(parent) if parent.isdigit() else None
+
+
+@dataclass(frozen=True)
+class PythonLoss:
+    """A run whose executor-side Python was killed at a crash point: what was killed, and how the run ended."""
+
+    killed: ExecutorPython
+    returncode: int
+    commits_before: int
+    commits_after: int
+    seconds: float
+
+
+def lose_executor_python(
+    job: str,
+    point: str,
+    batch: int,
+    checkpoint: Path,
+    output: Path,
+    env: dict[str, str],
+    master: str,
+    log: Path,
+    timeout: float = 600.0,
+) -> PythonLoss:
+    """Run fault job ``job`` on ``master`` (local mode) in a subprocess, hold it at ``point`` of micro-batch
+    ``batch`` (the crash hook), SIGKILL its executor-side Python there (:func:`executor_python`: the daemons, their
+    workers, the shard keepers, and with them every live operator), release the job and wait for its end."""
+    marker = _fresh_marker(checkpoint, point, batch)
+    arguments = [sys.executable, "-m", "tests.spark.fault_jobs", job, str(checkpoint), str(output), master]
+    started = time.monotonic()
+    with open(log, "w") as stream:
+        process = subprocess.Popen(
+            arguments,
+            cwd=ROOT,
+            env={**env, VARIABLE: f"{point}:{batch}:{marker}"},
+            start_new_session=True,
+            stdout=stream,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            while process.poll() is None and not marker.exists():
+                if time.monotonic() - started > timeout:
+                    raise TimeoutError(f"{job}: {point}@{batch} not reached in {timeout:.0f} s")
+                time.sleep(POLL_S)
+            victims = executor_python(process.pid)
+            for pid in victims.all():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            commits_before = _last(checkpoint / "commits")
+            marker.with_name(marker.name + ".released").touch()
+            returncode = process.wait(timeout=timeout)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+    return PythonLoss(victims, returncode, commits_before, _last(checkpoint / "commits"), time.monotonic() - started)

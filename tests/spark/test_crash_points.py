@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from tests.spark import fault_jobs
-from tests.spark.crash_points import Landing, kill_at
+from tests.spark.crash_points import Landing, kill_at, lose_executor_python
 
 pytestmark = pytest.mark.spark
 
@@ -132,3 +132,34 @@ def test_a_job_killed_at_a_crash_point_restarts_to_the_uninterrupted_output(
     folder = tmp_path_factory.mktemp(f"{job}-{point}-{batch}")
     landing = kill_and_restart(spark, folder, job, point, batch)
     assert landing.point == point, landing.describe()
+
+
+def test_a_job_whose_executor_python_dies_goes_on_to_the_uninterrupted_output(
+    spark: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The reduced form of a lost worker (the full one, a standalone cluster's worker killed, is
+    ``tests/deploy/test_worker_failure.py``): between two micro-batches every executor-side Python process of the
+    branching job (Spark's Python daemons, their workers, the shard keepers holding the live operators) is killed;
+    the query goes on without a restart, its next tasks start new workers that rebuild the shards from the state
+    store, and its output equals an uninterrupted run's. The driver lives on: its sink gets each value once."""
+    job, folder = "branching", tmp_path_factory.mktemp("executor-python-lost")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    output = folder / "out"
+    loss = lose_executor_python(
+        job, "between", 4, folder / "checkpoint", output, env, "local[2,4]", log=folder / "job.log"
+    )
+    killed = loss.killed
+    print(
+        f"\n[executor python lost] {job}: after commits/{loss.commits_before}, killed {len(killed.daemons)} daemons, "
+        f"{len(killed.workers)} workers, {len(killed.keepers)} shard keepers; the query went on to "
+        f"commits/{loss.commits_after}, {loss.seconds:.1f} s in all"
+    )
+    assert loss.returncode == 0, (folder / "job.log").read_text()[-5000:]
+    # the Python side of the executor, and with the keepers every live operator
+    assert killed.daemons and killed.workers and killed.keepers, killed
+    expected = reference(spark, job, folder.parent)
+    assert loss.commits_before == 4 < loss.commits_after == expected.last_batch
+    outputs = fault_jobs.read_outputs(job, str(output))
+    assert outputs == expected.outputs
+    fault_jobs.JOBS[job].accounting(outputs)
+    assert sorted(fault_jobs.read_driver_lines(str(output))) == sorted(expected.driver_lines)

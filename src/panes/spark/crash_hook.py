@@ -2,9 +2,11 @@
 protocol, deterministically, so the test kills it exactly there.
 
 With ``PANES_CRASH_HOOK=<point>:<batch>:<marker path>`` in the environment of a job (its driver and, in local
-mode, its Python workers inherit it), the job writes ``<marker path>`` and waits (for ever: the test kills its
-process group) when it reaches ``<point>`` of micro-batch ``<batch>``; without the variable the calls below
-cost one dictionary lookup. The points (``tests/spark/crash_points.py`` describes Spark's checkpoint protocol):
+mode, its Python workers inherit it), the job writes ``<marker path>`` and waits when it reaches ``<point>`` of
+micro-batch ``<batch>``: until the test kills its process group, or writes ``<marker path>.released``, which
+lets the job go on (a test that takes something else away there, as the executors' Python processes); once
+released, the point no longer waits (a retried task reaching it again). Without the variable the calls below cost one
+dictionary lookup. The points (``tests/spark/crash_points.py`` describes Spark's checkpoint protocol):
 
 - ``batch``: a task reads list ``batch`` of a ``from_micro_batches`` source, the input of micro-batch ``batch``
   (each of its micro-batches reads one list; ``offsets/<batch>`` written, the keyed steps' tasks, which commit
@@ -32,9 +34,12 @@ def reached(point: str, batch: int) -> None:
     wanted, wanted_batch, marker = spec.split(":", 2)
     if wanted != point or int(wanted_batch) != batch:
         return
+    released = f"{marker}.released"
+    if os.path.exists(released):
+        return
     partial = f"{marker}.{os.getpid()}.tmp"
     with open(partial, "w") as out:
         out.write(f"{point} {batch} {os.getpid()}\n")
     os.replace(partial, marker)
-    while True:  # the test kills the job's process group
-        time.sleep(60)
+    while not os.path.exists(released):  # until the test kills the job's process group, or releases it
+        time.sleep(0.05)
