@@ -1,7 +1,8 @@
 """The two-input scenarios (``tests/two_input_scenarios.py``), whose expected output Flink 2.3.0 produced, on the
-Spark runner (a real local SparkSession, two micro-batch sources, one event per micro-batch): each key's records
-in Flink's order (keys live in shards, so records of different keys may interleave otherwise), and each broadcast
-element once per shard with the watermark it saw in Flink."""
+Spark runner (a real local SparkSession, two micro-batch sources, one event per micro-batch, one query per
+scenario: a query has one watermark, which independent pipelines would share): each key's records in Flink's
+order (keys live in shards, so records of different keys may interleave otherwise), and each broadcast element
+once per shard with the watermark it saw in Flink."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ so most plans give one answer on both. :func:`runner_differences` lists what a p
 streaming file source (Spark reads files as they arrive, in micro-batches it sizes), punctuated or custom
 watermark generators (on Spark a watermark takes effect at the end of a micro-batch, and a generator starts
 afresh in every micro-batch), idleness (measured on processing time), processing-time windows without given
-processing times (the wall clock on Spark), several watermarked inputs (Spark's global watermark), and the
+processing times (the wall clock on Spark), several watermarked inputs (Spark's one watermark per query), and the
 local runner's ``advance="per_element"``. ``panes explain`` prints the list and a job's first progress line
 says how many there are. BATCH execution has none: both runners compute final results from sorted input.
 """
@@ -53,8 +53,11 @@ def runner_differences(plan: Plan, config: ExecutionConfig | None = None, local_
             )
     if len(timestamps) > 1:
         reasons.append(
-            f"{len(timestamps)} steps make watermarks: Spark's watermark is the minimum over the inputs that have "
-            "delivered data, Flink's and the local runner's stays at Long.MIN_VALUE until every input has one"
+            f"{len(timestamps)} steps make watermarks: Spark keeps one watermark per query, the minimum over the "
+            "inputs that have delivered data, and every keyed step reads it, also one that reads only some of "
+            "those inputs (in Flink and on the local runner an operator's watermark is the minimum over its own "
+            "inputs, at Long.MIN_VALUE until each has one), so on Spark a lagging input holds back windows and "
+            "timers of steps that never read it, and fewer elements are late there"
         )
     timed = any(isinstance(t.source, MicroBatchSource) and t.source.processing_times is not None for t in sources)
     if not timed:
