@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,13 +101,65 @@ class Landing:
         return zips or names[:2] or list(self.state_files[:2])
 
 
-def _fresh_marker(checkpoint: Path, point: str, batch: int) -> Path:
-    """The crash hook's marker for ``point@batch``, with no marker or release left from an earlier run."""
+@dataclass
+class Held:
+    """A fault job's subprocess, held by its crash hook at a point (:func:`held_at`)."""
+
+    process: subprocess.Popen[bytes]
+    marker: Path
+    started: float
+
+    def release(self) -> None:
+        """Let the job go on from its point (``panes.spark.crash_hook``)."""
+        self.marker.with_name(self.marker.name + ".released").touch()
+
+
+@contextlib.contextmanager
+def held_at(
+    job: str,
+    point: str,
+    batch: int,
+    checkpoint: Path,
+    output: Path,
+    env: dict[str, str],
+    master: str | None,
+    log: Path | None,
+    timeout: float,
+) -> Iterator[Held]:
+    """Run fault job ``job`` in a subprocess (its own process group) with its crash hook at ``point`` of
+    micro-batch ``batch``, and yield it once it waits there; on leaving, a job still running is killed (its whole
+    group, SIGKILL). ``ValueError`` for an unknown point; ``TimeoutError`` when the job does not reach the point
+    within ``timeout`` seconds while it runs (a job that ends first is yielded ended)."""
+    if point not in POINTS:
+        raise ValueError(f"point must be one of {POINTS} (got {point!r})")
+    arguments = [sys.executable, "-m", "tests.spark.fault_jobs", job, str(checkpoint), str(output)]
+    if master:
+        arguments.append(master)
     marker = checkpoint.parent / f"crash-hook-{point}-{batch}"
     for stale in (marker, marker.with_name(marker.name + ".released")):
         with contextlib.suppress(FileNotFoundError):
             stale.unlink()
-    return marker
+    started = time.monotonic()
+    with contextlib.ExitStack() as stack:
+        stream = stack.enter_context(open(log, "w")) if log else subprocess.DEVNULL
+        process = subprocess.Popen(
+            arguments,
+            cwd=ROOT,
+            env={**env, VARIABLE: f"{point}:{batch}:{marker}"},
+            start_new_session=True,
+            stdout=stream,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            while process.poll() is None and not marker.exists():
+                if time.monotonic() - started > timeout:
+                    raise TimeoutError(f"{job}: {point}@{batch} not reached in {timeout:.0f} s")
+                time.sleep(POLL_S)
+            yield Held(process, marker, started)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 def kill_at(
@@ -123,31 +176,9 @@ def kill_at(
     """Run fault job ``job`` in a subprocess that waits at ``point`` of micro-batch ``batch`` (:data:`POINTS`, the
     crash hook), SIGKILL its process group there, and return where the kill landed. ``ValueError`` for an unknown
     point; ``TimeoutError`` when the job does not reach the point within ``timeout`` seconds while it runs."""
-    if point not in POINTS:
-        raise ValueError(f"point must be one of {POINTS} (got {point!r})")
-    arguments = [sys.executable, "-m", "tests.spark.fault_jobs", job, str(checkpoint), str(output)]
-    if master:
-        arguments.append(master)
-    marker = _fresh_marker(checkpoint, point, batch)
-    env = {**env, VARIABLE: f"{point}:{batch}:{marker}"}
-    started = time.monotonic()
-    with contextlib.ExitStack() as stack:
-        stream = stack.enter_context(open(log, "w")) if log else subprocess.DEVNULL
-        process = subprocess.Popen(
-            arguments, cwd=ROOT, env=env, start_new_session=True, stdout=stream, stderr=subprocess.STDOUT
-        )
-        try:
-            while process.poll() is None and not marker.exists():
-                if time.monotonic() - started > timeout:
-                    raise TimeoutError(f"{job}: {point}@{batch} not reached in {timeout:.0f} s")
-                time.sleep(POLL_S)
-        finally:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-                finished = False
-            else:
-                finished = True
-            process.wait()
+    with held_at(job, point, batch, checkpoint, output, env, master, log, timeout) as held:
+        finished = held.process.poll() is not None
+        started = held.started
     seconds = time.monotonic() - started
     offsets = _last(checkpoint / "offsets")
     since = os.stat(checkpoint / "offsets" / str(offsets)).st_mtime_ns if offsets >= 0 else 0
@@ -254,32 +285,13 @@ def lose_executor_python(
     """Run fault job ``job`` on ``master`` (local mode) in a subprocess, hold it at ``point`` of micro-batch
     ``batch`` (the crash hook), SIGKILL its executor-side Python there (:func:`executor_python`: the daemons, their
     workers, the shard keepers, and with them every live operator), release the job and wait for its end."""
-    marker = _fresh_marker(checkpoint, point, batch)
-    arguments = [sys.executable, "-m", "tests.spark.fault_jobs", job, str(checkpoint), str(output), master]
-    started = time.monotonic()
-    with open(log, "w") as stream:
-        process = subprocess.Popen(
-            arguments,
-            cwd=ROOT,
-            env={**env, VARIABLE: f"{point}:{batch}:{marker}"},
-            start_new_session=True,
-            stdout=stream,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            while process.poll() is None and not marker.exists():
-                if time.monotonic() - started > timeout:
-                    raise TimeoutError(f"{job}: {point}@{batch} not reached in {timeout:.0f} s")
-                time.sleep(POLL_S)
-            victims = executor_python(process.pid)
-            for pid in victims.all():
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-            commits_before = _last(checkpoint / "commits")
-            marker.with_name(marker.name + ".released").touch()
-            returncode = process.wait(timeout=timeout)
-        finally:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+    with held_at(job, point, batch, checkpoint, output, env, master, log, timeout) as held:
+        victims = executor_python(held.process.pid)
+        for pid in victims.all():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        commits_before = _last(checkpoint / "commits")
+        held.release()
+        returncode = held.process.wait(timeout=timeout)
+    started = held.started
     return PythonLoss(victims, returncode, commits_before, _last(checkpoint / "commits"), time.monotonic() - started)
