@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from panes.datastream import DataStream, StreamEnvironment
+from panes.datastream import DataStream, RuntimeExecutionMode, StreamEnvironment
 from panes.functions.stream import KeyedProcessContext, KeyedProcessFunction, OnTimerContext
 from panes.operators.keyed import KeyedProcessOperator
 from panes.testing import OneInputOperatorHarness
@@ -104,10 +104,19 @@ def pipeline(source: DataStream, scenario: Scenario) -> DataStream:
     return stream.key_by(lambda element: element[0]).process(recorder(scenario))
 
 
+def runtime_mode(scenario: Scenario) -> RuntimeExecutionMode:
+    """The scenario's execution mode (``"mode"`` in its config, STREAMING by default)."""
+    return RuntimeExecutionMode(scenario.config.get("mode", "STREAMING"))
+
+
 def run_on_local(scenario: Scenario) -> list[dict[str, Any]]:
     from panes.local import LocalRunner
 
-    env = StreamEnvironment(LocalRunner(clock="stepping", advance="per_element"), auto_watermark_interval=200)
+    env = StreamEnvironment(
+        LocalRunner(clock="stepping", advance="per_element"),
+        auto_watermark_interval=200,
+        runtime_mode=runtime_mode(scenario),
+    )
     return numbered(pipeline(env.from_collection(elements(scenario)), scenario).execute_and_collect())
 
 

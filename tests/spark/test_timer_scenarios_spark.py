@@ -10,7 +10,7 @@ import pytest
 
 from panes.datastream import ListSink, StreamEnvironment
 from panes.testing.scenario import Scenario
-from tests.timer_scenarios import by_key, elements, load_all, pipeline
+from tests.timer_scenarios import by_key, elements, load_all, pipeline, runtime_mode
 
 pytestmark = pytest.mark.spark
 
@@ -22,7 +22,7 @@ def test_a_timer_scenario_on_spark(scenario: Scenario, spark: Any) -> None:
     from panes.spark import SparkRunner
 
     assert scenario.expected is not None
-    env = StreamEnvironment(SparkRunner(spark, num_shards=2))
+    env = StreamEnvironment(SparkRunner(spark, num_shards=2), runtime_mode=runtime_mode(scenario))
     sink = ListSink()
     pipeline(env.from_micro_batches([[element] for element in elements(scenario)]), scenario).sink_to(sink)
     env.execute(f"timers {scenario.name}")
