@@ -45,6 +45,7 @@ from panes.types import Types
 from panes.watermarks import WatermarkStrategy
 from tests.conftest import DERIVED_SCENARIOS
 from tests.scenario_api import MARKER, Punctuated
+from tests.timer_scenarios import runtime_mode
 
 TWO_INPUT_SCENARIOS = DERIVED_SCENARIOS / "two_input"
 LEFT_LATE = OutputTag("left-late")
@@ -283,7 +284,11 @@ def pipeline(source1: DataStream, source2: DataStream, scenario: Scenario) -> Da
 def run_on_local(scenario: Scenario) -> list[dict[str, Any]]:
     from panes.local import LocalRunner
 
-    env = StreamEnvironment(LocalRunner(clock="stepping", advance="per_element"), auto_watermark_interval=200)
+    env = StreamEnvironment(
+        LocalRunner(clock="stepping", advance="per_element"),
+        auto_watermark_interval=200,
+        runtime_mode=runtime_mode(scenario),
+    )
     source = env.from_collection(elements(scenario))
     return numbered(pipeline(source, source, scenario).execute_and_collect())
 
@@ -314,4 +319,22 @@ def by_key(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     for record in records:
         key = BROADCAST_RECORDS if record["at"] == "broadcast" else record["key"]
         out.setdefault(key, []).append({k: v for k, v in record.items() if k != "emit_seq"})
+    return out
+
+
+def ties_in_arrival_order(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``records`` with each run of consecutive element records of one key and timestamp put in arrival (``seq``)
+    order: what BATCH execution gives in panes, where Flink's sorted inputs leave such ties in their sorter's order
+    (``docs/runtime-modes.md``)."""
+    out: list[dict[str, Any]] = []
+    run: list[dict[str, Any]] = []
+    for record in [*records, {"at": "end"}]:
+        tied = run and record["at"] == "element" and (record["key"], record["ts"]) == (run[0]["key"], run[0]["ts"])
+        if tied:
+            run.append(record)
+            continue
+        out += sorted(run, key=lambda r: r["seq"])
+        run = [record] if record["at"] == "element" else []
+        if record["at"] not in ("element", "end"):
+            out.append(record)
     return out
