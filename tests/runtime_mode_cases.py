@@ -23,9 +23,11 @@ from panes.datastream import (
     StreamEnvironment,
 )
 from panes.state import ValueStateDescriptor
+from panes.testing.scenario import Scenario
 from panes.types import Row, Types
 from panes.watermarks import WatermarkStrategy
 from panes.windowing import CountEvictor, GlobalWindows, TumblingEventTimeWindows
+from tests.conftest import DERIVED_SCENARIOS
 
 BATCH = RuntimeExecutionMode.BATCH
 STREAMING = RuntimeExecutionMode.STREAMING
@@ -170,13 +172,29 @@ def _keyed_co_process(env: StreamEnvironment, parallelism: int | None) -> ListSi
     return sink
 
 
+LATE_ELEMENT_SCENARIOS = {
+    STREAMING: Scenario.load(DERIVED_SCENARIOS / "57_late_elements_that_batch_mode_keeps.scenario.json"),
+    BATCH: Scenario.load(DERIVED_SCENARIOS / "batch" / "02_late_elements_kept_in_batch_mode.scenario.json"),
+}
+"""The case's elements (as the scenario files list them), with what Flink 2.3.0 emitted for them in each mode."""
+LATE_ELEMENT_EVENTS = [(e["key"], e["ts"]) for e in LATE_ELEMENT_SCENARIOS[STREAMING].events]
+"""(key, timestamp); read in two micro-batches, the watermark after the first (4999) being the one Flink has
+after the element at 5000, element by element."""
+
+
+def _flink_windows(scenario: Scenario) -> list[tuple[str, int, list[int]]]:
+    """Flink's panes as the case emits them: (key, window start, timestamps)."""
+    assert scenario.expected is not None
+    return [(pane["key"], pane["window_start"], sorted(pane["ts_in_order"])) for pane in scenario.expected["main"]]
+
+
 def late_element_in_a_window(env: StreamEnvironment) -> ListSink:
     """Elements that are late in STREAMING (the watermark passed their window after the first micro-batch) are
     in their windows in BATCH (which reads the micro-batches as one input)."""
     strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(lambda v, _: v[1])
     sink = ListSink()
     (
-        env.from_micro_batches([[("a", 100), ("a", 5000)], [("a", 200), ("b", 300)]])
+        env.from_micro_batches([LATE_ELEMENT_EVENTS[:2], LATE_ELEMENT_EVENTS[2:]])
         .assign_timestamps_and_watermarks(strategy)
         .key_by(lambda x: x[0])
         .window(TumblingEventTimeWindows.of(1000))
@@ -210,23 +228,27 @@ def processing_time_timers(env: StreamEnvironment) -> ListSink:
     return sink
 
 
-END_OF_STREAM_EVENTS = [
-    ("a", 1, 139),
-    ("b", 2, 500),
-    ("a", 3, 2998),
-    ("b", 4, 10),
-    ("a", 5, 1870),
-    ("a", 6, 3194),
-    ("b", 7, -5),
-    ("a", 8, -799),
-]
+SORTED_INPUT = DERIVED_SCENARIOS / "sorted_input"
+END_OF_STREAM_SCENARIOS = {
+    STREAMING: Scenario.load(SORTED_INPUT / "01_end_of_stream_window_count_evictor.scenario.json"),
+    BATCH: Scenario.load(SORTED_INPUT / "02_end_of_stream_window_count_evictor_in_batch_mode.scenario.json"),
+}
+"""The case's elements, with what Flink 2.3.0 emitted for them in each mode (``tools/flink_oracle``)."""
+END_OF_STREAM_EVENTS = [(e["key"], e["value"], e["ts"]) for e in END_OF_STREAM_SCENARIOS[STREAMING].events]
+assert [(e["key"], e["value"], e["ts"]) for e in END_OF_STREAM_SCENARIOS[BATCH].events] == END_OF_STREAM_EVENTS
+
+
+def _flink_panes(scenario: Scenario) -> list[tuple[str, list[int]]]:
+    assert scenario.expected is not None
+    return [(pane["key"], pane["values_in_order"]) for pane in scenario.expected["main"]]
 
 
 def end_of_stream_count_evictor(env: StreamEnvironment) -> ListSink:
     """Issue 10: ``GlobalWindows.create_with_end_of_stream_trigger()`` with ``CountEvictor.of(3)``. Flink's batch
     execution hands a key's elements to the window sorted by timestamp, so the evictor keeps the three latest
     by timestamp (key ``a``: 5, 3, 6); Flink 2 runs such a window (it emits only at the end of input) on sorted
-    input in STREAMING too (FLIP-331, issue 21), so both modes keep the same."""
+    input in STREAMING too (FLIP-331, issue 21), so both modes keep the same, as real Flink 2.3.0 did on
+    ``tests/scenarios/sorted_input``."""
     strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(lambda v, _: v[2])
     sink = ListSink()
     (
@@ -254,12 +276,9 @@ EXPECTED: dict[str, dict[RuntimeExecutionMode, list[Any]]] = {
     "keyed_min_by_and_max": {BATCH: [1]},
     "keyed_co_process": {mode: list(KEYED_CO_PROCESS) for mode in (BATCH, STREAMING)},
     "keyed_co_process_operator_parallelism": {mode: list(KEYED_CO_PROCESS) for mode in (BATCH, STREAMING)},
-    "late_element_in_a_window": {
-        BATCH: [("a", 0, [100, 200]), ("a", 5000, [5000]), ("b", 0, [300])],
-        STREAMING: [("a", 0, [100]), ("a", 5000, [5000])],
-    },
+    "late_element_in_a_window": {mode: _flink_windows(LATE_ELEMENT_SCENARIOS[mode]) for mode in (BATCH, STREAMING)},
     "processing_time_timers": {BATCH: [("a", 2), ("b", 1)], STREAMING: []},
-    "end_of_stream_count_evictor": {mode: [("a", [5, 3, 6]), ("b", [7, 4, 2])] for mode in (BATCH, STREAMING)},
+    "end_of_stream_count_evictor": {mode: _flink_panes(END_OF_STREAM_SCENARIOS[mode]) for mode in (BATCH, STREAMING)},
 }
 
 CASES: dict[str, Case] = {

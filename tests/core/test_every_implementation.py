@@ -40,5 +40,6 @@ def test_the_chooser_s_verdicts_on_the_scenarios() -> None:
         "54_session_lateness_bridging_element": ["general", "columnar sessions"],
         "55_tumbling_offset_negative_timestamps": default_trigger,
         "56_sessions_bridged_one_by_one": ["general", "columnar sessions"],
+        "57_late_elements_that_batch_mode_keeps": default_trigger,
         **element_by_element,  # their triggers (or accumulation modes) are not the default ones
     }

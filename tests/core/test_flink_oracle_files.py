@@ -31,6 +31,7 @@ SCENARIO_FILES = [
     *sorted((DERIVED_SCENARIOS / "timers").glob("*.scenario.json")),
     *sorted((DERIVED_SCENARIOS / "two_input").glob("*.scenario.json")),
     *sorted((DERIVED_SCENARIOS / "batch").glob("*.scenario.json")),
+    *sorted((DERIVED_SCENARIOS / "sorted_input").glob("*.scenario.json")),
 ]
 
 

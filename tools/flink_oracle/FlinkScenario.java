@@ -329,6 +329,8 @@ public class FlinkScenario {
                 return EventTimeSessionWindows.withGap(ms(spec, "gap_ms"));
             case "global":
                 return GlobalWindows.create();
+            case "global_end_of_stream":
+                return GlobalWindows.createWithEndOfStreamTrigger();
             default:
                 throw new IllegalArgumentException("no Flink assigner for " + kind);
         }

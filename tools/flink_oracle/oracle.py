@@ -50,6 +50,7 @@ FLINK_ASSIGNERS = {
     "sliding_event_time",
     "event_time_session",
     "global",
+    "global_end_of_stream",
     "count_tumbling",
     "count_sliding",
 }

@@ -17,7 +17,9 @@ produced by running it, in ``NN_name.expected.json`` beside the scenario; see ``
   ``"accumulating"``). A retracting window's rows carry ``retract``; a retraction has the ``fire_index`` of the
   firing it takes back;
 - ``"pane_info": true``: each pane also records its pane info (``pane_index``, ``pane_timing``,
-  ``pane_is_last``; ``panes.windowing.pane_info``).
+  ``pane_is_last``; ``panes.windowing.pane_info``);
+- the assigner ``{"type": "global_end_of_stream"}``: ``GlobalWindows.create_with_end_of_stream_trigger()``;
+- ``"mode": "BATCH"``: the scenario runs in BATCH execution mode (``panes.datastream.runtime_mode``).
 """
 
 from __future__ import annotations
@@ -166,6 +168,8 @@ class Scenario:
             assigner = EventTimeSessionWindows.with_gap(assigner_spec["gap_ms"])
         elif kind == "global":
             assigner = GlobalWindows.create()
+        elif kind == "global_end_of_stream":
+            assigner = GlobalWindows.create_with_end_of_stream_trigger()
         elif kind in ("count_tumbling", "count_sliding"):
             assigner, count_trigger, count_evictor = count_window_parts(
                 assigner_spec["size"], assigner_spec.get("slide")
