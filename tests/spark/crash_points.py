@@ -29,7 +29,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from panes.spark.crash_hook import VARIABLE
+from panes.spark.crash_hook import VARIABLE, released
+from tests.spark.processes import ExecutorPython, executor_python
 
 POINTS = ("batch", "state", "between")
 POLL_S = 0.02
@@ -111,7 +112,7 @@ class Held:
 
     def release(self) -> None:
         """Let the job go on from its point (``panes.spark.crash_hook``)."""
-        self.marker.with_name(self.marker.name + ".released").touch()
+        Path(released(str(self.marker))).touch()
 
 
 @contextlib.contextmanager
@@ -136,7 +137,7 @@ def held_at(
     if master:
         arguments.append(master)
     marker = checkpoint.parent / f"crash-hook-{point}-{batch}"
-    for stale in (marker, marker.with_name(marker.name + ".released")):
+    for stale in (marker, Path(released(str(marker)))):
         with contextlib.suppress(FileNotFoundError):
             stale.unlink()
     started = time.monotonic()
@@ -191,73 +192,6 @@ def kill_at(
         seconds=seconds,
         finished=finished,
     )
-
-
-def _processes() -> dict[int, tuple[int, str]]:
-    """Every process of this machine: pid -> (parent pid, command line)."""
-    found: dict[int, tuple[int, str]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
-            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                command = cmdline.read().replace(b"\0", b" ").decode(errors="replace")
-        except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
-            continue  # gone meanwhile
-        found[int(entry)] = (parent, command)
-    return found
-
-
-@dataclass(frozen=True)
-class ExecutorPython:
-    """The executor-side Python processes of a local-mode application (:func:`executor_python`)."""
-
-    daemons: tuple[int, ...]
-    """Spark's Python daemons (one per kind of Python runner the executor started)."""
-    workers: tuple[int, ...]
-    """The Python workers the daemons forked (and whatever those started below them)."""
-    keepers: tuple[int, ...]
-    """The shard keepers serving those workers (detached processes, named by their daemon's pid)."""
-
-    def all(self) -> tuple[int, ...]:
-        return (*self.daemons, *self.workers, *self.keepers)
-
-
-def executor_python(root: int) -> ExecutorPython:
-    """The executor-side Python processes of the Spark application under process ``root`` (in local mode): every
-    ``pyspark.daemon`` below it, the workers each forked, and the shard keepers serving them (detached, named by
-    their daemon's pid); not the driver, nor the Python processes the driver's JVM runs for itself (a data
-    source's planner)."""
-    processes = _processes()
-    children: dict[int, list[int]] = {}
-    for pid, (parent, _) in processes.items():
-        children.setdefault(parent, []).append(pid)
-
-    def below(pid: int) -> list[int]:
-        return [d for c in children.get(pid, []) for d in (c, *below(c))]
-
-    def is_daemon(pid: int) -> bool:  # a forked worker keeps its daemon's command line
-        return (
-            "pyspark.daemon" in processes[pid][1]
-            and "pyspark.daemon" not in processes.get(processes[pid][0], (0, ""))[1]
-        )
-
-    daemons = [pid for pid in below(root) if is_daemon(pid)]
-    workers = sorted({pid for daemon in daemons for pid in below(daemon)})
-    keepers = sorted(pid for pid, (_, command) in processes.items() if _keeper_parent(command) in daemons)
-    return ExecutorPython(tuple(daemons), tuple(workers), tuple(keepers))
-
-
-def _keeper_parent(command: str) -> int | None:
-    """The daemon a shard keeper serves (``python -m panes.spark.keeper PARENT SLOT``), ``None`` for another
-    process."""
-    words = command.split()
-    if "panes.spark.keeper" not in words[:-2]:
-        return None
-    parent = words[words.index("panes.spark.keeper") + 1]
-    return int(parent) if parent.isdigit() else None
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from typing import Any
 from panes.datastream import StreamEnvironment
 from panes.watermarks import WatermarkStrategy
 from panes.windowing import EventTimeSessionWindows, ProcessWindowFunction
+from tests.spark.processes import executor_python
 
 KEYS = 300
 ROWS_PER_BATCH = 240
@@ -73,49 +74,14 @@ def gauge_changes(progress: Any) -> dict[str, int]:
     return changes
 
 
-def _parent(pid: int) -> int:
-    with open(f"/proc/{pid}/stat") as handle:
-        return int(handle.read().rsplit(")", 1)[1].split()[1])
-
-
 def worker_rss(root: int | None = None) -> dict[int, int]:
     """Resident bytes of each Python process that holds a query's operators, by pid: the PySpark Python workers
     (``python -m pyspark.daemon pyspark.worker`` and the workers it forks, which run the query's Python
     functions) descending from process ``root`` (default: this one), and the shard keepers serving them
     (``python -m panes.spark.keeper DAEMON SLOT``, detached from their parents)."""
-    root = os.getpid() if root is None else root
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                parents[int(entry)] = _parent(int(entry))
-            except (OSError, ValueError, IndexError):
-                continue
-    commands: dict[int, list[str]] = {}
-    for pid in parents:
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                commands[pid] = handle.read().decode(errors="replace").split("\0")
-        except OSError:
-            continue
-
-    def descends(pid: int) -> bool:
-        ancestor = parents.get(pid)
-        while ancestor not in (None, 0, 1, root):
-            ancestor = parents.get(ancestor)  # type: ignore[arg-type]
-        return ancestor == root
-
-    daemons = {pid for pid in commands if descends(pid) and "pyspark.daemon" in commands[pid]}
-    chosen = []
-    for pid, words in commands.items():
-        if "panes.spark.keeper" in words:
-            at = words.index("panes.spark.keeper")
-            if words[at + 1 : at + 2] and words[at + 1].isdigit() and int(words[at + 1]) in daemons:
-                chosen.append(pid)
-        elif descends(pid) and [w for w in words if w][-1:] == ["pyspark.worker"]:
-            chosen.append(pid)  # not the daemons of data sources and planning
+    found = executor_python(os.getpid() if root is None else root)
     result = {}
-    for pid in chosen:
+    for pid in (*found.keepers, *sorted(found.runs_operators)):
         try:
             with open(f"/proc/{pid}/status") as handle:
                 result[pid] = next(int(line.split()[1]) * 1024 for line in handle if line.startswith("VmRSS:"))

@@ -93,8 +93,13 @@ def reference(spark: Any, job: str, folder: Path) -> Reference:
     return _references[job]
 
 
+def job_environment() -> dict[str, str]:
+    """The environment of a fault job's subprocess: this one, with the repository importable."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+
+
 def kill_and_restart(spark: Any, folder: Path, job: str, point: str, batch: int) -> Landing:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    env = job_environment()
     checkpoint, output = folder / "checkpoint", folder / "out"
     landing = kill_at(job, point, batch, checkpoint, output, env, log=folder / "killed.log")
     started = time.monotonic()
@@ -143,10 +148,9 @@ def test_a_job_whose_executor_python_dies_goes_on_to_the_uninterrupted_output(
     the query goes on without a restart, its next tasks start new workers that rebuild the shards from the state
     store, and its output equals an uninterrupted run's. The driver lives on: its sink gets each value once."""
     job, folder = "branching", tmp_path_factory.mktemp("executor-python-lost")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     output = folder / "out"
     loss = lose_executor_python(
-        job, "between", 4, folder / "checkpoint", output, env, "local[2,4]", log=folder / "job.log"
+        job, "between", 4, folder / "checkpoint", output, job_environment(), "local[2,4]", log=folder / "job.log"
     )
     killed = loss.killed
     print(

@@ -23,6 +23,7 @@ from panes.spark.linear import linearize
 from panes.spark.live_shards import LiveShards, ShardCall, ShardDefinition, ShardOutcome
 from panes.time import LONG_MIN
 from panes.windowing import TumblingEventTimeWindows
+from tests.spark.processes import keeper_parent, process_table
 
 linux = pytest.mark.skipif(sys.platform != "linux", reason="shard keepers listen on Linux abstract sockets")
 
@@ -118,17 +119,7 @@ def parent() -> Any:
 
 
 def keeper_pids(parent: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                    words = handle.read().split(b"\0")
-            except OSError:
-                continue
-            if b"panes.spark.keeper" in words and words[words.index(b"panes.spark.keeper") + 1] == str(parent).encode():
-                found.append(int(entry))
-    return found
+    return [pid for pid, (_, words) in process_table().items() if keeper_parent(words) == parent]
 
 
 def listening(name: str) -> bool:

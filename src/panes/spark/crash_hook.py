@@ -26,6 +26,11 @@ VARIABLE = "PANES_CRASH_HOOK"
 POINTS = ("batch", "state", "between")
 
 
+def released(marker: str) -> str:
+    """The file whose presence lets a job held at the point of ``marker`` go on."""
+    return f"{marker}.released"
+
+
 def reached(point: str, batch: int) -> None:
     """Called at ``point`` of micro-batch ``batch``: waits there for ever when the hook names that point."""
     spec = os.environ.get(VARIABLE)
@@ -34,12 +39,12 @@ def reached(point: str, batch: int) -> None:
     wanted, wanted_batch, marker = spec.split(":", 2)
     if wanted != point or int(wanted_batch) != batch:
         return
-    released = f"{marker}.released"
-    if os.path.exists(released):
+    go_on = released(marker)
+    if os.path.exists(go_on):
         return
     partial = f"{marker}.{os.getpid()}.tmp"
     with open(partial, "w") as out:
         out.write(f"{point} {batch} {os.getpid()}\n")
     os.replace(partial, marker)
-    while not os.path.exists(released):  # until the test kills the job's process group, or releases it
+    while not os.path.exists(go_on):  # until the test kills the job's process group, or releases it
         time.sleep(0.05)
