@@ -13,7 +13,7 @@ outputs (``NN_name.flink.json``) are what Apache Flink 2.3.0 emitted for the sam
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from panes.datastream import DataStream, RuntimeExecutionMode, StreamEnvironment
@@ -31,6 +31,31 @@ def load_all() -> list[Scenario]:
     return Scenario.load_all(TIMER_SCENARIOS)
 
 
+def apply_timers(service: Any, timers: Iterable[int], deletes: Iterable[int]) -> None:
+    """What an element of a timer scenario asks: delete the event-time timers it lists, then register its own."""
+    for time in deletes:
+        service.delete_event_time_timer(time)
+    for time in timers:
+        service.register_event_time_timer(time)
+
+
+def timer_record(timestamp: int, ctx: Any, on_timer_offset: int | None) -> dict[str, Any]:
+    """A firing timer as the scenarios record it (``at: timer``); for an even time with ``on_timer_offset`` set,
+    it registers one more timer that much later (the offset is odd, so that one registers nothing)."""
+    service = ctx.timer_service()
+    record = {
+        "at": "timer",
+        "key": ctx.get_current_key(),
+        "ts": ctx.timestamp(),
+        "timer": timestamp,
+        "domain": ctx.time_domain().value,
+        "watermark": service.current_watermark(),
+    }
+    if on_timer_offset is not None and timestamp % 2 == 0:
+        service.register_event_time_timer(timestamp + on_timer_offset)
+    return record
+
+
 class TimerRecorder(KeyedProcessFunction[Any, Any, dict[str, Any]]):
     """See the module docstring. Elements are ``(key, value, ts, seq, timers, deletes)``."""
 
@@ -40,10 +65,7 @@ class TimerRecorder(KeyedProcessFunction[Any, Any, dict[str, Any]]):
     def process_element(self, value: Any, ctx: KeyedProcessContext) -> Iterator[dict[str, Any]]:
         key, number, _, seq, timers, deletes = value
         service = ctx.timer_service()
-        for time in deletes:
-            service.delete_event_time_timer(time)
-        for time in timers:
-            service.register_event_time_timer(time)
+        apply_timers(service, timers, deletes)
         yield {
             "at": "element",
             "key": key,
@@ -54,17 +76,7 @@ class TimerRecorder(KeyedProcessFunction[Any, Any, dict[str, Any]]):
         }
 
     def on_timer(self, timestamp: int, ctx: OnTimerContext) -> Iterator[dict[str, Any]]:
-        service = ctx.timer_service()
-        yield {
-            "at": "timer",
-            "key": ctx.get_current_key(),
-            "ts": ctx.timestamp(),
-            "timer": timestamp,
-            "domain": ctx.time_domain().value,
-            "watermark": service.current_watermark(),
-        }
-        if self.on_timer_offset is not None and timestamp % 2 == 0:
-            service.register_event_time_timer(timestamp + self.on_timer_offset)
+        yield timer_record(timestamp, ctx, self.on_timer_offset)
 
 
 def recorder(scenario: Scenario) -> TimerRecorder:
@@ -120,9 +132,14 @@ def run_on_local(scenario: Scenario) -> list[dict[str, Any]]:
     return numbered(pipeline(env.from_collection(elements(scenario)), scenario).execute_and_collect())
 
 
+BROADCAST_RECORDS = "*broadcast*"
+
+
 def by_key(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """Each key's records in order, without ``emit_seq`` (for runners that do not keep the order across keys)."""
+    """Each key's records in order, without ``emit_seq`` (for runners that do not keep the order across keys);
+    broadcast elements of the two-input scenarios, which belong to no key, under ``BROADCAST_RECORDS``."""
     out: dict[str, list[dict[str, Any]]] = {}
     for record in records:
-        out.setdefault(record["key"], []).append({k: v for k, v in record.items() if k != "emit_seq"})
+        key = BROADCAST_RECORDS if record["at"] == "broadcast" else record["key"]
+        out.setdefault(key, []).append({k: v for k, v in record.items() if k != "emit_seq"})
     return out

@@ -45,7 +45,7 @@ from panes.types import Types
 from panes.watermarks import WatermarkStrategy
 from tests.conftest import DERIVED_SCENARIOS
 from tests.scenario_api import MARKER, Punctuated
-from tests.timer_scenarios import runtime_mode
+from tests.timer_scenarios import apply_timers, numbered, runtime_mode, timer_record
 
 TWO_INPUT_SCENARIOS = DERIVED_SCENARIOS / "two_input"
 LEFT_LATE = OutputTag("left-late")
@@ -78,28 +78,6 @@ def _element(at: str, value: Element, timestamp: int | None, watermark: int) -> 
     return {"at": at, "side": side, "key": key, "value": number, "ts": timestamp, "seq": seq, "watermark": watermark}
 
 
-def _apply_timers(value: Element, timers: Any) -> None:
-    for time in value[6]:
-        timers.delete_event_time_timer(time)
-    for time in value[5]:
-        timers.register_event_time_timer(time)
-
-
-def _timer(timestamp: int, ctx: Any, offset: int | None) -> dict[str, Any]:
-    timers = ctx.timer_service()
-    record = {
-        "at": "timer",
-        "key": ctx.get_current_key(),
-        "ts": ctx.timestamp(),
-        "timer": timestamp,
-        "domain": ctx.time_domain().value,
-        "watermark": timers.current_watermark(),
-    }
-    if offset is not None and timestamp % 2 == 0:
-        timers.register_event_time_timer(timestamp + offset)
-    return record
-
-
 class CoTimerRecorder(KeyedCoProcessFunction[Any, Any, Any, dict[str, Any]]):
     """See the module docstring (``connected_timers``)."""
 
@@ -107,7 +85,7 @@ class CoTimerRecorder(KeyedCoProcessFunction[Any, Any, Any, dict[str, Any]]):
         self.on_timer_offset = on_timer_offset
 
     def _record(self, value: Element, ctx: Any) -> Iterator[dict[str, Any]]:
-        _apply_timers(value, ctx.timer_service())
+        apply_timers(ctx.timer_service(), value[5], value[6])
         yield _element("element", value, ctx.timestamp(), ctx.timer_service().current_watermark())
 
     def process_element1(self, value: Any, ctx: Any) -> Iterator[dict[str, Any]]:
@@ -117,7 +95,7 @@ class CoTimerRecorder(KeyedCoProcessFunction[Any, Any, Any, dict[str, Any]]):
         return self._record(value, ctx)
 
     def on_timer(self, timestamp: int, ctx: Any) -> Iterator[dict[str, Any]]:
-        yield _timer(timestamp, ctx, self.on_timer_offset)
+        yield timer_record(timestamp, ctx, self.on_timer_offset)
 
 
 class BroadcastTimerRecorder(KeyedBroadcastProcessFunction[Any, Any, Any, dict[str, Any]]):
@@ -127,14 +105,14 @@ class BroadcastTimerRecorder(KeyedBroadcastProcessFunction[Any, Any, Any, dict[s
         self.on_timer_offset = on_timer_offset
 
     def process_element(self, value: Any, ctx: Any) -> Iterator[dict[str, Any]]:
-        _apply_timers(value, ctx.timer_service())
+        apply_timers(ctx.timer_service(), value[5], value[6])
         yield _element("element", value, ctx.timestamp(), ctx.timer_service().current_watermark())
 
     def process_broadcast_element(self, value: Any, ctx: Any) -> Iterator[dict[str, Any]]:
         yield _element("broadcast", value, ctx.timestamp(), ctx.current_watermark())
 
     def on_timer(self, timestamp: int, ctx: Any) -> Iterator[dict[str, Any]]:
-        yield _timer(timestamp, ctx, self.on_timer_offset)
+        yield timer_record(timestamp, ctx, self.on_timer_offset)
 
 
 class PairRecorder(ProcessJoinFunction[Any, Any, dict[str, Any]]):
@@ -207,10 +185,6 @@ def operator(scenario: Scenario) -> TwoInputStreamOperator:
     return IntervalJoinOperator(
         lower, upper, PairRecorder(), _key, _key, lower_inclusive, upper_inclusive, left_late, right_late
     )
-
-
-def numbered(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{**record, "emit_seq": seq} for seq, record in enumerate(records)]
 
 
 def run_on_harness(scenario: Scenario) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -307,19 +281,6 @@ def micro_batches(scenario: Scenario, side: int) -> list[list[Element]]:
             batches[-1].append(value)
         previous = value
     return batches
-
-
-BROADCAST_RECORDS = "*broadcast*"
-
-
-def by_key(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """Each key's records in order, without ``emit_seq`` (for runners that do not keep the order across keys);
-    broadcast elements, which belong to no key, under ``BROADCAST_RECORDS``."""
-    out: dict[str, list[dict[str, Any]]] = {}
-    for record in records:
-        key = BROADCAST_RECORDS if record["at"] == "broadcast" else record["key"]
-        out.setdefault(key, []).append({k: v for k, v in record.items() if k != "emit_seq"})
-    return out
 
 
 def ties_in_arrival_order(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -12,9 +12,9 @@ import pytest
 
 from panes.datastream import ListSink, StreamEnvironment
 from panes.testing.scenario import Scenario
-from tests.timer_scenarios import runtime_mode
-from tests.two_input_scenarios import BROADCAST_RECORDS as BROADCAST
-from tests.two_input_scenarios import by_key, load_all, micro_batches, pipeline, ties_in_arrival_order
+from tests.timer_scenarios import BROADCAST_RECORDS as BROADCAST
+from tests.timer_scenarios import by_key, runtime_mode
+from tests.two_input_scenarios import load_all, micro_batches, pipeline, ties_in_arrival_order
 
 pytestmark = pytest.mark.spark
 

@@ -39,6 +39,7 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.flink.streaming.api.TimerService;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.KeyedStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
@@ -119,12 +120,7 @@ public class FlinkScenario {
 
         @Override
         public void processElement(Event event, Context ctx, Collector<String> out) {
-            for (long time : event.f5) {
-                ctx.timerService().deleteEventTimeTimer(time);
-            }
-            for (long time : event.f4) {
-                ctx.timerService().registerEventTimeTimer(time);
-            }
+            applyTimers(event.f4, event.f5, ctx.timerService());
             ObjectNode line = JSON.createObjectNode();
             line.put("at", "element");
             line.put("key", event.f0);
@@ -137,18 +133,34 @@ public class FlinkScenario {
 
         @Override
         public void onTimer(long timestamp, OnTimerContext ctx, Collector<String> out) {
-            ObjectNode line = JSON.createObjectNode();
-            line.put("at", "timer");
-            line.put("key", ctx.getCurrentKey());
-            line.put("ts", ctx.timestamp());
-            line.put("timer", timestamp);
-            line.put("domain", ctx.timeDomain().toString());
-            line.put("watermark", ctx.timerService().currentWatermark());
-            out.collect(line.toString());
-            if (onTimerOffset != null && timestamp % 2 == 0) {
-                ctx.timerService().registerEventTimeTimer(timestamp + onTimerOffset);
-            }
+            out.collect(timer(ctx.getCurrentKey(), ctx.timestamp(), timestamp, ctx.timeDomain().toString(),
+                    ctx.timerService(), onTimerOffset));
         }
+    }
+
+    /** What an element of a timer scenario asks: delete the event-time timers it lists, then register its own. */
+    static void applyTimers(long[] timers, long[] deletes, TimerService service) {
+        for (long time : deletes) {
+            service.deleteEventTimeTimer(time);
+        }
+        for (long time : timers) {
+            service.registerEventTimeTimer(time);
+        }
+    }
+
+    /** A firing timer as the scenarios record it; for an even time with an offset, one more timer that much later. */
+    static String timer(String key, long timestamp, long time, String domain, TimerService service, Long offset) {
+        ObjectNode line = JSON.createObjectNode();
+        line.put("at", "timer");
+        line.put("key", key);
+        line.put("ts", timestamp);
+        line.put("timer", time);
+        line.put("domain", domain);
+        line.put("watermark", service.currentWatermark());
+        if (offset != null && time % 2 == 0) {
+            service.registerEventTimeTimer(time + offset);
+        }
+        return line.toString();
     }
 
     static final String MARKER = "__watermark__";

@@ -50,7 +50,6 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
-import org.apache.flink.streaming.api.TimerService;
 import org.apache.flink.streaming.api.datastream.BroadcastStream;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.KeyedStream;
@@ -318,29 +317,6 @@ public class TwoInputScenario {
         return line;
     }
 
-    static void applyTimers(SidedEvent event, TimerService timers) {
-        for (long time : event.f6) {
-            timers.deleteEventTimeTimer(time);
-        }
-        for (long time : event.f5) {
-            timers.registerEventTimeTimer(time);
-        }
-    }
-
-    static String timer(String key, long timestamp, long time, String domain, TimerService timers, Long offset) {
-        ObjectNode line = FlinkScenario.JSON.createObjectNode();
-        line.put("at", "timer");
-        line.put("key", key);
-        line.put("ts", timestamp);
-        line.put("timer", time);
-        line.put("domain", domain);
-        line.put("watermark", timers.currentWatermark());
-        if (offset != null && time % 2 == 0) {
-            timers.registerEventTimeTimer(time + offset);
-        }
-        return line.toString();
-    }
-
     public static final class CoTimerRecorder extends KeyedCoProcessFunction<String, SidedEvent, SidedEvent, String> {
         private final Long offset;
 
@@ -349,7 +325,7 @@ public class TwoInputScenario {
         }
 
         private void record(SidedEvent event, Context ctx, Collector<String> out) {
-            applyTimers(event, ctx.timerService());
+            FlinkScenario.applyTimers(event.f5, event.f6, ctx.timerService());
             out.collect(element("element", event, ctx.timestamp(), ctx.timerService().currentWatermark()).toString());
         }
 
@@ -365,7 +341,8 @@ public class TwoInputScenario {
 
         @Override
         public void onTimer(long time, OnTimerContext ctx, Collector<String> out) {
-            out.collect(timer(ctx.getCurrentKey(), ctx.timestamp(), time, ctx.timeDomain().toString(), ctx.timerService(), offset));
+            out.collect(FlinkScenario.timer(ctx.getCurrentKey(), ctx.timestamp(), time, ctx.timeDomain().toString(),
+                    ctx.timerService(), offset));
         }
     }
 
@@ -379,7 +356,7 @@ public class TwoInputScenario {
 
         @Override
         public void processElement(SidedEvent event, ReadOnlyContext ctx, Collector<String> out) {
-            applyTimers(event, ctx.timerService());
+            FlinkScenario.applyTimers(event.f5, event.f6, ctx.timerService());
             out.collect(element("element", event, ctx.timestamp(), ctx.timerService().currentWatermark()).toString());
         }
 
@@ -390,7 +367,8 @@ public class TwoInputScenario {
 
         @Override
         public void onTimer(long time, OnTimerContext ctx, Collector<String> out) {
-            out.collect(timer(ctx.getCurrentKey(), ctx.timestamp(), time, ctx.timeDomain().toString(), ctx.timerService(), offset));
+            out.collect(FlinkScenario.timer(ctx.getCurrentKey(), ctx.timestamp(), time, ctx.timeDomain().toString(),
+                    ctx.timerService(), offset));
         }
     }
 
