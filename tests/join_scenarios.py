@@ -85,6 +85,10 @@ def sides(stream: DataStream, scenario: str) -> tuple[DataStream, DataStream]:
 # 2.3.0 emitted for them (tools/flink_oracle); here they run in one job.
 
 
+SIDES = {1: "L", 2: "R"}
+"""A two-input scenario's sides as this module names them."""
+
+
 def _flink_scenario(name: str) -> Scenario:
     return Scenario.load(DERIVED_SCENARIOS / "two_input" / f"{name}.scenario.json")
 
@@ -96,7 +100,7 @@ def events_of(scenario_name: str, scenario: Scenario) -> list[Event]:
     events: list[Event] = []
     for event in scenario.events:
         if "watermark" not in event:
-            events.append((scenario_name, "L" if event["side"] == 1 else "R", event["key"], event["ts"], None))
+            events.append((scenario_name, SIDES[event["side"]], event["key"], event["ts"], None))
         elif event["side"] == 2 and event["watermark"] != LONG_MAX:
             name, side, key, ts, _ = events[-1]
             events[-1] = (name, side, key, ts, event["watermark"])
@@ -114,14 +118,12 @@ def _flink_records(scenario: Scenario, at: str) -> list[dict[str, Any]]:
 
 def _flink_pairs(scenario: Scenario) -> list[tuple[tuple[int, int], int]]:
     """Flink's pairs as :class:`TimestampPairs` emits them: (left timestamp, right timestamp), timestamp."""
-    assert scenario.expected is not None
-    return [((r["left_ts"], r["right_ts"]), r["ts"]) for r in scenario.expected["output"] if r["at"] == "join"]
+    return [((r["left_ts"], r["right_ts"]), r["ts"]) for r in _flink_records(scenario, "join")]
 
 
 def _flink_late(scenario_name: str, scenario: Scenario, side: int) -> list[tuple[Event, int]]:
-    assert scenario.expected is not None
-    late = [r for r in scenario.expected["output"] if r["at"] == "late" and r["side"] == side]
-    return [((scenario_name, "L" if side == 1 else "R", r["key"], r["ts"], None), r["ts"]) for r in late]
+    late = [r for r in _flink_records(scenario, "late") if r["side"] == side]
+    return [((scenario_name, SIDES[side], r["key"], r["ts"], None), r["ts"]) for r in late]
 
 
 # -- window join with allowed lateness, co-group ------------------------------------------------------------------
