@@ -162,6 +162,68 @@ def test_snapshot_and_restore_continue_exactly() -> None:
     assert late == reference[1]
 
 
+def _feed(harness: OneInputOperatorHarness[Any], script: list[Any]) -> None:
+    for step in script:
+        if step[0] == "e":
+            harness.process_element(StreamRecord((step[1], step[2], step[3]), step[2]))
+        else:
+            harness.process_watermark(step[1])
+
+
+def _outputs(harness: OneInputOperatorHarness[Any]) -> tuple[list[Any], list[Any]]:
+    """The results (each with its timestamp) and late elements, sorted (only cross-key order may differ)."""
+    results = sorted((r.value, r.timestamp) for r in harness.get_output() if not isinstance(r, Watermark))
+    return results, sorted((r.value, r.timestamp) for r in harness.get_side_output(LATE))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    script=steps,
+    cuts=st.lists(st.integers(0, 60), max_size=4),
+    sliding=st.booleans(),
+    lateness=st.sampled_from([0, 250, 1000]),
+    kind=st.sampled_from(sorted(FUNCTIONS)),
+)
+def test_a_restore_from_a_snapshot_and_its_changes_continues_exactly(
+    script: list[Any], cuts: list[int], sliding: bool, lateness: int, kind: str
+) -> None:
+    """Timers are not stored but follow from the panes and the watermark: a run restored from its snapshot and
+    the changes logged after it, at any points, gives what the uninterrupted run gives (watermarks only move
+    forward, as on the runners that restore)."""
+    forward, mark = [], -(2**63)
+    for step in script:
+        if step[0] == "w":
+            mark = max(mark, step[1])
+        forward.append(("w", mark) if step[0] == "w" else step)
+    forward.append(("w", 2**63 - 1))
+    assigner = SlidingEventTimeWindows.of(1000, 400, 100) if sliding else TumblingEventTimeWindows.of(1000, -300)
+
+    def operator() -> AlignedWindowOperator:
+        made = AlignedWindowOperator(assigner, FUNCTIONS[kind](), lambda e: e[0], None, lateness, LATE)
+        made.track_changes()
+        return made
+
+    reference = OneInputOperatorHarness(operator())
+    _feed(reference, forward)
+    harness = OneInputOperatorHarness(operator())
+    snapshot, changes = harness.snapshot(), []
+    results: list[Any] = []
+    late: list[Any] = []
+    done = 0
+    for cut in [*sorted({min(cut, len(forward)) for cut in cuts}), len(forward)]:
+        _feed(harness, forward[done:cut])
+        done = cut
+        changes.append(harness.operator.snapshot_changes())
+        found, found_late = _outputs(harness)
+        results += found
+        late += found_late
+        restored = operator()
+        restored.restore_state(snapshot, changes)
+        harness = OneInputOperatorHarness(restored)
+    assert (sorted(results), sorted(late)) == _outputs(reference)
+    assert harness.operator.open_panes() == reference.operator.open_panes()  # what is cleaned up, too
+
+
 def test_supports_only_what_it_implements() -> None:
     assert supports(TumblingEventTimeWindows.of(10), None, None)
     assert supports(SlidingEventTimeWindows.of(10, 5), None, None)

@@ -29,6 +29,7 @@ from panes.spark.linear import Step
 from panes.tags import OutputTag
 from panes.time import LONG_MAX, LONG_MIN
 from panes.timers.clock import ManualProcessingTimeService
+from panes.types.errors import SchemaMismatchError
 
 
 class _Output:
@@ -128,19 +129,21 @@ class StepHost:
         channel = (self._own, tag)
         if channel not in self._needed:
             return
+        value = record.value
         record_type = self._checked.get(channel)
         if record_type is not None:
-            conformed = self.operator.conform_result(record, record_type, tag)
-            if conformed is None:
+            try:
+                value = record_type.conform(value)
+            except SchemaMismatchError:  # the operator reports it (error output, or a failure naming it)
+                self.operator.conform_result(record, record_type, tag)
                 return
-            record = conformed
         # results of an element keep its place in the stream; results of timers follow the host's order
         if self._current_seq is not None:
             order = self._current_seq
         else:
             self._counter += 1
             order = (self.shard << 40) | self._counter
-        self._out.append(Record(channel, record.value, record.timestamp, order, self._phase))
+        self._out.append(Record(channel, value, record.timestamp, order, self._phase))
 
     # -- one micro-batch -------------------------------------------------------------------------------------
 

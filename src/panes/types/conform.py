@@ -183,9 +183,11 @@ def _struct(t: pa.StructType, ddl: str, shape: str) -> Conformer:
                 return found
         return misfit
 
+    fast = _fast_by_name(t, fields, shape)
+
     def by_name(mapping: Mapping[str, Any]) -> Any:
         try:
-            return build([conform(mapping.get(name, _MISSING)) for name, conform in pairs])
+            return fast(mapping)
         except _Misfit as misfit:
             raise locate(misfit, lambda _, name: mapping.get(name, _MISSING)) from None
 
@@ -235,6 +237,49 @@ def _struct(t: pa.StructType, ddl: str, shape: str) -> Conformer:
         raise _misfit(value, ddl, "a record is a dict, a Row, a tuple, a namedtuple or a dataclass")
 
     return conform
+
+
+def _fast_check(field: pa.Field) -> str | None:
+    """A Python expression over ``v`` that is true when ``v`` is already the canonical form of a value of
+    ``field`` (a common case the field's conformer would return unchanged), or ``None`` when there is none."""
+    t, types = field.type, pa.types
+    metadata = field.metadata or {}
+    if types.is_integer(t):
+        check = f"type(v) is int and {-(1 << (t.bit_width - 1))} <= v <= {(1 << (t.bit_width - 1)) - 1}"
+    elif types.is_floating(t) and t.bit_width == 64:
+        check = "type(v) is float"
+    elif types.is_string(t) and metadata.get(b"panes.type") != CHAR_METADATA[b"panes.type"]:
+        check = "type(v) is str and v.isascii()"
+    elif types.is_boolean(t):
+        check = "v is True or v is False"
+    else:
+        return None
+    return f"v is None or ({check})" if field.nullable else check
+
+
+def _fast_by_name(t: pa.StructType, fields: tuple[Conformer, ...], shape: str) -> Callable[[Mapping[str, Any]], Any]:
+    """The conform function of a mapping read by name into a struct of ``t`` in ``shape``: a function compiled
+    for ``t`` that keeps each field value that is already canonical (:func:`_fast_check`) and hands the others
+    to the field's conformer (``fields``), which returns their canonical form or raises ``_Misfit``. It gives
+    what calling every field's conformer gives, with a fraction of the calls for records of plain values."""
+    lines = ["def by_name(mapping):"]
+    names = [t.field(i).name for i in range(t.num_fields)]
+    for index, name in enumerate(names):
+        lines.append(f"    v = mapping.get({name!r}, MISSING)")
+        check = _fast_check(t.field(index))
+        call = f"f{index}(v)"
+        lines.append(f"    v{index} = v if {check} else {call}" if check is not None else f"    v{index} = {call}")
+    values = ", ".join(f"v{index}" for index in range(len(names)))
+    if shape == "row":
+        lines.append(f"    return make_row(names, ({values}{',' if len(names) == 1 else ''}))")
+    elif shape == "tuple":
+        lines.append(f"    return ({values}{',' if len(names) == 1 else ''})")
+    else:
+        lines.append("    return {" + ", ".join(f"{name!r}: v{index}" for index, name in enumerate(names)) + "}")
+    namespace: dict[str, Any] = {"MISSING": _MISSING, "make_row": _make_row, "names": tuple(names)}
+    namespace.update({f"f{index}": conform for index, conform in enumerate(fields)})
+    exec("\n".join(lines), namespace)
+    return cast(Callable[[Mapping[str, Any]], Any], namespace["by_name"])
 
 
 def _list(t: pa.ListType, ddl: str) -> Conformer:

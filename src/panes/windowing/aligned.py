@@ -2,8 +2,11 @@ r"""A lean window operator for the most common configuration, with the window op
 
 ``AlignedWindowOperator`` handles tumbling and sliding event-time windows (aligned, no stagger) with the
 default ``EventTimeTrigger``, no evictor, and any window function, allowed lateness and late-data tag. It
-keeps each pane as a plain accumulator in a dict keyed by ``(key, window start)`` and its timers in one heap,
-instead of going through trigger contexts, state objects and the general timer service per element.
+keeps each pane as a plain accumulator in a dict keyed by ``(key, window start)``, the keys of each window's
+open panes, and two timers per *window* (not per pane) in one heap: ``FIRE`` at its ``max_timestamp()`` (while
+the watermark is before it) and ``CLEANUP`` at ``max_timestamp() + allowed lateness``. Timers follow from the
+windows and the watermark, so snapshots hold only the panes. This avoids trigger contexts, state objects and
+the general timer service per element.
 
 It is a sibling of the general :class:`~panes.windowing.operator.WindowOperator` (both subclass
 :class:`~panes.windowing.window_step.WindowStep`: the configuration, the function and how a pane is emitted)
@@ -12,14 +15,14 @@ are skipped, an element skipped by all its windows is late when ``timestamp + la
 window whose end the watermark already passed fires at once, otherwise it fires when the watermark reaches
 ``max_timestamp``, and it is cleaned up at ``max_timestamp + lateness``. What may differ is only the order in
 which panes *of different keys* that fire at the same watermark leave (Flink's timer heap orders ties by its
-own structure). Runners that do not promise Flink's emission order across keys (the Spark runner) use it;
-tests prove the results equal.
+own structure; here a window's panes fire in the order their keys first reached it). Runners that do not
+promise Flink's emission order across keys (the Spark runner) use it; tests prove the results equal.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from panes.elements import StreamRecord, Watermark
@@ -94,11 +97,13 @@ class AlignedWindowOperator(WindowStep):
             self._add = lambda value, acc: (acc.append(value), acc)[1]
             self._result = None
         self._panes: dict[tuple[Any, int], Any] = {}
-        self._timers: list[tuple[int, int, Any, int]] = []
-        self._pending: dict[tuple[int, Any, int], int] = {}
-        self._order = 0
+        self._windows: dict[int, dict[Any, bool]] = {}
+        """Per window start, the keys of its open panes, in the order they first reached it, each with whether
+        its pane fired (a pane that has not waits for the window's ``FIRE`` timer)."""
+        self._timers: list[tuple[int, int]] = []
+        self._pending: dict[tuple[int, int], int] = {}
+        """The timers in the heap: ``(time, window start)`` -> ``FIRE`` and/or ``CLEANUP``."""
         self._pane_changes: Changes | None = None
-        self._timer_changes: Changes | None = None
 
     def set_observer(self, observer: Any) -> None:
         """Refused: this operator has no observation points (observe the general :class:`WindowOperator`,
@@ -151,48 +156,47 @@ class AlignedWindowOperator(WindowStep):
                 self.trigger_context.window = TimeWindow(start, start + size)  # the pane in work, for the report
                 raise
             panes[slot] = acc
-            # as EventTimeTrigger and the window operator do for every element (timers are de-duplicated;
-            # a watermark that went back makes an already fired window fire again)
-            try:
-                if has_ended(max_timestamp, watermark):
-                    self._fire(key, start, acc)
-                else:
-                    self._schedule(max_timestamp, key, start, FIRE)
-            finally:
-                # a firing that raised (the element goes to the error output) still leaves the pane cleaned up
+            keys = self._windows.get(start)
+            if keys is None:
+                keys = self._windows[start] = {}
                 if cleanup != LONG_MAX:
-                    self._schedule(cleanup, key, start, CLEANUP)
+                    self._schedule(cleanup, start, CLEANUP)
+            # as EventTimeTrigger does for every element: a window whose end the watermark passed fires at once,
+            # others when the watermark reaches their end (again, after a watermark that went back)
+            if has_ended(max_timestamp, watermark):
+                keys[key] = True
+                self._fire(key, start, acc)
+            elif keys.get(key) is not False:
+                keys[key] = False
+                self._schedule(max_timestamp, start, FIRE)
         if skipped and is_element_late(timestamp, lateness, watermark):
             if self.late_data_tag is not None:
                 self.output.collect_side(self.late_data_tag, record)
             else:
                 self.num_late_records_dropped += 1
 
-    def _schedule(self, time: int, key: Any, start: int, kind: int) -> None:
-        slot = (time, key, start)
+    def _schedule(self, time: int, start: int, kind: int) -> None:
+        slot = (time, start)
         flags = self._pending.get(slot)
         if flags is None:
-            self._order += 1
-            heapq.heappush(self._timers, (time, self._order, key, start))
+            heapq.heappush(self._timers, slot)
             self._pending[slot] = kind
-        elif flags | kind != flags:
-            self._pending[slot] = flags | kind
         else:
-            return
-        if self._timer_changes is not None:
-            self._timer_changes.replaced(slot)
+            self._pending[slot] = flags | kind
 
-    def _fire(self, key: Any, start: int, acc: Any) -> None:
-        """Evaluate the pane ``(key, start)`` holding ``acc`` (when it raises, the window stays the one in work
-        for the failure report)."""
-        window = self._enter(key, start)
+    def _fire(self, key: Any, start: int, acc: Any, window: TimeWindow | None = None) -> None:
+        """Evaluate the pane ``(key, start)`` holding ``acc`` (``window``: its window, when made already; when it
+        raises, the window stays the one in work for the failure report)."""
+        window = self._enter(key, start, window)
         contents = acc if self._result is None else self._result(acc)
         self._emit_window_contents(window, contents)
         self.trigger_context.window = None
 
-    def _enter(self, key: Any, start: int) -> TimeWindow:
-        """Make ``key`` and the window starting at ``start`` the ones in work (failure reports name them)."""
-        window = TimeWindow.of_size(start, self._size)
+    def _enter(self, key: Any, start: int, window: TimeWindow | None = None) -> TimeWindow:
+        """Make ``key`` and the window starting at ``start`` (``window``, when made already) the ones in work
+        (failure reports name them)."""
+        if window is None:
+            window = TimeWindow.of_size(start, self._size)
         self.backend.current_key = key
         self.trigger_context.key = key
         self.trigger_context.window = window
@@ -220,36 +224,49 @@ class AlignedWindowOperator(WindowStep):
         self.timer_service.current_watermark = LONG_MIN
 
     def _advance(self, time: int) -> None:
-        """Fire and clean what is due at watermark ``time``."""
+        """Fire and clean what is due at watermark ``time``: window by window in timer order, each window's
+        panes in the order their keys first reached it."""
         self._watermark = time
         self.timer_service.current_watermark = time
         timers = self._timers
         while timers and timers[0][0] <= time:
-            at, _, key, start = heapq.heappop(timers)
-            flags = self._pending.pop((at, key, start))
-            if self._timer_changes is not None:
-                self._timer_changes.replaced((at, key, start))
+            slot = heapq.heappop(timers)
+            flags = self._pending.pop(slot)
+            at, start = slot
+            keys = self._windows.get(start)
+            if not keys:
+                continue
+            if flags & CLEANUP:
+                del self._windows[start]
+            window = TimeWindow.of_size(start, self._size)
+            max_timestamp = window.max_timestamp()
+            self._firing_time = max_timestamp if flags & FIRE else cleanup_time(max_timestamp, self.allowed_lateness)
+            self._cleaning = bool(flags & CLEANUP)
             try:
-                self._on_timer_flags(key, start, flags)
-            except Exception as error:
-                self._enter(key, start)
-                self.report_failure(StreamRecord(None, at), error)
-            self.trigger_context.window = None
+                for key, fired in list(keys.items()):
+                    kind = flags & ~FIRE if fired else flags
+                    if not kind:
+                        continue
+                    if kind & FIRE:
+                        keys[key] = True
+                    try:
+                        self._on_timers(key, start, window, kind)
+                    except Exception as error:
+                        self._enter(key, start, window)
+                        self.report_failure(StreamRecord(None, at), error)
+                    self.trigger_context.window = None
+            finally:
+                self.__dict__.pop("_firing_time", None)
+                self.__dict__.pop("_cleaning", None)
 
-    def _on_timer_flags(self, key: Any, start: int, flags: int) -> None:
-        """A timer of the pane ``(key, start)``: fire it and/or clean it up (even when firing raised)."""
+    def _on_timers(self, key: Any, start: int, window: TimeWindow, flags: int) -> None:
+        """The timers ``flags`` of the window of the pane ``(key, start)``: fire it and/or clean it up (even when
+        firing raised)."""
         slot = (key, start)
-        window = TimeWindow.of_size(start, self._size)
-        self._firing_time = (
-            window.max_timestamp() if flags & FIRE else cleanup_time(window.max_timestamp(), self.allowed_lateness)
-        )
-        self._cleaning = bool(flags & CLEANUP)
         try:
             if flags & FIRE and slot in self._panes:
-                self._fire(key, start, self._panes[slot])
+                self._fire(key, start, self._panes[slot], window)
         finally:
-            self.__dict__.pop("_firing_time", None)
-            self.__dict__.pop("_cleaning", None)
             if flags & CLEANUP:
                 self._panes.pop(slot, None)
                 if self._pane_changes is not None:
@@ -276,57 +293,64 @@ class AlignedWindowOperator(WindowStep):
 
     def snapshot_extra(self) -> Any:
         extra = super().snapshot_extra()
-        return {**extra, "panes": self._panes, "pending": self._pending}
+        return {**extra, "panes": self._panes}
 
     def restore_extra(self, data: Any) -> None:
         super().restore_extra(data)
         if data and "panes" in data:
             self._panes = dict(data["panes"])
-            self._pending = dict(data["pending"])
-            # the timers in the order they were scheduled (the pending dict keeps it)
-            self._timers = [(time, order, key, start) for order, (time, key, start) in enumerate(self._pending)]
-            heapq.heapify(self._timers)
-            self._order = len(self._timers)
+
+    def restore_state(self, snapshot: bytes, changes: Sequence[bytes] = ()) -> None:
+        """As every operator restores, then the windows of the panes and their timers at the restored watermark
+        (a pane whose window's end it passed has fired)."""
+        super().restore_state(snapshot, changes)
+        self._windows, self._timers, self._pending = {}, [], {}
+        watermark, lateness = self._watermark, self.allowed_lateness
+        for key, start in self._panes:
+            max_timestamp = java_add(start, self._size - 1)
+            keys = self._windows.get(start)
+            if keys is None:
+                keys = self._windows[start] = {}
+                cleanup = cleanup_time(max_timestamp, lateness)
+                if cleanup != LONG_MAX:
+                    self._schedule(cleanup, start, CLEANUP)
+            ended = has_ended(max_timestamp, watermark)
+            keys[key] = ended
+            if not ended:
+                self._schedule(max_timestamp, start, FIRE)
 
     @classmethod
     def rescale_extra(cls, extras: list[Any], owner: Owner, count: int) -> list[Any]:
-        """The window operator's extras, with the panes (by ``(key, start)``) and pending timers (by ``(time, key,
-        start)``) of each key at its new instance."""
+        """The window operator's extras, with the panes (by ``(key, start)``) of each key at its new instance
+        (timers follow from the panes)."""
         base = super().rescale_extra(extras, owner, count)
-        parts = [{**(extra or {}), "panes": {}, "pending": {}} for extra in base]
+        parts = [{**(extra or {}), "panes": {}} for extra in base]
         for extra in extras:
             if not extra or "panes" not in extra:
                 continue
             for part, panes in zip(parts, split_keyed(extra["panes"], lambda slot: slot[0], owner, count), strict=True):
                 part["panes"].update(panes)
-            pending = split_keyed(extra["pending"], lambda slot: slot[1], owner, count)
-            for part, timers in zip(parts, pending, strict=True):
-                part["pending"].update(timers)
         return parts
 
     def track_changes(self) -> None:
         super().track_changes()
         self._pane_changes = Changes()
-        self._timer_changes = Changes()
 
     def forget_changes(self) -> None:
         super().forget_changes()
-        if self._pane_changes is not None and self._timer_changes is not None:
-            self._pane_changes, self._timer_changes = Changes(), Changes()
+        if self._pane_changes is not None:
+            self._pane_changes = Changes()
 
     def extra_changes(self) -> Any:
         extra = super().snapshot_extra()
-        if self._pane_changes is None or self._timer_changes is None:
-            return {**extra, "panes": self._panes, "pending": self._pending, "full": True}
-        panes = self._pane_changes.take(self._panes)
-        pending = self._timer_changes.take(self._pending)
-        return {**extra, "panes": panes, "pending": pending}
+        if self._pane_changes is None:
+            return {**extra, "panes": self._panes, "full": True}
+        return {**extra, "panes": self._pane_changes.take(self._panes)}
 
     @staticmethod
     def apply_extra_changes(extra: Any, changes: Any) -> Any:
         if changes.get("full"):
             return changes
-        panes, pending = dict(extra["panes"]), dict(extra["pending"])
+        panes = dict(extra["panes"])
         apply_delta(panes, changes["panes"])
-        apply_delta(pending, changes["pending"])
-        return {**changes, "panes": panes, "pending": pending}
+        return {**changes, "panes": panes}

@@ -13,6 +13,7 @@ and what a snapshot and a rescaling keep of them (the assigner's stagger offset,
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from panes.elements import StreamRecord, Watermark
@@ -111,13 +112,17 @@ class WindowFunctionContext(WindowContext[Any]):
     def __init__(self, operator: WindowStep) -> None:
         self._operator = operator
         self._window: Any = None
-        self._pane: PaneInfo | None = None
+        self._pane: PaneInfo | Callable[[], PaneInfo] | None = None
+        """The pane info of the firing in progress, or what works it out when the function asks for it."""
         self._global = NamespacedStateStore(operator.backend, VOID_NAMESPACE)
 
     def pane(self) -> PaneInfo:
-        if self._pane is None:
+        pane = self._pane
+        if pane is None:
             raise UnsupportedOperationError("pane() is known while a pane fires (in process), not in clear()")
-        return self._pane
+        if not isinstance(pane, PaneInfo):
+            pane = self._pane = pane()
+        return pane
 
     def window(self) -> Any:
         return self._window
@@ -281,12 +286,20 @@ class WindowStep(OneInputStreamOperator):
             return results
         return with_retractions(self.backend.get_partitioned_state(window, LAST_RESULTS), results)
 
-    def _next_pane(self, window: Any) -> PaneInfo:
-        """The pane info of the firing of ``window`` in progress (``pane_info``), recorded in the window's state."""
+    def _next_pane(self, window: Any) -> PaneInfo | Callable[[], PaneInfo]:
+        """The pane info of the firing of ``window`` in progress (``pane_info``), recorded in the window's state;
+        for the window's last firing, which records nothing, what works it out if the function asks for it."""
         time, before = self._closing_times()
         last = self._cleaning or (self.is_event_time and self.timer_service.current_watermark == LONG_MAX)
         state = self._pane_state
         state.set_current_namespace(window)
+        if last:
+
+            def last_pane() -> PaneInfo:
+                state.set_current_namespace(window)
+                return next_pane(state, window.max_timestamp(), time, before, True)
+
+            return last_pane
         return next_pane(state, window.max_timestamp(), time, before, last)
 
     # -- the closing time before an advance (pane info) ------------------------------------------------------
