@@ -263,9 +263,11 @@ class AbstractStreamOperator(ABC):
         ``error_out`` or ``side_out`` (see :class:`CountingOutput`)."""
         tag_id = tag if isinstance(tag, str) else tag.tag_id
         counters = self.counters
-        if any(late.tag_id == tag_id for late in self.late_output_tags()):
-            counters.late_out += amount
-        elif self.error_tag is not None and self.error_tag.tag_id == tag_id:
+        for late in self.late_output_tags():
+            if late.tag_id == tag_id:
+                counters.late_out += amount
+                return
+        if self.error_tag is not None and self.error_tag.tag_id == tag_id:
             counters.error_out += amount
         else:
             counters.side_out += amount

@@ -16,7 +16,9 @@ timestamp, one key at a time, every timer of a key firing when its rows end.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
+
+import numpy as np
 
 from panes.datastream.plan import OneInputTransformation, TwoInputTransformation
 from panes.datastream.windowed import WindowSpec
@@ -24,7 +26,7 @@ from panes.elements import StreamRecord, Watermark, WatermarkStatus
 from panes.operators.base import AbstractStreamOperator, OneInputStreamOperator
 from panes.operators.sorted_input import sorted_input_for
 from panes.operators.two_input import TwoInputStreamOperator
-from panes.spark.layout import Record
+from panes.spark.layout import Columns, Record
 from panes.spark.linear import Step
 from panes.tags import OutputTag
 from panes.time import LONG_MAX, LONG_MIN
@@ -203,6 +205,34 @@ class StepHost:
                 self._feed(row)
         out, self._out = self._out, []
         return out
+
+    def process_columns(self, rows: Columns, watermark: int = LONG_MIN, now: int = 0, batch: int = 0) -> list[Record]:
+        """:meth:`process` for a one-input operator (``TypeError`` for others), its rows as columns: no record
+        object per row."""
+        if not isinstance(self.operator, OneInputStreamOperator):
+            raise TypeError(f"{self.operator.task_name} takes two inputs: process its rows as records")
+        self.open()
+        self._out = []
+        late = rows.phases % 2
+        order = np.lexsort((rows.seqs, late))
+        early = len(order) - int(np.count_nonzero(late))
+        self._phase = 2 * batch
+        self.clock.set_current_time(now)
+        self._feed_columns(rows, order[:early])
+        self.advance(watermark, now)
+        self._phase = 2 * batch + 1
+        self._feed_columns(rows, order[early:])
+        out, self._out = self._out, []
+        return out
+
+    def _feed_columns(self, rows: Columns, order: np.ndarray) -> None:
+        """Rows ``order`` of ``rows`` to the (one-input) operator, in that order."""
+        process = cast(OneInputStreamOperator, self.operator).process_record
+        values, timestamps = rows.values, rows.timestamps
+        for index, seq in zip(order.tolist(), rows.seqs[order].tolist(), strict=True):
+            self._current_seq = seq
+            process(StreamRecord(values[index], timestamps[index]))
+        self._current_seq = None
 
     def process_sorted(self, rows: Iterable[Record], now: int = 0) -> list[Record]:
         """BATCH execution: all the shard's rows of a keyed step, processed one key at a time (see the module

@@ -184,31 +184,69 @@ def channel_mask(batch: pa.RecordBatch, codes: Iterable[int]) -> np.ndarray:
     return result
 
 
-def read_records(batch: pa.RecordBatch, codes: ChannelCodes, mask: np.ndarray) -> list[Record]:
-    """The rows of ``batch`` selected by ``mask`` as records, in their order."""
+class Columns(NamedTuple):
+    """Rows inside a Python step as columns: their channels' codes, values, timestamps (``None``: none),
+    ordering numbers and phases."""
+
+    codes: np.ndarray
+    values: list[Any]
+    timestamps: list[int | None]
+    seqs: np.ndarray
+    phases: np.ndarray
+
+    @classmethod
+    def concat(cls, parts: Sequence[Columns]) -> Columns:
+        """The rows of ``parts``, one after the other."""
+        if len(parts) == 1:
+            return parts[0]
+        empty = np.empty(0, dtype=np.int64)
+        return cls(
+            np.concatenate([part.codes for part in parts]) if parts else empty.astype(np.int32),
+            [value for part in parts for value in part.values],
+            [timestamp for part in parts for timestamp in part.timestamps],
+            np.concatenate([part.seqs for part in parts]) if parts else empty,
+            np.concatenate([part.phases for part in parts]) if parts else empty.astype(np.int32),
+        )
+
+
+def read_columns(batch: pa.RecordBatch, codes: ChannelCodes, mask: np.ndarray) -> Columns:
+    """The rows of ``batch`` selected by ``mask`` as columns, in their order (values decoded by channel)."""
     positions = np.flatnonzero(mask)
-    if positions.size == 0:
-        return []
-    rows = batch.take(pa.array(positions))
-    channel_codes = rows.column("ch").to_pylist()
+    rows = batch if positions.size == batch.num_rows else batch.take(pa.array(positions))
+    channel_codes = rows.column("ch").to_numpy(zero_copy_only=False)
+    present = np.unique(channel_codes).tolist()
     values: list[Any] = [None] * rows.num_rows
-    for code in set(channel_codes):
+    for code in present:
         column = rows.column(codes.column(code))
-        if len(set(channel_codes)) == 1:
+        if len(present) == 1:
             values = codes.decode(code, column)
             break
-        own = [i for i, c in enumerate(channel_codes) if c == code]
-        for i, value in zip(own, codes.decode(code, column.take(pa.array(own))), strict=True):
+        own = np.flatnonzero(channel_codes == code)
+        for i, value in zip(own.tolist(), codes.decode(code, column.take(pa.array(own))), strict=True):
             values[i] = value
+    return Columns(
+        channel_codes,
+        values,
+        rows.column("ts").to_pylist(),
+        rows.column("seq").to_numpy(zero_copy_only=False),
+        rows.column("ph").to_numpy(zero_copy_only=False),
+    )
+
+
+def read_records(batch: pa.RecordBatch, codes: ChannelCodes, mask: np.ndarray) -> list[Record]:
+    """The rows of ``batch`` selected by ``mask`` as records, in their order."""
+    if not mask.any():
+        return []
+    found = read_columns(batch, codes, mask)
     channel = codes.channel
     return [
         Record(channel[c], v, t, s, p)
         for c, v, t, s, p in zip(
-            channel_codes,
-            values,
-            rows.column("ts").to_pylist(),
-            rows.column("seq").to_pylist(),
-            rows.column("ph").to_pylist(),
+            found.codes.tolist(),
+            found.values,
+            found.timestamps,
+            found.seqs.tolist(),
+            found.phases.tolist(),
             strict=True,
         )
     ]

@@ -19,10 +19,21 @@ import pyarrow as pa
 from panes.datastream.plan import OneInputTransformation, shared_type
 from panes.datastream.windowed import WindowSpec
 from panes.errors import ErrorRecord, UserFunctionError, located
+from panes.operators.base import OneInputStreamOperator
 from panes.operators.metrics import OperatorCounters
 from panes.operators.rescaling import Owner
 from panes.spark.host import StepHost
-from panes.spark.layout import ChannelCodes, Layout, Record, channel_mask, forwarded_row, read_records, unpack
+from panes.spark.layout import (
+    ChannelCodes,
+    Columns,
+    Layout,
+    Record,
+    channel_mask,
+    forwarded_row,
+    read_columns,
+    read_records,
+    unpack,
+)
 from panes.spark.linear import Step
 from panes.windowing.assigners.base import MissingTimestampError
 from panes.windowing.columnar.aligned import ColumnarAlignedWindows
@@ -121,7 +132,13 @@ class RecordHost:
 
     def run(self, batches: list[pa.RecordBatch], watermark: int, now: int, batch: int = 0) -> list[pa.RecordBatch]:
         before = self.host.operator.current_watermark()
-        out = self._run(batches, lambda records: self.host.process(records, watermark, now, batch))
+        if isinstance(self.host.operator, OneInputStreamOperator):
+            mine, passing = split(batches, self.step, self.codes, self.shard)
+            read = self.codes.codes(self.step.consumed)
+            rows = Columns.concat([read_columns(part, self.codes, channel_mask(part, read)) for part in mine])
+            out = self._encoded(self.host.process_columns(rows, watermark, now, batch), passing)
+        else:
+            out = self._run(batches, lambda records: self.host.process(records, watermark, now, batch))
         return [forwarded_row(self.layout, before, self.host.operator.current_watermark(), batch), *out]
 
     def _run(
@@ -133,7 +150,10 @@ class RecordHost:
         records: list[Record] = []
         for part in mine:
             records.extend(read_records(part, self.codes, channel_mask(part, read)))
-        out = process(records)
+        return self._encoded(process(records), passing)
+
+    def _encoded(self, out: list[Record], passing: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
+        """The step's output ``out`` as rows, then the rows passing by."""
         result = [self.layout.encode(out)] if out else []
         return result + [self.layout.adapt(b) for b in passing]
 

@@ -99,8 +99,20 @@ def compile_conformer(field: pa.Field, shape: str) -> Conformer:
     """The conform function of records of ``field`` (a type :func:`~panes.types.ddl.normalize_type`
     returned): it returns the canonical form of a value or raises :class:`SchemaMismatchError`."""
     inner = _field(field, shape)
+    t = field.type
+    # a record given as a dict goes straight to its struct's compiled reading by name
+    fast = (
+        _fast_by_name(t, tuple(_field(t.field(i)) for i in range(t.num_fields)), shape)
+        if pa.types.is_struct(t)
+        else None
+    )
 
     def conform(value: Any) -> Any:
+        if fast is not None and type(value) is dict:
+            try:
+                return fast(value)
+            except _Misfit:
+                pass  # the whole path below finds the field that does not fit, and says where it is
         try:
             return inner(value)
         except _Misfit as misfit:
