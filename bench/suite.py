@@ -61,6 +61,9 @@ class Side:
     jvm: int
     worker: int
     workers: int
+    cpu_jvm: float = 0.0
+    cpu_python: float = 0.0
+    """CPU seconds the JVM and the Python processes (workers and shard keepers) used during the run."""
     state_bytes_per_pane: float | None = None
     written: list[int] | None = None
     """State bytes panes wrote in each micro-batch that called its keyed step."""
@@ -75,6 +78,8 @@ class Side:
             sampler.jvm_peak,
             sampler.worker_peak,
             sampler.workers_total_peak,
+            sampler.cpu_seconds("jvm"),
+            sampler.cpu_seconds("python"),
         )
 
     def batch(self, number: int) -> float | None:
@@ -204,8 +209,8 @@ def print_row(case: Case, native: Side, panes: Side, same: bool, count: int, eve
         f"{case.name:55s} native {events / native.seconds:9.0f}/s  panes {events / panes.seconds:9.0f}/s  "
         f"ratio {native.seconds / panes.seconds:5.2f}  first {fmt(panes.batch(1))} s  "
         f"b2 {fmt(panes.batch(2))} s  b10 {fmt(panes.batch(10))} s  empty {fmt(panes.empty_batch())} s "
-        f"(native {fmt(native.empty_batch())} s)  "
-        f"{'same' if same else 'DIFFERENT'} ({count} windows)",
+        f"(native {fmt(native.empty_batch())} s)  CPU s JVM/Python {panes.cpu_jvm:.0f}/{panes.cpu_python:.0f} "
+        f"(native {native.cpu_jvm:.0f}/{native.cpu_python:.0f})  {'same' if same else 'DIFFERENT'} ({count} windows)",
         flush=True,
     )
 
@@ -261,20 +266,22 @@ def write_results(args: Any, rows: list[Any], spark_version: str, local: dict[st
         "panes/native throughput. Batch times are panes' (`triggerExecution` of Spark's progress): the "
         "first batch, data batches 2 and 10, and the last batch with no input and nothing due (native's in "
         "brackets). Memory is "
-        "the peak resident size of the JVM and of one Python worker during panes' run. State bytes per pane: "
+        "the peak resident size of the JVM and of one Python worker during panes' run; CPU the seconds the JVM and all "
+        "Python processes used during it (native's in brackets). State bytes per pane: "
         "panes' stored state divided by its open panes, at its largest. Written KiB: the state panes wrote to "
         "Spark's state store in data batches 2 and 10.",
         "",
         "| case | native ev/s | panes ev/s | ratio | first batch s | batch 2 s | batch 10 s | empty batch s | "
-        "JVM MB | worker MB | state B/pane | written KiB b2 / b10 | results |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "JVM MB | worker MB | CPU s JVM / Python | state B/pane | written KiB b2 / b10 | results |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for case, native, panes, same, count in rows:
         lines.append(
             f"| {case.name} | {args.events / native.seconds:,.0f} | {args.events / panes.seconds:,.0f} | "
             f"{native.seconds / panes.seconds:.2f} | {fmt(panes.batch(1))} | {fmt(panes.batch(2))} | "
             f"{fmt(panes.batch(10))} | {fmt(panes.empty_batch())} ({fmt(native.empty_batch())}) | {mb(panes.jvm)} | "
-            f"{mb(panes.worker)} | "
+            f"{mb(panes.worker)} | {panes.cpu_jvm:.0f} / {panes.cpu_python:.0f} "
+            f"({native.cpu_jvm:.0f} / {native.cpu_python:.0f}) | "
             f"{fmt(panes.state_bytes_per_pane, 1)} | {written_kb(panes, 2)} / {written_kb(panes, 10)} | "
             f"{'identical' if same else 'DIFFERENT'}, {count:,} windows |"
         )

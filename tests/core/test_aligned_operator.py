@@ -224,6 +224,99 @@ def test_a_restore_from_a_snapshot_and_its_changes_continues_exactly(
     assert harness.operator.open_panes() == reference.operator.open_panes()  # what is cleaned up, too
 
 
+ERRORS: OutputTag[Any] = OutputTag("errors")
+
+
+class Numbered:
+    """An operator's output that records each record with the number of the element being processed (``None``:
+    a watermark's work)."""
+
+    def __init__(self) -> None:
+        self.current: int | None = None
+        self.records: list[Any] = []
+
+    def at(self, seq: int | None) -> None:
+        self.current = seq
+
+    def collect(self, record: StreamRecord[Any]) -> None:
+        self.records.append((self.current, None, record))
+
+    def collect_side(self, tag: OutputTag[Any], record: StreamRecord[Any]) -> None:
+        self.records.append((self.current, tag.tag_id, record))
+
+    def emit_watermark(self, watermark: Watermark) -> None:
+        self.records.append((None, "watermark", watermark))
+
+    def emit_watermark_status(self, status: Any) -> None:
+        return None
+
+
+@settings(max_examples=200, deadline=None)
+@example(  # an element for a window whose end the watermark reached exactly fires at once
+    script=[("e", "a", 500, 1), ("w", 699), ("e", "a", 600, 2)], sliding=False, lateness=250, kind="reduce", tagged=True
+)
+@given(
+    script=st.lists(
+        st.one_of(
+            st.tuples(st.just("e"), st.sampled_from("abx"), st.one_of(times, st.none()), st.integers(0, 9)),
+            st.tuples(st.just("w"), times),
+        ),
+        max_size=60,
+    ),
+    sliding=st.booleans(),
+    lateness=st.sampled_from([0, 250, 1000]),
+    kind=st.sampled_from(sorted(FUNCTIONS)),
+    tagged=st.booleans(),
+)
+def test_elements_taken_together_give_what_one_by_one_gives(
+    script: list[Any], sliding: bool, lateness: int, kind: str, tagged: bool
+) -> None:
+    """``process_elements`` (the Spark host's way: the elements between two watermarks at once) emits exactly
+    what ``process_record`` of each does, in the same order, numbered by the same elements; bad records (a key
+    selector that raises, no timestamp) go to the error output alike."""
+    assigner = SlidingEventTimeWindows.of(1000, 400, 100) if sliding else TumblingEventTimeWindows.of(1000, -300)
+
+    def key(element: tuple[str, int, int]) -> str:
+        if element[0] == "x":
+            raise ValueError("no key for x")
+        return element[0]
+
+    def run(together: bool) -> tuple[list[Any], AlignedWindowOperator]:
+        operator = AlignedWindowOperator(assigner, FUNCTIONS[kind](), key, None, lateness, LATE if tagged else None)
+        operator.error_tag = ERRORS
+        output = Numbered()
+        operator.setup(output)
+        operator.open()
+        pending: list[tuple[int, Any]] = []
+
+        def flush() -> None:
+            values = [(step[1], step[2], step[3]) for _, step in pending]
+            timestamps = [step[2] for _, step in pending]
+            seqs = [seq for seq, _ in pending]
+            if together:
+                operator.process_elements(values, timestamps, seqs, output.at)
+            else:
+                for seq, value, timestamp in zip(seqs, values, timestamps, strict=True):
+                    output.at(seq)
+                    operator.process_record(StreamRecord(value, timestamp))
+            pending.clear()
+            output.at(None)
+
+        for seq, step in enumerate([*script, ("w", 2**63 - 1)]):
+            if step[0] == "e":
+                pending.append((seq, step))
+            else:
+                flush()
+                operator.process_watermark(Watermark(step[1]))
+        return output.records, operator
+
+    one_by_one, one = run(together=False)
+    taken_together, together = run(together=True)
+    assert taken_together == one_by_one
+    assert together.num_late_records_dropped == one.num_late_records_dropped
+    assert together.counters.values() == one.counters.values()
+
+
 def test_supports_only_what_it_implements() -> None:
     assert supports(TumblingEventTimeWindows.of(10), None, None)
     assert supports(SlidingEventTimeWindows.of(10, 5), None, None)

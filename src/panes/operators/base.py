@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pickle
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from panes.elements import StreamRecord, Watermark, WatermarkStatus
@@ -488,6 +488,17 @@ class AbstractStreamOperator(ABC):
 class OneInputStreamOperator(AbstractStreamOperator):
     @abstractmethod
     def process_element(self, record: StreamRecord[Any]) -> None: ...
+
+    def process_elements(
+        self, values: Sequence[Any], timestamps: Sequence[int | None], seqs: Sequence[int], at: Callable[[int], None]
+    ) -> None:
+        """:meth:`process_record` of each of ``values`` (at ``timestamps``) in order, calling ``at(seqs[i])``
+        before element ``i`` (a host numbers what an element emits by it). Operators that can work out something
+        for many elements at once override it."""
+        process = self.process_record
+        for value, timestamp, seq in zip(values, timestamps, seqs, strict=True):
+            at(seq)
+            process(StreamRecord(value, timestamp))
 
 
 class StreamingRuntimeContext(RuntimeContext):

@@ -227,12 +227,21 @@ class StepHost:
 
     def _feed_columns(self, rows: Columns, order: np.ndarray) -> None:
         """Rows ``order`` of ``rows`` to the (one-input) operator, in that order."""
-        process = cast(OneInputStreamOperator, self.operator).process_record
+        if not len(order):
+            return
+        indices = order.tolist()
         values, timestamps = rows.values, rows.timestamps
-        for index, seq in zip(order.tolist(), rows.seqs[order].tolist(), strict=True):
-            self._current_seq = seq
-            process(StreamRecord(values[index], timestamps[index]))
+        cast(OneInputStreamOperator, self.operator).process_elements(
+            [values[index] for index in indices],
+            [timestamps[index] for index in indices],
+            rows.seqs[order].tolist(),
+            self._at,
+        )
         self._current_seq = None
+
+    def _at(self, seq: int) -> None:
+        """What the operator emits next is numbered ``seq`` (the element it processes)."""
+        self._current_seq = seq
 
     def process_sorted(self, rows: Iterable[Record], now: int = 0) -> list[Record]:
         """BATCH execution: all the shard's rows of a keyed step, processed one key at a time (see the module

@@ -80,7 +80,7 @@ class RecordType:
         object.__setattr__(self, "arrow_type", data_type)
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "_root", root)
-        object.__setattr__(self, "_conform", compile_conformer(root, shape))
+        object.__setattr__(self, "_conform", None)  # compiled at the first conform (many types never conform)
 
     @staticmethod
     def of(declared: object) -> RecordType | None:
@@ -134,7 +134,11 @@ class RecordType:
         type in Spark DDL spelling and the value with its Python type (the rules are in
         :mod:`panes.types.conform`). Conforming a canonical value returns an equal value.
         """
-        return self._conform(value)
+        conform = self._conform
+        if conform is None:
+            conform = compile_conformer(self._root, self.shape)
+            object.__setattr__(self, "_conform", conform)
+        return conform(value)
 
     def encode(self, values: Sequence[Any]) -> pa.Array:
         """An Arrow array of :attr:`arrow_type` holding ``values``, which must be canonical (as

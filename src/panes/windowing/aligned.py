@@ -25,18 +25,28 @@ import heapq
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from panes.elements import StreamRecord, Watermark
-from panes.operators.keys import KeySelector
+from panes.operators.keys import KeySelector, extract_key
 from panes.operators.rescaling import Owner, split_keyed
 from panes.state.changes import Changes, apply_delta
 from panes.tags import OutputTag
 from panes.time import LONG_MAX, LONG_MIN, DurationLike, java_add
 from panes.windowing.assigners.base import MissingTimestampError, WindowAssigner
-from panes.windowing.assigners.sliding import SlidingEventTimeWindows, window_starts
+from panes.windowing.assigners.sliding import SlidingEventTimeWindows, element_window_starts, window_starts
 from panes.windowing.assigners.stagger import WindowStagger
 from panes.windowing.assigners.tumbling import TumblingEventTimeWindows
 from panes.windowing.internal_functions import WindowFunctionSpec
-from panes.windowing.rules import cleanup_time, has_ended, is_element_late, is_window_late
+from panes.windowing.rules import (
+    cleanup_time,
+    cleanup_times,
+    elements_late,
+    has_ended,
+    is_element_late,
+    is_window_late,
+    windows_late,
+)
 from panes.windowing.triggers.base import Trigger
 from panes.windowing.triggers.event_time import EventTimeTrigger
 from panes.windowing.window_step import WindowStep
@@ -129,51 +139,100 @@ class AlignedWindowOperator(WindowStep):
         else:
             starts = window_starts(timestamp, size, self._slide, self._offset)
         skipped = True
-        panes = self._panes
-        value = record.value
         for start in starts:
             max_timestamp = java_add(start, size - 1)
             cleanup = cleanup_time(max_timestamp, lateness)
             if is_window_late(cleanup, watermark):
                 continue
             skipped = False
-            slot = (key, start)
-            acc = panes.get(slot)
-            changes = self._pane_changes
-            try:
-                if acc is None:
-                    acc = value if self._create is None else self._add(value, self._create())
-                    if changes is not None:
-                        changes.replaced(slot)
-                else:
-                    if changes is not None:
-                        if self._create is list:
-                            changes.appended(slot, len(acc))
-                        else:
-                            changes.replaced(slot)
-                    acc = self._add(value, acc)
-            except Exception:
-                self.trigger_context.window = TimeWindow(start, start + size)  # the pane in work, for the report
-                raise
-            panes[slot] = acc
-            keys = self._windows.get(start)
-            if keys is None:
-                keys = self._windows[start] = {}
-                if cleanup != LONG_MAX:
-                    self._schedule(cleanup, start, CLEANUP)
-            # as EventTimeTrigger does for every element: a window whose end the watermark passed fires at once,
-            # others when the watermark reaches their end (again, after a watermark that went back)
-            if has_ended(max_timestamp, watermark):
-                keys[key] = True
-                self._fire(key, start, acc)
-            elif keys.get(key) is not False:
-                keys[key] = False
-                self._schedule(max_timestamp, start, FIRE)
+            self._add_to_pane(key, record.value, start, max_timestamp, cleanup, watermark)
         if skipped and is_element_late(timestamp, lateness, watermark):
-            if self.late_data_tag is not None:
-                self.output.collect_side(self.late_data_tag, record)
+            self._late(record)
+
+    def process_elements(
+        self, values: Sequence[Any], timestamps: Sequence[int | None], seqs: Sequence[int], at: Callable[[int], None]
+    ) -> None:
+        """What :meth:`process_record` does for each of ``values`` (at ``timestamps``) in order, calling
+        ``at(seqs[i])`` before element ``i`` (a host numbers what an element emits by it); the elements' windows
+        and lateness are worked out for all of them at once (the watermark does not move in between)."""
+        if None in timestamps or self.backend.record_cleanups:  # missing timestamps are reported one by one
+            for value, timestamp, seq in zip(values, timestamps, seqs, strict=True):
+                at(seq)
+                self.process_record(StreamRecord(value, timestamp))
+            return
+        watermark = self.timer_service.current_watermark
+        lateness = self.allowed_lateness
+        times = np.fromiter(timestamps, dtype=np.int64, count=len(timestamps))
+        element, start = element_window_starts(times, self._size, self._slide, self._offset, self._tumbling)
+        max_timestamp = start + (self._size - 1)
+        cleanup = cleanup_times(max_timestamp, lateness)
+        live = np.flatnonzero(~windows_late(cleanup, watermark))
+        late = (np.bincount(element[live], minlength=len(times)) == 0) & elements_late(times, lateness, watermark)
+        # each element's live windows: pairs ``[firsts[i], firsts[i + 1])`` of the lists below
+        firsts = np.searchsorted(element[live], np.arange(len(times) + 1)).tolist()
+        starts, ends, cleanups = start[live].tolist(), max_timestamp[live].tolist(), cleanup[live].tolist()
+        key_selector, backend, counters, add = self.key_selector, self.backend, self.counters, self._add_to_pane
+        assert key_selector is not None
+        for index, (value, seq, is_late) in enumerate(zip(values, seqs, late.tolist(), strict=True)):
+            at(seq)
+            counters.records_in += 1
+            try:
+                key = backend.current_key = extract_key(key_selector, value)
+                for pair in range(firsts[index], firsts[index + 1]):
+                    add(key, value, starts[pair], ends[pair], cleanups[pair], watermark)
+                if is_late:
+                    self._late(StreamRecord(value, timestamps[index]))
+            except Exception as error:
+                self.report_failure(StreamRecord(value, timestamps[index]), error)
+
+    def _add_to_pane(self, key: Any, value: Any, start: int, max_timestamp: int, cleanup: int, watermark: int) -> None:
+        """Add ``value`` to the pane of ``key`` in the window at ``start`` (not late at ``watermark``): its
+        timers, and its firing when the window ended."""
+        slot = (key, start)
+        acc = self._panes.get(slot)
+        changes = self._pane_changes
+        try:
+            if acc is None:
+                if self._create is None:
+                    acc = value
+                elif self._create is list:
+                    acc = [value]
+                else:
+                    acc = self._add(value, self._create())
+                if changes is not None:
+                    changes.replaced(slot)
+            elif self._create is list:
+                if changes is not None:
+                    changes.appended(slot, len(acc))
+                acc.append(value)
             else:
-                self.num_late_records_dropped += 1
+                if changes is not None:
+                    changes.replaced(slot)
+                acc = self._add(value, acc)
+        except Exception:
+            self.trigger_context.window = TimeWindow(start, start + self._size)  # the pane in work, for the report
+            raise
+        self._panes[slot] = acc
+        keys = self._windows.get(start)
+        if keys is None:
+            keys = self._windows[start] = {}
+            if cleanup != LONG_MAX:
+                self._schedule(cleanup, start, CLEANUP)
+        # as EventTimeTrigger does for every element: a window whose end the watermark passed fires at once,
+        # others when the watermark reaches their end (again, after a watermark that went back)
+        if has_ended(max_timestamp, watermark):
+            keys[key] = True
+            self._fire(key, start, acc)
+        elif keys.get(key) is not False:
+            keys[key] = False
+            self._schedule(max_timestamp, start, FIRE)
+
+    def _late(self, record: StreamRecord[Any]) -> None:
+        """``record`` is late: to the late-data output, or counted as dropped."""
+        if self.late_data_tag is not None:
+            self.output.collect_side(self.late_data_tag, record)
+        else:
+            self.num_late_records_dropped += 1
 
     def _schedule(self, time: int, start: int, kind: int) -> None:
         slot = (time, start)
