@@ -23,6 +23,8 @@ from panes.windowing import (
     WindowStagger,
 )
 from panes.windowing.aligned import AlignedWindowOperator, supports
+from panes.windowing.functions import ProcessWindowFunction, WindowContext
+from panes.windowing.internal_functions import process_spec
 from panes.windowing.operator import WindowOperator
 
 LATE: OutputTag[Any] = OutputTag("late")
@@ -315,6 +317,33 @@ def test_elements_taken_together_give_what_one_by_one_gives(
     assert taken_together == one_by_one
     assert together.num_late_records_dropped == one.num_late_records_dropped
     assert together.counters.values() == one.counters.values()
+
+
+class Clearing(ProcessWindowFunction[Any, Any, Any, Any]):
+    """Records each window it is asked to clear, with the key."""
+
+    def __init__(self) -> None:
+        self.cleared: list[Any] = []
+
+    def process(self, key: Any, context: WindowContext[Any], elements: Any) -> Any:
+        yield key, context.window().start, 0, 0
+
+    def clear(self, context: WindowContext[Any]) -> None:
+        self.cleared.append(context.window())
+
+
+@pytest.mark.parametrize("lateness", [0, 250])
+def test_a_function_that_clears_is_called_for_each_pane_cleaned_up(lateness: int) -> None:
+    """Both operators call ``clear`` once per pane as its window is cleaned up (the lean one leaves the call out
+    only for functions that keep the no-op ``clear``)."""
+    script = [("e", "a", 100, 1), ("e", "b", 900, 2), ("e", "a", 1200, 3), ("w", 1500), ("e", "a", 650, 4)]
+    cleared = []
+    for make in (WindowOperator, AlignedWindowOperator):
+        function = Clearing()
+        operator = make(TumblingEventTimeWindows.of(1000, -300), process_spec(function), lambda e: e[0], None, lateness)
+        run(operator, script)
+        cleared.append(sorted((window.start, window.end) for window in function.cleared))
+    assert cleared[1] == cleared[0] == [(-300, 700), (700, 1700), (700, 1700)]
 
 
 def test_supports_only_what_it_implements() -> None:

@@ -114,6 +114,7 @@ class AlignedWindowOperator(WindowStep):
         self._pending: dict[tuple[int, int], int] = {}
         """The timers in the heap: ``(time, window start)`` -> ``FIRE`` and/or ``CLEANUP``."""
         self._pane_changes: Changes | None = None
+        self._clears_nothing = spec.function.clears_nothing()
 
     def set_observer(self, observer: Any) -> None:
         """Refused: this operator has no observation points (observe the general :class:`WindowOperator`,
@@ -333,8 +334,9 @@ class AlignedWindowOperator(WindowStep):
                 self.backend.current_key = key
                 self._pane_state.set_current_namespace(window)
                 self._pane_state.clear()
-                self.process_context._window = window
-                self.spec.function.clear(self.process_context)
+                if not self._clears_nothing:
+                    self.process_context._window = window
+                    self.spec.function.clear(self.process_context)
 
     def next_event_time_timer(self) -> int | None:
         return self._timers[0][0] if self._timers else None

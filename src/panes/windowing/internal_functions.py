@@ -49,6 +49,11 @@ class InternalWindowFunction(ABC):
     @abstractmethod
     def clear(self, context: WindowContext[Any]) -> None: ...
 
+    def clears_nothing(self) -> bool:
+        """Whether :meth:`clear` does nothing (the user's function keeps ``ProcessWindowFunction``'s), so an
+        operator cleaning many windows up may leave the calls out."""
+        return False
+
     def open_functions(self) -> list[Any]:
         """The user functions inside, for lifecycle calls (open/close)."""
         return []
@@ -199,6 +204,9 @@ class _IterableFunction(InternalWindowFunction):
 
     def clear(self, context: WindowContext[Any]) -> None:
         self.fn.clear(context)
+
+    def clears_nothing(self) -> bool:
+        return type(self.fn).clear is ProcessWindowFunction.clear
 
     def open_functions(self) -> list[Any]:
         return [self.fn]
