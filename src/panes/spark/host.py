@@ -33,6 +33,9 @@ from panes.time import LONG_MAX, LONG_MIN
 from panes.timers.clock import ManualProcessingTimeService
 from panes.types.errors import SchemaMismatchError
 
+_record = tuple.__new__
+"""Makes a ``Record`` from a tuple of its fields (half the cost of calling ``Record``, once per result)."""
+
 
 class _Output:
     """Collects what the operator emits as rows; watermarks stay inside (Spark carries them)."""
@@ -145,7 +148,7 @@ class StepHost:
         else:
             self._counter += 1
             order = (self.shard << 40) | self._counter
-        self._out.append(Record(channel, value, record.timestamp, order, self._phase))
+        self._out.append(_record(Record, (channel, value, record.timestamp, order, self._phase)))
 
     # -- one micro-batch -------------------------------------------------------------------------------------
 

@@ -17,7 +17,8 @@ in any unit and zone as ``timestamp("us", tz="UTC")`` and so on.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, cast
 
 import pyarrow as pa
@@ -163,10 +164,10 @@ class RecordType:
         names = tuple(self.arrow_type.field(i).name for i in range(self.arrow_type.num_fields))
         if array.null_count or not names:  # rare: a record that is null, or one without fields
             return [None if item is None else self._shaped(names, tuple(item.values())) for item in _pylist(array)]
-        rows = zip(*(_pylist(column) for column in array.flatten()), strict=True)
+        columns = [_pylist(column) for column in array.flatten()]
         if self.shape == "dict":
-            return [dict(zip(names, values, strict=True)) for values in rows]
-        return [self._shaped(names, values) for values in rows]
+            return list(map(_dict_maker(names), *columns))
+        return [self._shaped(names, values) for values in zip(*columns, strict=True)]
 
     def _cast(self, array: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
         """``array`` as :attr:`arrow_type`, when its type is another Arrow form of the same Spark type
@@ -216,6 +217,17 @@ def _plain(t: pa.DataType) -> pa.DataType:
     if pa.types.is_map(t):
         return pa.map_(_plain(t.key_type), _plain(t.item_type))
     return t
+
+
+@functools.lru_cache(maxsize=256)
+def _dict_maker(names: tuple[str, ...]) -> Callable[..., dict[str, Any]]:
+    """A function of one value per name that returns them as a dict in that order (compiled for ``names``:
+    what ``dict(zip(names, values))`` gives, at a fraction of the cost per record)."""
+    arguments = ", ".join(f"v{index}" for index in range(len(names)))
+    entries = ", ".join(f"{name!r}: v{index}" for index, name in enumerate(names))
+    namespace: dict[str, Any] = {}
+    exec(f"def make({arguments}):\n    return {{{entries}}}", namespace)
+    return cast(Callable[..., dict[str, Any]], namespace["make"])
 
 
 def _pylist(array: pa.Array | pa.ChunkedArray) -> list[Any]:
