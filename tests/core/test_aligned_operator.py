@@ -67,6 +67,19 @@ steps = st.lists(
 )
 
 
+CONFIGURATIONS = {
+    "sliding": st.booleans(),
+    "lateness": st.sampled_from([0, 250, 1000]),
+    "kind": st.sampled_from(sorted(FUNCTIONS)),
+    "tagged": st.booleans(),
+}
+"""The windows the properties run on: sliding or tumbling, the allowed lateness, the function, a late-data tag."""
+
+
+def assigner_of(sliding: bool) -> Any:
+    return SlidingEventTimeWindows.of(1000, 400, 100) if sliding else TumblingEventTimeWindows.of(1000, -300)
+
+
 def run(operator: WindowOperator, script: list[Any]) -> tuple[dict[Any, list[Any]], list[Any], list[int]]:
     harness = OneInputOperatorHarness(operator)
     for step in script:
@@ -116,17 +129,11 @@ def run(operator: WindowOperator, script: list[Any]) -> tuple[dict[Any, list[Any
     kind="aggregate",
     tagged=False,
 )
-@given(
-    script=steps,
-    sliding=st.booleans(),
-    lateness=st.sampled_from([0, 250, 1000]),
-    kind=st.sampled_from(sorted(FUNCTIONS)),
-    tagged=st.booleans(),
-)
+@given(script=steps, **CONFIGURATIONS)
 def test_same_panes_late_elements_and_watermarks_as_the_window_operator(
     script: list[Any], sliding: bool, lateness: int, kind: str, tagged: bool
 ) -> None:
-    assigner = SlidingEventTimeWindows.of(1000, 400, 100) if sliding else TumblingEventTimeWindows.of(1000, -300)
+    assigner = assigner_of(sliding)
     tag = LATE if tagged else None
 
     def key(element: tuple[str, int, int]) -> str:
@@ -198,7 +205,7 @@ def test_a_restore_from_a_snapshot_and_its_changes_continues_exactly(
             mark = max(mark, step[1])
         forward.append(("w", mark) if step[0] == "w" else step)
     forward.append(("w", 2**63 - 1))
-    assigner = SlidingEventTimeWindows.of(1000, 400, 100) if sliding else TumblingEventTimeWindows.of(1000, -300)
+    assigner = assigner_of(sliding)
 
     def operator() -> AlignedWindowOperator:
         made = AlignedWindowOperator(assigner, FUNCTIONS[kind](), lambda e: e[0], None, lateness, LATE)
@@ -265,10 +272,7 @@ class Numbered:
         ),
         max_size=60,
     ),
-    sliding=st.booleans(),
-    lateness=st.sampled_from([0, 250, 1000]),
-    kind=st.sampled_from(sorted(FUNCTIONS)),
-    tagged=st.booleans(),
+    **CONFIGURATIONS,
 )
 def test_elements_taken_together_give_what_one_by_one_gives(
     script: list[Any], sliding: bool, lateness: int, kind: str, tagged: bool
@@ -276,7 +280,7 @@ def test_elements_taken_together_give_what_one_by_one_gives(
     """``process_elements`` (the Spark host's way: the elements between two watermarks at once) emits exactly
     what ``process_record`` of each does, in the same order, numbered by the same elements; bad records (a key
     selector that raises, no timestamp) go to the error output alike."""
-    assigner = SlidingEventTimeWindows.of(1000, 400, 100) if sliding else TumblingEventTimeWindows.of(1000, -300)
+    assigner = assigner_of(sliding)
 
     def key(element: tuple[str, int, int]) -> str:
         if element[0] == "x":
