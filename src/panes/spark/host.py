@@ -15,8 +15,8 @@ timestamp, one key at a time, every timer of a key firing when its rows end.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any, cast
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -32,6 +32,9 @@ from panes.tags import OutputTag
 from panes.time import LONG_MAX, LONG_MIN
 from panes.timers.clock import ManualProcessingTimeService
 from panes.types.errors import SchemaMismatchError
+
+P = TypeVar("P")
+"""The rows of one phase of a micro-batch, in the form a host's feed takes them."""
 
 _record = tuple.__new__
 """Makes a ``Record`` from a tuple of its fields (half the cost of calling ``Record``, once per result)."""
@@ -153,18 +156,14 @@ class StepHost:
     # -- one micro-batch -------------------------------------------------------------------------------------
 
     def _feed(self, row: Record) -> None:
+        """A row to the (two-input) operator, at the input its channel feeds."""
+        operator = cast(TwoInputStreamOperator, self.operator)
         record = StreamRecord(row.value, row.timestamp)
         self._current_seq = row.seq
-        channel = row.channel
-        operator = self.operator
-        if isinstance(operator, TwoInputStreamOperator):
-            if self._inputs[channel] == 0:
-                operator.process_record1(record)
-            else:
-                operator.process_record2(record)
+        if self._inputs[row.channel] == 0:
+            operator.process_record1(record)
         else:
-            assert isinstance(operator, OneInputStreamOperator)
-            operator.process_record(record)
+            operator.process_record2(record)
         self._current_seq = None
 
     def advance(self, watermark: int, now: int) -> None:
@@ -185,61 +184,59 @@ class StepHost:
         Rows' phases are read modulo 2; outputs get phase ``2 * batch + phase`` (the bounded Spark path numbers
         its batches this way; streaming batches are all ``batch`` 0).
         """
-        self.open()
-        self._out = []
         ordered = sorted(rows, key=lambda row: (row.phase % 2, row.seq))
-        self._phase = 2 * batch
-        self.clock.set_current_time(now)
-        index = 0
-        while index < len(ordered) and ordered[index].phase % 2 == 0:
-            self._feed(ordered[index])
-            index += 1
-        self.advance(watermark, now)
-        self._phase = 2 * batch + 1
-        operator = self.operator
-        if isinstance(operator, OneInputStreamOperator):
-            process = operator.process_record
-            for row in ordered[index:]:
-                self._current_seq = row.seq
-                process(StreamRecord(row.value, row.timestamp))
-            self._current_seq = None
+        early = next((index for index, row in enumerate(ordered) if row.phase % 2), len(ordered))
+        if isinstance(self.operator, OneInputStreamOperator):
+
+            def feed(part: list[Record]) -> None:
+                self._feed_elements([r.value for r in part], [r.timestamp for r in part], [r.seq for r in part])
+
         else:
-            for row in ordered[index:]:
-                self._feed(row)
-        out, self._out = self._out, []
-        return out
+
+            def feed(part: list[Record]) -> None:
+                for row in part:
+                    self._feed(row)
+
+        return self._micro_batch((ordered[:early], ordered[early:]), feed, watermark, now, batch)
 
     def process_columns(self, rows: Columns, watermark: int = LONG_MIN, now: int = 0, batch: int = 0) -> list[Record]:
         """:meth:`process` for a one-input operator (``TypeError`` for others), its rows as columns: no record
         object per row."""
         if not isinstance(self.operator, OneInputStreamOperator):
             raise TypeError(f"{self.operator.task_name} takes two inputs: process its rows as records")
-        self.open()
-        self._out = []
         late = rows.phases % 2
         order = np.lexsort((rows.seqs, late))
         early = len(order) - int(np.count_nonzero(late))
+        values, timestamps = rows.values, rows.timestamps
+
+        def feed(part: np.ndarray) -> None:
+            indices = part.tolist()
+            self._feed_elements(
+                [values[i] for i in indices], [timestamps[i] for i in indices], rows.seqs[part].tolist()
+            )
+
+        return self._micro_batch((order[:early], order[early:]), feed, watermark, now, batch)
+
+    def _micro_batch(
+        self, parts: tuple[P, P], feed: Callable[[P], None], watermark: int, now: int, batch: int
+    ) -> list[Record]:
+        """One micro-batch: ``feed`` the rows of phase 0 (``parts[0]``), move to ``watermark`` and ``now``, feed
+        those of phase 1; what the operator emitted meanwhile, its phases ``2 * batch`` and ``2 * batch + 1``."""
+        self.open()
+        self._out = []
         self._phase = 2 * batch
         self.clock.set_current_time(now)
-        self._feed_columns(rows, order[:early])
+        feed(parts[0])
         self.advance(watermark, now)
         self._phase = 2 * batch + 1
-        self._feed_columns(rows, order[early:])
+        feed(parts[1])
         out, self._out = self._out, []
         return out
 
-    def _feed_columns(self, rows: Columns, order: np.ndarray) -> None:
-        """Rows ``order`` of ``rows`` to the (one-input) operator, in that order."""
-        if not len(order):
-            return
-        indices = order.tolist()
-        values, timestamps = rows.values, rows.timestamps
-        cast(OneInputStreamOperator, self.operator).process_elements(
-            [values[index] for index in indices],
-            [timestamps[index] for index in indices],
-            rows.seqs[order].tolist(),
-            self._at,
-        )
+    def _feed_elements(self, values: list[Any], timestamps: list[int | None], seqs: list[int]) -> None:
+        """Elements to the (one-input) operator, in their order, each numbering what it makes emit."""
+        if values:
+            cast(OneInputStreamOperator, self.operator).process_elements(values, timestamps, seqs, self._at)
         self._current_seq = None
 
     def _at(self, seq: int) -> None:

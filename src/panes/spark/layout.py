@@ -199,14 +199,29 @@ class Columns(NamedTuple):
         """The rows of ``parts``, one after the other."""
         if len(parts) == 1:
             return parts[0]
-        empty = np.empty(0, dtype=np.int64)
+        if not parts:
+            return NO_COLUMNS
         return cls(
-            np.concatenate([part.codes for part in parts]) if parts else empty.astype(np.int32),
+            np.concatenate([part.codes for part in parts]),
             [value for part in parts for value in part.values],
             [timestamp for part in parts for timestamp in part.timestamps],
-            np.concatenate([part.seqs for part in parts]) if parts else empty,
-            np.concatenate([part.phases for part in parts]) if parts else empty.astype(np.int32),
+            np.concatenate([part.seqs for part in parts]),
+            np.concatenate([part.phases for part in parts]),
         )
+
+    def records(self, codes: ChannelCodes) -> list[Record]:
+        """The rows as records, in their order (their channels named by ``codes``)."""
+        channel = codes.channel
+        return [
+            Record(channel[c], v, t, s, p)
+            for c, v, t, s, p in zip(
+                self.codes.tolist(), self.values, self.timestamps, self.seqs.tolist(), self.phases.tolist(), strict=True
+            )
+        ]
+
+
+NO_COLUMNS = Columns(np.empty(0, dtype=np.int32), [], [], np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int32))
+"""No rows."""
 
 
 def read_columns(batch: pa.RecordBatch, codes: ChannelCodes, mask: np.ndarray) -> Columns:
@@ -237,19 +252,7 @@ def read_records(batch: pa.RecordBatch, codes: ChannelCodes, mask: np.ndarray) -
     """The rows of ``batch`` selected by ``mask`` as records, in their order."""
     if not mask.any():
         return []
-    found = read_columns(batch, codes, mask)
-    channel = codes.channel
-    return [
-        Record(channel[c], v, t, s, p)
-        for c, v, t, s, p in zip(
-            found.codes.tolist(),
-            found.values,
-            found.timestamps,
-            found.seqs.tolist(),
-            found.phases.tolist(),
-            strict=True,
-        )
-    ]
+    return read_columns(batch, codes, mask).records(codes)
 
 
 def pack(batches: Iterable[pa.RecordBatch], schema: pa.Schema) -> bytes:

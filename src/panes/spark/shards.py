@@ -31,7 +31,6 @@ from panes.spark.layout import (
     channel_mask,
     forwarded_row,
     read_columns,
-    read_records,
     unpack,
 )
 from panes.spark.linear import Step
@@ -128,34 +127,25 @@ class RecordHost:
 
     def run_sorted(self, batches: list[pa.RecordBatch], now: int) -> list[pa.RecordBatch]:
         """BATCH execution: every row of the shard at once, one key at a time (``StepHost.process_sorted``)."""
-        return self._run(batches, lambda records: self.host.process_sorted(records, now))
+        return self._run(batches, lambda rows: self.host.process_sorted(rows.records(self.codes), now))
 
     def run(self, batches: list[pa.RecordBatch], watermark: int, now: int, batch: int = 0) -> list[pa.RecordBatch]:
+        """One micro-batch of the shard: the watermark the operator reached, its output, the rows passing by. A
+        one-input operator takes its rows as columns (no record object per row)."""
         before = self.host.operator.current_watermark()
         if isinstance(self.host.operator, OneInputStreamOperator):
-            mine, passing = split(batches, self.step, self.codes, self.shard)
-            read = self.codes.codes(self.step.consumed)
-            rows = Columns.concat([read_columns(part, self.codes, channel_mask(part, read)) for part in mine])
-            out = self._encoded(self.host.process_columns(rows, watermark, now, batch), passing)
+            out = self._run(batches, lambda rows: self.host.process_columns(rows, watermark, now, batch))
         else:
-            out = self._run(batches, lambda records: self.host.process(records, watermark, now, batch))
+            out = self._run(batches, lambda rows: self.host.process(rows.records(self.codes), watermark, now, batch))
         return [forwarded_row(self.layout, before, self.host.operator.current_watermark(), batch), *out]
 
-    def _run(
-        self, batches: list[pa.RecordBatch], process: Callable[[list[Record]], list[Record]]
-    ) -> list[pa.RecordBatch]:
-        """The step's records of ``batches`` through ``process``; its output, then the rows passing by."""
+    def _run(self, batches: list[pa.RecordBatch], process: Callable[[Columns], list[Record]]) -> list[pa.RecordBatch]:
+        """The step's rows of ``batches`` through ``process``; its output, then the rows passing by."""
         mine, passing = split(batches, self.step, self.codes, self.shard)
         read = self.codes.codes(self.step.consumed)
-        records: list[Record] = []
-        for part in mine:
-            records.extend(read_records(part, self.codes, channel_mask(part, read)))
-        return self._encoded(process(records), passing)
-
-    def _encoded(self, out: list[Record], passing: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
-        """The step's output ``out`` as rows, then the rows passing by."""
-        result = [self.layout.encode(out)] if out else []
-        return result + [self.layout.adapt(b) for b in passing]
+        rows = Columns.concat([read_columns(part, self.codes, channel_mask(part, read)) for part in mine])
+        out = process(rows)
+        return ([self.layout.encode(out)] if out else []) + [self.layout.adapt(b) for b in passing]
 
     def process_records(self, records: list[Record], watermark: int, now: int, batch: int = 0) -> list[Record]:
         return self.host.process(records, watermark, now, batch)

@@ -103,8 +103,8 @@ class AlignedWindowOperator(WindowStep):
             self._add = lambda value, acc: reduce(acc, value)
             self._result = None
         else:
-            self._create = list
-            self._add = lambda value, acc: (acc.append(value), acc)[1]
+            self._create = list  # a list pane: ``_add_to_pane`` appends to it
+            self._add = None
             self._result = None
         self._panes: dict[tuple[Any, int], Any] = {}
         self._windows: dict[int, dict[Any, bool]] = {}
