@@ -14,3 +14,6 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     .venv/bin/python -m pip install --quiet -e ".[spark,dev,timeline]"
     touch "$stamp"
 fi
+# panes' own modules compiled ahead (only those changed since the last run): every Python worker Spark starts
+# imports them, and where PYTHONDONTWRITEBYTECODE is set, imports never write the bytecode themselves
+.venv/bin/python -m compileall -q src >/dev/null

@@ -1,9 +1,11 @@
 """What a query does before its first micro-batch: the fingerprint kept without a Spark job on a local checkpoint,
-and the Python workers started ahead of the query (``panes.spark.session.warm_python_workers``)."""
+the Python workers started ahead of the query (``panes.spark.session.warm_python_workers``), and what they import
+PySpark from (``panes.spark.worker_daemon``)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,7 @@ import pytest
 from panes.datastream.fingerprint import STATE_FORMAT, JobFingerprint
 from panes.spark.restarts import FOLDER, load_fingerprint, store_fingerprint
 from panes.spark.session import _WARMED, driver_path, warm_python_workers
+from panes.spark.worker_daemon import archives_of_installation
 
 pytestmark = pytest.mark.spark
 
@@ -51,3 +54,39 @@ def test_workers_are_warmed_once_per_application(spark: Any) -> None:
         assert not thread.is_alive()
     assert spark.sparkContext.applicationId in _WARMED
     assert warm_python_workers(spark) is None
+
+
+def _worker_imports(batches: Iterator[Any]) -> Iterator[Any]:
+    import sys
+
+    import pyarrow as pa
+    import pyspark
+
+    archives = [entry for entry in sys.path if entry.endswith((".zip", ".jar")) and os.path.exists(entry)]
+    for _ in batches:
+        yield pa.RecordBatch.from_pylist([{"pyspark": pyspark.__file__, "archives": archives}])
+
+
+def test_workers_import_the_installed_pyspark_not_its_archive(spark: Any) -> None:
+    """``panes.spark.worker_daemon``: with PySpark installed from PyPI, Spark's workers find the installation's
+    compiled modules, and none of the archives Spark put first on their path is left there."""
+    import pyspark
+
+    rows = spark.range(2, numPartitions=2).mapInArrow(_worker_imports, "pyspark string, archives array<string>")
+    installed = os.path.realpath(pyspark.__file__)
+    for row in rows.collect():
+        assert os.path.realpath(row.pyspark) == installed
+        assert not [entry for entry in row.archives if "pyspark" in entry or entry.endswith(".jar")]
+
+
+def test_only_archives_inside_the_installed_pyspark_are_dropped(tmp_path: Path) -> None:
+    site = tmp_path / "site-packages"
+    (site / "pyspark" / "python" / "lib").mkdir(parents=True)
+    (site / "pyspark" / "jars").mkdir()
+    (site / "pyspark" / "__init__.py").write_text("")
+    inside = [str(site / "pyspark" / "python" / "lib" / "pyspark.zip"), str(site / "pyspark" / "jars" / "core.jar")]
+    elsewhere = str(tmp_path / "other" / "pyspark.zip")
+    assert archives_of_installation([*inside, elsewhere, str(site)]) == inside
+    # no installed PySpark beside the archives (a cluster's Python without it): the path stays
+    assert archives_of_installation([*inside, elsewhere, str(tmp_path / "empty")]) == []
+    assert archives_of_installation([str(site)]) == []

@@ -42,6 +42,8 @@ DEFAULT_CONFIG: dict[str, str] = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.driver.memory": "2g",
+    # the Python workers import the installed PySpark's compiled modules rather than compiling its archive's
+    "spark.python.daemon.module": "panes.spark.worker_daemon",
 }
 
 

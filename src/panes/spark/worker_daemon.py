@@ -1,0 +1,52 @@
+"""The daemon of the Python workers of a Spark session panes creates (``spark.python.daemon.module``): PySpark's own
+``pyspark.daemon``, run after the workers' import path is freed of PySpark's archives where they only repeat
+the installed PySpark.
+
+Spark puts ``$SPARK_HOME/python/lib/pyspark.zip``, the py4j archive and the ``spark-core`` jar first on every
+worker's ``PYTHONPATH``. For PySpark installed from PyPI, ``$SPARK_HOME`` is the installed ``pyspark`` package
+itself, so the archives hold the same modules as the installation, but without compiled bytecode: each worker
+Spark forks compiles PySpark's modules from the archive's source again (measured: about a third of the Python
+processes' CPU time before a job's first micro-batch ends), and reads the jar's directory of thousands of
+entries, which holds no Python, at start and whenever imports are invalidated.
+
+When ``pyspark`` found after the archives is the installation the archives belong to (the archives lie inside
+it), this module drops them from ``sys.path`` and the workers import the installation's compiled modules. In
+any other case (PySpark only in the archive, as on a cluster whose Python has no PySpark, or another version
+installed) the path stays as Spark made it. Either way it then runs ``pyspark.daemon``, with Spark's arguments.
+
+This module imports no PySpark before the path is settled (``panes`` and ``panes.spark`` import nothing at
+import time).
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import os
+import sys
+
+
+def archives_of_installation(path: list[str]) -> list[str]:
+    """The entries of ``path`` (a ``sys.path``) that repeat the installed PySpark: archives (``.zip``, ``.jar``)
+    lying inside the directory of the ``pyspark`` package found without them. Empty when there is no such
+    installation or no such archive."""
+    archives = [entry for entry in path if entry.endswith((".zip", ".jar"))]
+    if not archives:
+        return []
+    rest = [entry for entry in path if entry not in archives]
+    spec = importlib.machinery.PathFinder.find_spec("pyspark", rest)
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    home = os.path.realpath(next(iter(spec.submodule_search_locations)))
+    return [entry for entry in archives if os.path.realpath(entry).startswith(home + os.sep)]
+
+
+def main() -> None:
+    repeated = set(archives_of_installation(sys.path))
+    sys.path[:] = [entry for entry in sys.path if entry not in repeated]
+    from pyspark.daemon import manager
+
+    manager()
+
+
+if __name__ == "__main__":
+    main()
