@@ -130,7 +130,11 @@ class KeyGroupStreamPartitioner(StreamPartitioner):
         self.max_parallelism = max_parallelism
 
     def select(self, value: Any, channels: int) -> list[int]:
+        """The one instance of ``channels`` that owns ``value``'s key (its key is extracted, and refused when
+        missing, also where there is one instance to choose, which needs no hash)."""
         key = extract_key(self.key_selector, value)
+        if channels == 1:
+            return [0]
         return [assign_key_to_parallel_operator(key, self.max_parallelism, channels)]
 
 
