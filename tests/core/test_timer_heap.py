@@ -7,6 +7,9 @@ import pickle
 import random
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from panes.time import LONG_MIN
 from panes.timers import InternalTimer, InternalTimerService, ManualProcessingTimeService, TimerHeap
 
@@ -207,3 +210,75 @@ def test_the_timer_service_snapshot_carries_timers_and_watermark() -> None:
     clock.set_current_time(9)
     restored.advance_processing_time(9)
     assert [(f[0], f[1], f[2]) for f in restored_recorder.fired] == [("event", 7, "k"), ("processing", 9, "k")]
+
+
+class ReferenceHeap:
+    """Flink's ``HeapPriorityQueue`` as plainly as it reads (1-based array; remove moves the last element into
+    the hole, sifts it down, and up when it did not move), to check ``TimerHeap``'s tuned form against."""
+
+    def __init__(self) -> None:
+        self.items: list[Any] = [None]
+
+    def add(self, item: tuple[int, str]) -> None:
+        if item in self.items[1:]:
+            return
+        self.items.append(item)
+        self._up(len(self.items) - 1)
+
+    def remove(self, item: tuple[int, str]) -> None:
+        if item in self.items[1:]:
+            self._remove_at(self.items.index(item, 1))
+
+    def poll(self) -> tuple[int, str] | None:
+        if len(self.items) == 1:
+            return None
+        head = self.items[1]
+        self._remove_at(1)
+        return head  # type: ignore[no-any-return]
+
+    def _remove_at(self, index: int) -> None:
+        last = self.items.pop()
+        if index < len(self.items):
+            self.items[index] = last
+            self._down(index)
+            if self.items[index] is last:
+                self._up(index)
+
+    def _up(self, index: int) -> None:
+        while index > 1 and self.items[index][0] < self.items[index // 2][0]:
+            self.items[index], self.items[index // 2] = self.items[index // 2], self.items[index]
+            index //= 2
+
+    def _down(self, index: int) -> None:
+        size = len(self.items) - 1
+        while 2 * index <= size:
+            child = 2 * index
+            if child + 1 <= size and self.items[child + 1][0] < self.items[child][0]:
+                child += 1
+            if not self.items[child][0] < self.items[index][0]:
+                return
+            self.items[index], self.items[child] = self.items[child], self.items[index]
+            index = child
+
+
+OPERATIONS = st.lists(
+    st.tuples(st.sampled_from(["add", "add", "remove", "poll"]), st.integers(0, 6), st.sampled_from("abcdefgh")),
+    max_size=120,
+)
+
+
+@given(OPERATIONS)
+def test_the_heap_keeps_flinks_array_order_through_any_operations(operations: list[tuple[str, int, str]]) -> None:
+    heap, reference = TimerHeap(), ReferenceHeap()
+    for operation, timestamp, key in operations:
+        if operation == "add":
+            heap.add(timestamp, key, None)
+            reference.add((timestamp, key))
+        elif operation == "remove":
+            heap.remove(timestamp, key, None)
+            reference.remove((timestamp, key))
+        else:
+            polled = heap.poll()
+            assert (None if polled is None else (polled.timestamp, polled.key)) == reference.poll()
+        assert [(t, k) for t, k, _ in heap.snapshot()] == reference.items[1:]
+        assert all(timer._index == index for index, timer in enumerate(heap, start=1))

@@ -124,38 +124,40 @@ class TimerHeap:
         self._size -= 1
 
     def _sift_up(self, index: int) -> None:
-        queue = self._queue
+        queue: list[Any] = self._queue  # slots [1, size] hold timers
         current = queue[index]
-        assert current is not None
+        time = current.timestamp
         parent_index = index >> 1
         while parent_index > 0:
             parent = queue[parent_index]
-            assert parent is not None
-            if not current.timestamp < parent.timestamp:
+            if not time < parent.timestamp:
                 break
-            self._move(parent, index)
+            queue[index] = parent
+            parent._index = index
             index = parent_index
             parent_index >>= 1
-        self._move(current, index)
+        queue[index] = current
+        current._index = index
 
     def _sift_down(self, index: int) -> None:
-        queue = self._queue
+        queue: list[Any] = self._queue  # slots [1, size] hold timers
         size = self._size
         current = queue[index]
-        assert current is not None
-
-        def smaller_child(first: int) -> int:
-            second = first + 1
-            if second <= size and queue[second].timestamp < queue[first].timestamp:  # type: ignore[union-attr]
-                return second
-            return first
-
-        child = smaller_child(index << 1)
-        while child <= size and queue[child].timestamp < current.timestamp:  # type: ignore[union-attr]
-            self._move(queue[child], index)  # type: ignore[arg-type]
+        time = current.timestamp
+        child = index << 1
+        while child <= size:
+            smaller = queue[child]
+            if child < size and queue[child + 1].timestamp < smaller.timestamp:  # the second child, when smaller
+                child += 1
+                smaller = queue[child]
+            if not smaller.timestamp < time:
+                break
+            queue[index] = smaller
+            smaller._index = index
             index = child
-            child = smaller_child(index << 1)
-        self._move(current, index)
+            child = index << 1
+        queue[index] = current
+        current._index = index
 
     # -- snapshots ---------------------------------------------------------------------------------------
 
