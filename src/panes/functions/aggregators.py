@@ -18,6 +18,8 @@ from panes.types.row import Row, _make_row
 
 def get_field(value: Any, field: int | str) -> Any:
     """The ``field`` of ``value`` (see the module docstring); raises ``TypeError``/``KeyError`` if absent."""
+    if type(value) is dict and type(field) is str:  # the common case, first
+        return value[field]
     if isinstance(field, bool):
         raise TypeError("a field is an int position or a str name, not a bool")
     if isinstance(field, int):

@@ -176,6 +176,9 @@ class _Instance:
                 self.sorted = sorted_input_for(self.operator)
             if job.operator_hook is not None:
                 job.operator_hook(transformation, index, self.operator)
+        # which input method a record goes to, decided once (isinstance of an ABC costs, per record)
+        self._two_input = isinstance(self.operator, TwoInputStreamOperator)
+        self._one_input = isinstance(self.operator, OneInputStreamOperator)
         self.sink = transformation.sink if isinstance(transformation, SinkTransformation) else None
         self.file: LocalFileSink | None = None
         if isinstance(self.sink, FileSink):
@@ -190,14 +193,14 @@ class _Instance:
         if self.sorted is not None:
             self.sorted.add(record, input_index)
             return
-        operator = self.operator
-        if isinstance(operator, TwoInputStreamOperator):
+        operator: Any = self.operator
+        if self._one_input:
+            operator.process_record(record)
+        elif self._two_input:
             if input_index == 0:
                 operator.process_record1(record)
             else:
                 operator.process_record2(record)
-        elif isinstance(operator, OneInputStreamOperator):
-            operator.process_record(record)
         elif self.sink is not None:
             self._write(record)
 

@@ -28,11 +28,15 @@ class TriggerResult(Enum):
     FIRE = (True, False)
     PURGE = (False, True)
 
+    def __init__(self, fire: bool, purge: bool) -> None:
+        self._fire = fire
+        self._purge = purge
+
     def is_fire(self) -> bool:
-        return bool(self.value[0])
+        return self._fire
 
     def is_purge(self) -> bool:
-        return bool(self.value[1])
+        return self._purge
 
 
 class TriggerContext(ABC):
