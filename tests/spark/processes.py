@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from panes.spark.session import DEFAULT_CONFIG
+
 
 def process_table() -> dict[int, tuple[int, list[str]]]:
     """Every process of this machine: pid -> (parent pid, command line words); a process gone meanwhile is left
@@ -52,10 +54,14 @@ class ExecutorPython:
         return (*self.daemons, *self.workers, *self.keepers)
 
 
+DAEMON_MODULES = ("pyspark.daemon", DEFAULT_CONFIG["spark.python.daemon.module"])
+"""What Spark's Python daemons run: PySpark's own, and the one panes' sessions start (it runs PySpark's)."""
+
+
 def executor_python(root: int) -> ExecutorPython:
     """The executor-side Python processes of the Spark application under process ``root`` (in local mode): every
-    ``pyspark.daemon`` below it, the workers each forked (which keep its command line), and the shard keepers
-    serving them."""
+    daemon below it (:data:`DAEMON_MODULES`), the workers each forked (which keep its command line), and the
+    shard keepers serving them."""
     processes = process_table()
     children: dict[int, list[int]] = {}
     for pid, (parent, _) in processes.items():
@@ -64,9 +70,12 @@ def executor_python(root: int) -> ExecutorPython:
     def below(pid: int) -> list[int]:
         return [d for c in children.get(pid, []) for d in (c, *below(c))]
 
+    def runs_a_daemon(words: list[str]) -> bool:
+        return any(module in words for module in DAEMON_MODULES)
+
     def is_daemon(pid: int) -> bool:
         parent = processes.get(processes[pid][0], (0, []))
-        return "pyspark.daemon" in processes[pid][1] and "pyspark.daemon" not in parent[1]
+        return runs_a_daemon(processes[pid][1]) and not runs_a_daemon(parent[1])
 
     daemons = [pid for pid in below(root) if is_daemon(pid)]
     workers = sorted({pid for daemon in daemons for pid in below(daemon)})

@@ -76,7 +76,7 @@ def gauge_changes(progress: Any) -> dict[str, int]:
 
 def worker_rss(root: int | None = None) -> dict[int, int]:
     """Resident bytes of each Python process that holds a query's operators, by pid: the PySpark Python workers
-    (``python -m pyspark.daemon pyspark.worker`` and the workers it forks, which run the query's Python
+    (``python -m panes.spark.worker_daemon pyspark.worker`` and the workers it forks, which run the query's Python
     functions) descending from process ``root`` (default: this one), and the shard keepers serving them
     (``python -m panes.spark.keeper DAEMON SLOT``, detached from their parents)."""
     found = executor_python(os.getpid() if root is None else root)
