@@ -13,7 +13,7 @@ import pytest
 
 from panes.datastream.fingerprint import STATE_FORMAT, JobFingerprint
 from panes.spark.restarts import FOLDER, load_fingerprint, store_fingerprint
-from panes.spark.session import _WARMED, driver_path, warm_python_workers
+from panes.spark.session import _WARMED, SPARK_SITE, driver_path, warm_python_workers
 from panes.spark.worker_daemon import archives_of_installation
 
 pytestmark = pytest.mark.spark
@@ -90,3 +90,63 @@ def test_only_archives_inside_the_installed_pyspark_are_dropped(tmp_path: Path) 
     # no installed PySpark beside the archives (a cluster's Python without it): the path stays
     assert archives_of_installation([*inside, elsewhere, str(tmp_path / "empty")]) == []
     assert archives_of_installation([str(site)]) == []
+
+
+def test_the_spark_site_frees_a_process_path_and_runs_the_sitecustomize_it_shadows(tmp_path: Path) -> None:
+    """``spark_site/sitecustomize.py`` in a fresh interpreter: PySpark's archive first on ``PYTHONPATH`` (as
+    Spark puts it), the folder next, and another ``sitecustomize`` after it."""
+    import subprocess
+    import sys
+
+    import pyspark
+
+    archive = os.path.join(os.path.dirname(pyspark.__file__), "python", "lib", "pyspark.zip")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "sitecustomize.py").write_text("import os\nos.environ['SHADOWED_RAN'] = 'yes'\n")
+    script = "import os, sys, pyspark; print(repr((pyspark.__file__, sys.path, os.environ.get('SHADOWED_RAN'))))"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([archive, SPARK_SITE, str(other)])}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    imported, path, shadowed = eval(out.stdout)
+    assert os.path.realpath(imported) == os.path.realpath(pyspark.__file__)
+    assert archive not in path and SPARK_SITE in path
+    assert shadowed == "yes"
+
+
+def _data_source_process(out: str) -> Any:
+    from pyspark.sql.datasource import DataSource
+
+    class ReportsItsPath(DataSource):
+        """Its ``schema`` runs in a Python process Spark starts on the driver without the workers' daemon."""
+
+        @classmethod
+        def name(cls) -> str:
+            return "reports_its_path"
+
+        def schema(self) -> str:
+            import json
+            import sys
+
+            import pyspark
+
+            with open(self.options["out"], "w") as report:
+                json.dump({"pyspark": pyspark.__file__, "path": sys.path}, report)
+            return "x long"
+
+    return ReportsItsPath
+
+
+def test_python_processes_the_driver_starts_import_the_installed_pyspark(spark: Any, tmp_path: Path) -> None:
+    """The processes Spark starts on the driver for a Python data source (not from the daemon) have the spark
+    site on their path, and import the installed PySpark, not its archive."""
+    import json
+
+    import pyspark
+
+    out = tmp_path / "report.json"
+    spark.dataSource.register(_data_source_process(str(out)))
+    assert spark.read.format("reports_its_path").option("out", str(out)).load().columns == ["x"]
+    report = json.loads(out.read_text())
+    assert os.path.realpath(report["pyspark"]) == os.path.realpath(pyspark.__file__)
+    assert SPARK_SITE in report["path"]
+    assert not [entry for entry in report["path"] if entry.endswith("pyspark.zip")]

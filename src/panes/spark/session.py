@@ -11,6 +11,10 @@ and its Python workers print (log4j's console output, Spark's warnings, the ``tr
 messages, a ``print`` inside a user function) to a log file, whose path panes prints once on standard error;
 py4j's log records go there too. Errors still reach the caller in full: a failing job raises its exception
 (panes' own, or Spark's with the JVM's stack trace) in the driver. See :func:`create_session`'s ``log_file``.
+
+Python processes: the JVM a session panes creates starts its Python processes with :data:`SPARK_SITE` on their
+import path, and its workers through ``panes.spark.worker_daemon``: both let them import the installed
+PySpark's compiled modules instead of compiling PySpark from the archive Spark puts first on their path.
 """
 
 from __future__ import annotations
@@ -93,6 +97,26 @@ def _route_py4j(path: str) -> None:
     logger.propagate = False
 
 
+SPARK_SITE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spark_site")
+"""The folder a session panes creates puts first on its JVM's ``PYTHONPATH``: its ``sitecustomize`` frees the
+import path of every Python process Spark starts from PySpark's archives (see ``spark_site/sitecustomize.py``)."""
+
+
+@contextlib.contextmanager
+def spark_site_on_path() -> Iterator[None]:
+    """While the block runs (the JVM starts in it, inheriting this process's environment), ``PYTHONPATH`` begins
+    with :data:`SPARK_SITE`; this process's own ``PYTHONPATH`` comes back afterwards."""
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(entry for entry in (SPARK_SITE, before) if entry)
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = before
+
+
 def _jvm_running() -> bool:
     from pyspark import SparkContext
 
@@ -132,13 +156,14 @@ def create_session(
     for key, value in {**DEFAULT_CONFIG, **(config or {})}.items():
         builder = builder.config(key, value)
     if log_file == CONSOLE or _jvm_running():
-        session = builder.getOrCreate()
+        with spark_site_on_path():
+            session = builder.getOrCreate()
         session.sparkContext.setLogLevel("ERROR")
         return session
     path = os.path.abspath(log_file or default_log_file(app_name))
     announce = log_file is None
     try:
-        with output_to(path):
+        with output_to(path), spark_site_on_path():
             session = builder.getOrCreate()
     except Exception:
         print(f"panes: Spark did not start; its output is in {path}", file=sys.stderr, flush=True)

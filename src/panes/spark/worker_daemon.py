@@ -14,6 +14,11 @@ it), this module drops them from ``sys.path`` and the workers import the install
 any other case (PySpark only in the archive, as on a cluster whose Python has no PySpark, or another version
 installed) the path stays as Spark made it. Either way it then runs ``pyspark.daemon``, with Spark's arguments.
 
+The daemon covers the executors' workers, wherever they run. The Python processes Spark starts on the driver
+without a daemon (the Python data sources' planners, the streaming source's runner, ``transformWithState``'s
+driver worker) are freed the same way by ``spark_site/sitecustomize.py``, which a session panes creates puts
+on the import path of every Python process its JVM starts (``panes.spark.session``).
+
 This module imports no PySpark before the path is settled (``panes`` and ``panes.spark`` import nothing at
 import time).
 """
@@ -40,9 +45,15 @@ def archives_of_installation(path: list[str]) -> list[str]:
     return [entry for entry in archives if os.path.realpath(entry).startswith(home + os.sep)]
 
 
+def free_import_path(path: list[str]) -> None:
+    """Drops from ``path`` (a ``sys.path``, changed in place) the archives that repeat the installed PySpark
+    (:func:`archives_of_installation`); nothing else moves."""
+    repeated = set(archives_of_installation(path))
+    path[:] = [entry for entry in path if entry not in repeated]
+
+
 def main() -> None:
-    repeated = set(archives_of_installation(sys.path))
-    sys.path[:] = [entry for entry in sys.path if entry not in repeated]
+    free_import_path(sys.path)
     from pyspark.daemon import manager
 
     manager()
