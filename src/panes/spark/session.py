@@ -30,6 +30,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from panes.spark import class_archive
+
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
 SQL_CONFIG: dict[str, str] = {
@@ -153,7 +155,11 @@ def create_session(
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.master(master).appName(app_name)
-    for key, value in {**DEFAULT_CONFIG, **(config or {})}.items():
+    settings = {**DEFAULT_CONFIG, **(config or {})}
+    driver_options = class_archive.java_options(settings.get(class_archive.DRIVER_OPTIONS, ""))
+    if driver_options:
+        settings[class_archive.DRIVER_OPTIONS] = driver_options
+    for key, value in settings.items():
         builder = builder.config(key, value)
     if log_file == CONSOLE or _jvm_running():
         with spark_site_on_path():
