@@ -229,8 +229,10 @@ def executor_slots(spark: Any) -> int | None:
     return int(cores) if cores else None
 
 
-WORKER_MODULES = ("panes.spark.processor", "panes.spark.fused", "panes.spark.direct", "panes.spark.sinks")
-"""What the Python workers of panes' steps import (the shard processor, the fused steps, the sinks)."""
+WORKER_MODULES = ("panes.spark.fused", "panes.spark.direct", "panes.spark.sinks")
+"""What the Python workers of panes' row-local steps import (the fused steps, the sinks). Not the keyed steps'
+processor (``panes.spark.processor``): its workers come from another daemon, and it imports pandas, which these
+workers would then import for nothing (1.3-2 s of CPU each while a first micro-batch waits for the CPU)."""
 
 _WARMED: set[str] = set()
 
