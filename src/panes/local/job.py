@@ -176,9 +176,6 @@ class _Instance:
                 self.sorted = sorted_input_for(self.operator)
             if job.operator_hook is not None:
                 job.operator_hook(transformation, index, self.operator)
-        # which input method a record goes to, decided once (isinstance of an ABC costs, per record)
-        self._two_input = isinstance(self.operator, TwoInputStreamOperator)
-        self._one_input = isinstance(self.operator, OneInputStreamOperator)
         self.sink = transformation.sink if isinstance(transformation, SinkTransformation) else None
         self.file: LocalFileSink | None = None
         if isinstance(self.sink, FileSink):
@@ -186,23 +183,27 @@ class _Instance:
         self.reader: _SourceReader | None = None
         if isinstance(transformation, SourceTransformation):
             self.reader = _SourceReader(transformation.source, index, node.parallelism)
+        self.on_record = self._record_delivery()
 
     # -- inputs ------------------------------------------
 
-    def on_record(self, input_index: int, record: StreamRecord[Any]) -> None:
+    def _record_delivery(self) -> Callable[[int, StreamRecord[Any]], None]:
+        """What takes a record of input ``input_index`` (``on_record``), chosen once per instance: BATCH's sorted
+        input, the operator's input method, the sink, or nothing (a source)."""
         if self.sorted is not None:
-            self.sorted.add(record, input_index)
-            return
-        operator: Any = self.operator
-        if self._one_input:
-            operator.process_record(record)
-        elif self._two_input:
-            if input_index == 0:
-                operator.process_record1(record)
-            else:
-                operator.process_record2(record)
-        elif self.sink is not None:
-            self._write(record)
+            add = self.sorted.add
+            return lambda input_index, record: add(record, input_index)
+        operator = self.operator
+        if isinstance(operator, OneInputStreamOperator):
+            process = operator.process_record
+            return lambda input_index, record: process(record)
+        if isinstance(operator, TwoInputStreamOperator):
+            first, second = operator.process_record1, operator.process_record2
+            return lambda input_index, record: (first if input_index == 0 else second)(record)
+        if self.sink is not None:
+            write = self._write
+            return lambda input_index, record: write(record)
+        return lambda input_index, record: None
 
     def _write(self, record: StreamRecord[Any]) -> None:
         """Write ``record`` to the sink; a sink that raises fails the job naming the sink (the error is located,
