@@ -39,6 +39,11 @@ def test_the_archive_is_kept_per_java_runtime_and_spark_installation(
     monkeypatch.setenv("SPARK_HOME", str(spark))
     other = archive_path()
     assert other is not None and other.name.startswith("spark-jvm-9.9.9-")  # another Spark installation
+    copy = tmp_path / "venv-2" / "spark"
+    (copy / "jars").mkdir(parents=True)
+    (copy / "jars" / "spark-core_2.13-9.9.9.jar").write_text("")
+    monkeypatch.setenv("SPARK_HOME", str(copy))
+    assert archive_path() not in (None, other)  # the same jars in another folder: another class path
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-such-jdk"))
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     assert archive_path() is None and java_options("-Dx=1") == "-Dx=1"  # no Java: nothing to add

@@ -7,8 +7,9 @@ start-up. Java (13 and later) can write the classes a JVM loaded to an archive a
 - :func:`archive_path`: where the archive of this Java runtime and these Spark jars is kept,
   ``<cache>/spark-jvm-<Spark version>-<digest>.jsa`` (cache: ``$PANES_CACHE_DIR``, else
   ``$XDG_CACHE_HOME/panes``, else ``~/.cache/panes``). The digest covers the ``java`` Spark starts
-  (``$JAVA_HOME/bin/java``, else the one on ``PATH``), its runtime image and the jar names of the Spark
-  installation, so another Java or Spark finds no archive rather than a stale one.
+  (``$JAVA_HOME/bin/java``, else the one on ``PATH``), its runtime image, and the Spark installation's folder
+  and jar names, so another Java or Spark (or the same Spark in another virtual environment, whose class path
+  differs) finds no archive rather than one it cannot use.
 - :func:`build`: runs a short panes job (windows, sessions, a file sink) on local Spark in a fresh process
   whose JVM writes the archive as it exits (about a minute, once per Java and Spark;
   ``python -m panes.spark.class_archive``, which ``scripts/bootstrap.sh`` runs). An existing archive is kept.
@@ -83,6 +84,9 @@ def archive_path() -> Path | None:
     parts = [_identity(java)]
     if os.path.exists(image):
         parts.append(_identity(image))
+    # the archive holds the class path it was written with: another installation's jars, even the same ones in
+    # another folder (a second virtual environment), would not match it
+    parts.append(os.path.realpath(home))
     parts += sorted(os.listdir(os.path.join(home, "jars")))
     digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
     return cache_dir() / f"spark-jvm-{_spark_version(home)}-{digest}.jsa"
