@@ -1,8 +1,9 @@
 """A class-data-sharing archive of the driver JVM's classes: a session panes creates starts in about half the time.
 
-A Spark driver loads, verifies and links some 15,000 classes before its first job, most of a local session's
-start-up. Java (13 and later) can write the classes a JVM loaded to an archive as it exits
-(``-XX:ArchiveClassesAtExit``); a later JVM given the archive (``-XX:SharedArchiveFile``) maps them instead.
+A Spark driver loads, verifies and links about 17,000 classes before a streaming query's first micro-batch
+ends, much of a local session's start-up. Java (13 and later) can write the classes a JVM loaded to an archive
+as it exits (``-XX:ArchiveClassesAtExit``); a later JVM given the archive (``-XX:SharedArchiveFile``) maps
+them instead.
 
 - :func:`archive_path`: where the archive of this Java runtime and these Spark jars is kept,
   ``<cache>/spark-jvm-<Spark version>-<digest>.jsa`` (cache: ``$PANES_CACHE_DIR``, else
@@ -13,8 +14,8 @@ start-up. Java (13 and later) can write the classes a JVM loaded to an archive a
 - :func:`build`: runs a short panes job (windows, sessions, a file sink) on local Spark in a fresh process
   whose JVM writes the archive as it exits (about a minute, once per Java and Spark;
   ``python -m panes.spark.class_archive``, which ``scripts/bootstrap.sh`` runs). An existing archive is kept.
-- :func:`java_options`: the driver option a created session adds when the archive exists (``""`` when it does
-  not, when ``PANES_CLASS_ARCHIVE=off``, or when the session's own Java options already choose an archive).
+- :func:`java_options`: a created session's driver Java options, with the archive added when it exists (nothing
+  added when ``PANES_CLASS_ARCHIVE=off``, or when the session's own Java options already choose an archive).
 
 The JVM checks the archive against its own runtime and class path and runs without it when they differ (extra
 jars, another Java); an archive it cannot read only costs the time it saves. It only speeds the driver: the
