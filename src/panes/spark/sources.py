@@ -74,8 +74,11 @@ class ColumnarInput:
 
 
 class _BatchPartition(InputPartition):
-    def __init__(self, index: int) -> None:
+    """List ``index`` of the source with its payload, so that a read task receives its own list only."""
+
+    def __init__(self, index: int, payload: bytes) -> None:
         self.index = index
+        self.payload = payload
 
 
 class PanesMicroBatches(DataSource):
@@ -90,7 +93,11 @@ class PanesMicroBatches(DataSource):
         return self.options["schema"]
 
     def streamReader(self, schema: Any) -> DataSourceStreamReader:
-        return _MicroBatchReader(self.options["batches"])
+        # The reader takes the lists out of the options: Spark pickles the read function with this source and
+        # the reader in it into every read task, which needs only its own list (carried by its partition).
+        batches = self.options["batches"]
+        del self.options["batches"]
+        return _MicroBatchReader(batches)
 
 
 def _encode_batches(payloads: list[bytes]) -> str:
@@ -122,14 +129,18 @@ class _MicroBatchReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Offsets count lists (``b``); each ``latestOffset`` releases one more, so each list is one micro-batch.
     An offset also says how many control rows (``layout.END`` sentinels, ``layout.CLOCK`` rows) the lists
     before it hold (``c``), so the records a micro-batch read are Spark's ``numInputRows`` less the difference
-    (see ``offset_control_rows``)."""
+    (see ``offset_control_rows``). The payloads stay in the process that plans the micro-batches: a pickled
+    reader (the one in Spark's read function) leaves them out, and each partition carries its own."""
 
     def __init__(self, batches: str) -> None:
-        self.batches = batches
+        self.payloads = _decode_batches(batches)
         self.control_before = [0]
-        for payload in _decode_batches(batches):
+        for payload in self.payloads:
             self.control_before.append(self.control_before[-1] + control_rows(payload))
-        self.count = len(self.control_before) - 1
+        self.count = len(self.payloads)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "payloads": []}
 
     def _offset(self, index: int) -> dict[str, int]:
         return {"b": index, "c": self.control_before[index]}
@@ -145,13 +156,12 @@ class _MicroBatchReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._offset(min(start["b"] + 1, self.count))
 
     def partitions(self, start: dict[str, int], end: dict[str, int]) -> list[InputPartition]:
-        return [_BatchPartition(i) for i in range(start["b"], end["b"])]
+        return [_BatchPartition(i, self.payloads[i]) for i in range(start["b"], end["b"])]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        index = partition.index  # type: ignore[attr-defined]
-        crash_hook.reached("batch", index)
-        payload = _decode_batches(self.batches)[index]
-        yield from unpack(payload)
+        assert isinstance(partition, _BatchPartition)
+        crash_hook.reached("batch", partition.index)
+        yield from unpack(partition.payload)
 
     def commit(self, end: dict[str, int]) -> None:
         return None
