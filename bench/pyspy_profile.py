@@ -5,7 +5,8 @@
 
 The first form runs ``bench/suite.py`` (arguments after ``--``, results to a scratch file) under ``py-spy record
 --subprocesses`` at 50 samples per second per process, then summarises the samples taken in Spark's Python
-workers: the time under panes' own functions as a tree (callers above callees, lines below 2% left out) and
+workers and in the shard keepers (which detach, so each is recorded by a py-spy of its own from when it
+starts): the time under panes' own functions as a tree (callers above callees, lines below 2% left out) and
 the functions where the samples were taken (self time). Samples are counts at 50 per second of one process.
 """
 
@@ -17,6 +18,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -74,6 +76,41 @@ def summary(raw: str, title: str) -> str:
     return "\n".join(parts)
 
 
+def keeper_pids() -> set[int]:
+    """The running shard keepers (``python -m panes.spark.keeper``) of this user."""
+    pids = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                command = Path("/proc", entry, "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"panes.spark.keeper" in command and os.stat(f"/proc/{entry}").st_uid == os.getuid():
+                pids.add(int(entry))
+    return pids
+
+
+def follow_keepers(suite: subprocess.Popen[bytes], py_spy: str, scratch: str) -> list[subprocess.Popen[bytes]]:
+    """Record every shard keeper that starts while ``suite`` runs (each to ``keeper-<pid>.txt`` in ``scratch``).
+    A keeper detaches (double fork), so ``py-spy --subprocesses`` does not follow it; its samples are where the
+    keyed steps' operators run."""
+    recorders: list[subprocess.Popen[bytes]] = []
+    seen = keeper_pids()  # keepers of another session are not this profile's
+    while suite.poll() is None:
+        for pid in sorted(keeper_pids() - seen):
+            seen.add(pid)
+            output = os.path.join(scratch, f"keeper-{pid}.txt")
+            recorders.append(
+                subprocess.Popen(
+                    [py_spy, "record", "--format", "raw", "--rate", "50", "-o", output, "--pid", str(pid)],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+        time.sleep(0.2)
+    return recorders
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--name", required=True, help="the profile's name: bench/profiles/<name>.txt")
@@ -107,7 +144,16 @@ def main() -> int:
             "--local-events",
             "0",
         ]
-        subprocess.run(command, check=True, cwd=ROOT)
+        suite = subprocess.Popen(command, cwd=ROOT)
+        keepers = follow_keepers(suite, py_spy, scratch)
+        if suite.wait() != 0:
+            raise SystemExit(f"the suite failed: {command}")
+        for recorder in keepers:
+            recorder.wait(timeout=60)
+        with open(raw, "a") as out:
+            for name in sorted(os.listdir(scratch)):
+                if name.startswith("keeper-"):
+                    out.write(Path(scratch, name).read_text())
     target = HERE / "profiles" / f"{args.name}.txt"
     target.parent.mkdir(exist_ok=True)
     target.write_text(summary(raw, title))
