@@ -9,6 +9,7 @@ from panes.datastream.execution import ExecutionConfig, JobExecutionResult
 from panes.datastream.plan import Plan, SourceTransformation
 from panes.datastream.runtime_mode import RuntimeExecutionMode, resolve_runtime_mode
 from panes.datastream.sources import MicroBatchSource, Source
+from panes.garbage import fewer_collections
 from panes.local.clock import SteppingClock
 from panes.local.job import LocalJob, OperatorHook, check_advance
 from panes.timers.clock import ManualProcessingTimeService, ProcessingTimeService, SystemProcessingTimeService
@@ -39,7 +40,9 @@ class LocalRunner:
     execution with a watermark interval shorter than the time between elements). Other clocks ignore it.
     Raises ``ValueError`` for another value.
 
-    ``max_records`` bounds how many elements ``execute`` reads (required for unbounded sources).
+    ``max_records`` bounds how many elements ``execute`` reads (required for unbounded sources). While
+    ``execute`` runs the job, Python's garbage collector runs less often (``panes.garbage.fewer_collections``;
+    the caller's thresholds come back after it).
 
     The environment's runtime mode decides how the job runs (``panes.datastream.runtime_mode``); in BATCH
     execution processing time does not move and keyed operators take sorted inputs (``panes.local.job``).
@@ -114,7 +117,8 @@ class LocalRunner:
             )
         started = time.monotonic()
         job = self.start(plan, config)
-        read = job.run(self.max_records)
+        with fewer_collections():
+            read = job.run(self.max_records)
         metrics = job.metrics()
         job.close()
         details: dict[str, Any] = {"records_read": read, "mode": "batch" if job.batch else "streaming"}

@@ -35,6 +35,8 @@ import time
 import traceback
 from typing import Any
 
+from panes.garbage import settle_process
+
 _HEADER = struct.Struct(">Q")
 WATCH_SECONDS = 1.0
 """How often a keeper checks that the daemon it serves is still there."""
@@ -166,7 +168,8 @@ def _watch(parent: int) -> None:
 
 def main(argv: list[str]) -> None:
     """``python -m panes.spark.keeper PARENT SLOT``: detach (double fork, so no worker has to reap it), bind
-    the slot's address (another keeper bound it first: exit) and serve until ``PARENT`` is gone."""
+    the slot's address (another keeper bound it first: exit) and serve until ``PARENT`` is gone, with the
+    garbage collector settled for a long-lived process (``panes.garbage.settle_process``)."""
     parent, slot = int(argv[0]), int(argv[1])
     if os.fork() > 0:
         os._exit(0)
@@ -178,7 +181,9 @@ def main(argv: list[str]) -> None:
         os._exit(0)
     listener.listen(64)
     threading.Thread(target=_watch, args=(parent,), daemon=True).start()
-    Keeper().serve(listener)
+    keeper = Keeper()  # imports what shard calls run
+    settle_process()
+    keeper.serve(listener)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable
 
+from panes.garbage import fewer_collections
 from panes.spark.keeper import address, receive, send
 from panes.spark.live_shards import LiveShards, ShardCall, ShardDefinition, ShardOutcome, load_definition
 
@@ -146,7 +147,8 @@ _DEFINITIONS: dict[str, ShardDefinition] = {}
 def run_shard(
     slot: int | None, uid: str, definition: bytes, call: ShardCall, read_log: Callable[[], list[bytes]]
 ) -> ShardOutcome:
-    """``call`` in the keeper of ``slot`` (``None``: keepers off), else in this worker (module docstring)."""
+    """``call`` in the keeper of ``slot`` (``None``: keepers off), else in this worker (module docstring), where
+    the garbage collector runs as in a keeper (``panes.garbage``)."""
     if slot is not None:
         try:
             return _KEEPERS.run(slot, uid, definition, call, read_log)
@@ -155,4 +157,5 @@ def run_shard(
     local = _DEFINITIONS.get(uid)
     if local is None:
         local = _DEFINITIONS[uid] = load_definition(definition)
-    return _HERE.run(local, call, read_log)
+    with fewer_collections():
+        return _HERE.run(local, call, read_log)
