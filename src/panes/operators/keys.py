@@ -12,7 +12,7 @@ selector's exception as its cause). Either goes to the keyed step's error side o
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from panes.errors import BadRecordError, UserFunctionError
@@ -53,6 +53,27 @@ def extract_key(key_selector: KeySelector, value: Any) -> Any:
             "keyed step"
         ) from error
     return key
+
+
+_PLAIN_KEYS = frozenset({str, int, float, bytes, bool})
+"""Types of keys that are hashable, not ``None`` and not lists: what :func:`extract_key` returns unchanged."""
+
+
+def extract_keys(key_selector: KeySelector, values: Sequence[Any]) -> list[Any] | None:
+    """The keys :func:`extract_key` gives ``values``, worked out together in the common case: a ``key_by`` field
+    name over records that are all ``dict`` and hold it, every key a ``str``, ``int``, ``float``, ``bytes`` or
+    ``bool``. ``None`` in any other case: the caller then keys each value with :func:`extract_key`, which
+    says what is wrong with the one that is."""
+    if type(key_selector) is not FieldKey or type(key_selector.field) is not str or not values:
+        return None
+    if set(map(type, values)) != {dict}:
+        return None
+    field = key_selector.field
+    try:
+        keys = [value[field] for value in values]
+    except KeyError:
+        return None
+    return keys if set(map(type, keys)) <= _PLAIN_KEYS else None
 
 
 class ListKey(tuple):  # type: ignore[type-arg]

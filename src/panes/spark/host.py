@@ -20,7 +20,7 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
-from panes.datastream.plan import OneInputTransformation, TwoInputTransformation
+from panes.datastream.plan import Channel, OneInputTransformation, TwoInputTransformation
 from panes.datastream.windowed import WindowSpec
 from panes.elements import StreamRecord, Watermark, WatermarkStatus
 from panes.operators.base import AbstractStreamOperator, OneInputStreamOperator
@@ -41,13 +41,12 @@ _record = tuple.__new__
 
 
 class _Output:
-    """Collects what the operator emits as rows; watermarks stay inside (Spark carries them)."""
+    """Collects what the operator emits as rows; watermarks stay inside (Spark carries them). The main output
+    goes straight to the host's :meth:`StepHost.emit_main` (once per result)."""
 
     def __init__(self, host: StepHost) -> None:
         self._host = host
-
-    def collect(self, record: StreamRecord[Any]) -> None:
-        self._host.emit(None, record)
+        self.collect: Callable[[StreamRecord[Any]], None] = host.emit_main
 
     def collect_side(self, tag: OutputTag[Any], record: StreamRecord[Any]) -> None:
         self._host.emit(tag.tag_id, record)
@@ -92,6 +91,12 @@ class StepHost:
         else:
             self.operator = transformation.operator_factory()
         self.operator.error_tag = transformation.error_tag
+        self._own = transformation.id
+        self._needed = step.needed_outputs
+        self._checked = step.checked_outputs
+        self._main_needed = (self._own, None) in self._needed
+        main_type = self._checked.get((self._own, None))
+        self._main_conform = None if main_type is None else main_type.conformer()
         self.operator.setup(
             _Output(self),
             self.clock,
@@ -102,9 +107,6 @@ class StepHost:
         )
         if track_changes:
             self.operator.track_changes()
-        self._own = transformation.id
-        self._needed = step.needed_outputs
-        self._checked = step.checked_outputs
         self._inputs = step.input_of
         self._out: list[Record] = []
         self._phase = 0
@@ -133,6 +135,20 @@ class StepHost:
 
     # -- output -------------------------------------------------------------------------------------------
 
+    def emit_main(self, record: StreamRecord[Any]) -> None:
+        """:meth:`emit` to the main output, its channel's checks worked out beforehand."""
+        if not self._main_needed:
+            return
+        value = record.value
+        conform = self._main_conform
+        if conform is not None:
+            try:
+                value = conform(value)
+            except SchemaMismatchError:  # the operator reports it (error output, or a failure naming it)
+                self.operator.conform_result(record, self._checked[(self._own, None)], None)
+                return
+        self._append((self._own, None), value, record.timestamp)
+
     def emit(self, tag: str | None, record: StreamRecord[Any]) -> None:
         channel = (self._own, tag)
         if channel not in self._needed:
@@ -145,13 +161,17 @@ class StepHost:
             except SchemaMismatchError:  # the operator reports it (error output, or a failure naming it)
                 self.operator.conform_result(record, record_type, tag)
                 return
-        # results of an element keep its place in the stream; results of timers follow the host's order
+        self._append(channel, value, record.timestamp)
+
+    def _append(self, channel: Channel, value: Any, timestamp: int | None) -> None:
+        """A row out: results of an element keep its place in the stream; results of timers follow the host's
+        order."""
         if self._current_seq is not None:
             order = self._current_seq
         else:
             self._counter += 1
             order = (self.shard << 40) | self._counter
-        self._out.append(_record(Record, (channel, value, record.timestamp, order, self._phase)))
+        self._out.append(_record(Record, (channel, value, timestamp, order, self._phase)))
 
     # -- one micro-batch -------------------------------------------------------------------------------------
 

@@ -135,11 +135,16 @@ class RecordType:
         type in Spark DDL spelling and the value with its Python type (the rules are in
         :mod:`panes.types.conform`). Conforming a canonical value returns an equal value.
         """
+        return self.conformer()(value)
+
+    def conformer(self) -> Callable[[Any], Any]:
+        """The function :meth:`conform` applies (compiled at the first use), for callers that conform many
+        values."""
         conform = self._conform
         if conform is None:
             conform = compile_conformer(self._root, self.shape)
             object.__setattr__(self, "_conform", conform)
-        return conform(value)
+        return cast(Callable[[Any], Any], conform)
 
     def encode(self, values: Sequence[Any]) -> pa.Array:
         """An Arrow array of :attr:`arrow_type` holding ``values``, which must be canonical (as

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from panes.elements import StreamRecord, Watermark
-from panes.operators.keys import KeySelector, extract_key
+from panes.operators.keys import KeySelector, extract_key, extract_keys
 from panes.operators.rescaling import Owner, split_keyed
 from panes.state.changes import Changes, apply_delta
 from panes.tags import OutputTag
@@ -174,11 +174,12 @@ class AlignedWindowOperator(WindowStep):
         starts, ends, cleanups = start[live].tolist(), max_timestamp[live].tolist(), cleanup[live].tolist()
         key_selector, backend, counters, add = self.key_selector, self.backend, self.counters, self._add_to_pane
         assert key_selector is not None
+        keys = extract_keys(key_selector, values)
         for index, (value, seq, is_late) in enumerate(zip(values, seqs, late.tolist(), strict=True)):
             at(seq)
             counters.records_in += 1
             try:
-                key = backend.current_key = extract_key(key_selector, value)
+                key = backend.current_key = extract_key(key_selector, value) if keys is None else keys[index]
                 for pair in range(firsts[index], firsts[index + 1]):
                     add(key, value, starts[pair], ends[pair], cleanups[pair], watermark)
                 if is_late:
@@ -226,7 +227,8 @@ class AlignedWindowOperator(WindowStep):
             self._fire(key, start, acc)
         elif keys.get(key) is not False:
             keys[key] = False
-            self._schedule(max_timestamp, start, FIRE)
+            if not self._pending.get((max_timestamp, start), 0) & FIRE:  # not scheduled for another key yet
+                self._schedule(max_timestamp, start, FIRE)
 
     def _late(self, record: StreamRecord[Any]) -> None:
         """``record`` is late: to the late-data output, or counted as dropped."""
@@ -303,40 +305,47 @@ class AlignedWindowOperator(WindowStep):
             self._firing_time = max_timestamp if flags & FIRE else cleanup_time(max_timestamp, self.allowed_lateness)
             self._cleaning = bool(flags & CLEANUP)
             try:
-                for key, fired in list(keys.items()):
-                    kind = flags & ~FIRE if fired else flags
-                    if not kind:
-                        continue
-                    if kind & FIRE:
-                        keys[key] = True
-                    try:
-                        self._on_timers(key, start, window, kind)
-                    except Exception as error:
-                        self._enter(key, start, window)
-                        self.report_failure(StreamRecord(None, at), error)
-                    self.trigger_context.window = None
+                self._on_timers(keys, start, window, flags, at)
             finally:
                 self.__dict__.pop("_firing_time", None)
                 self.__dict__.pop("_cleaning", None)
 
-    def _on_timers(self, key: Any, start: int, window: TimeWindow, flags: int) -> None:
-        """The timers ``flags`` of the window of the pane ``(key, start)``: fire it and/or clean it up (even when
-        firing raised)."""
-        slot = (key, start)
-        try:
-            if flags & FIRE and slot in self._panes:
-                self._fire(key, start, self._panes[slot], window)
-        finally:
-            if flags & CLEANUP:
-                self._panes.pop(slot, None)
-                if self._pane_changes is not None:
-                    self._pane_changes.replaced(slot)
-                self.backend.current_key = key
-                self._pane_state.set_current_namespace(window)
-                self._pane_state.clear()
-                if not self._clears_nothing:
-                    self.process_context._window = window
-                    self.spec.function.clear(self.process_context)
+    def _on_timers(self, keys: dict[Any, bool], start: int, window: TimeWindow, flags: int, at: int) -> None:
+        """The timers ``flags`` of the window at ``start`` (``window``), due at ``at``, for each of its panes
+        (``keys``, in order): fire the pane (unless it fired for this window end already) and/or clean it up
+        (even when firing raised); a failure is reported for its pane and the next pane goes on."""
+        panes, changes, backend, work = self._panes, self._pane_changes, self.backend, self.trigger_context
+        result, emit, pane_state = self._result, self._pane_emitter(window), self._pane_state
+        clear_function = not self._clears_nothing
+        for key, fired in list(keys.items()):
+            kind = flags & ~FIRE if fired else flags
+            if not kind:
+                continue
+            slot = (key, start)
+            try:
+                try:
+                    if kind & FIRE:
+                        keys[key] = True
+                        if slot in panes:
+                            acc = panes[slot]
+                            backend.current_key = work.key = key
+                            work.window = window
+                            emit(acc if result is None else result(acc))
+                finally:
+                    if kind & CLEANUP:
+                        panes.pop(slot, None)
+                        if changes is not None:
+                            changes.replaced(slot)
+                        backend.current_key = key
+                        pane_state.set_current_namespace(window)
+                        pane_state.clear()
+                        if clear_function:
+                            self.process_context._window = window
+                            self.spec.function.clear(self.process_context)
+            except Exception as error:
+                self._enter(key, start, window)
+                self.report_failure(StreamRecord(None, at), error)
+            work.window = None
 
     def next_event_time_timer(self) -> int | None:
         return self._timers[0][0] if self._timers else None

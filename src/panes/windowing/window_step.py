@@ -270,14 +270,28 @@ class WindowStep(OneInputStreamOperator):
     # -- emission -------------------------------------------------------------------------------------------------
 
     def _emit_window_contents(self, window: Any, contents: Any) -> None:
-        self.collector.timestamp = window.max_timestamp()
-        context = self.process_context
-        context._window = window
-        context._pane = self._next_pane(window)
-        try:
-            self.collector.collect_all(self._results(window, context, contents))
-        finally:
-            context._pane = None
+        self._pane_emitter(window)(contents)
+
+    def _pane_emitter(self, window: Any) -> Callable[[Any], None]:
+        """What emits a pane of ``window`` firing now, given its contents, while the pane's key is the current
+        one: the window function's results with the window's ``max_timestamp()`` and the firing's pane info.
+        Panes of several keys firing at one time for one window share it (what is the same for all of them is
+        worked out once)."""
+        collector, context, results = self.collector, self.process_context, self._results
+        collect_all = collector.collect_all
+        max_timestamp = window.max_timestamp()
+        pane_now = self._pane_info(window)
+
+        def emit(contents: Any) -> None:
+            collector.timestamp = max_timestamp
+            context._window = window
+            context._pane = pane_now()
+            try:
+                collect_all(results(window, context, contents))
+            finally:
+                context._pane = None
+
+        return emit
 
     def _results(self, window: Any, context: WindowFunctionContext, contents: Any) -> Any:
         """The window function's results for ``contents`` (a retracting window's with its retractions first)."""
@@ -286,21 +300,36 @@ class WindowStep(OneInputStreamOperator):
             return results
         return with_retractions(self.backend.get_partitioned_state(window, LAST_RESULTS), results)
 
+    def _is_last_firing(self) -> bool:
+        """Whether the firing in progress is its window's last: the window is being cleaned up, or event time
+        reached its end (``LONG_MAX``)."""
+        return self._cleaning or (self.is_event_time and self.timer_service.current_watermark == LONG_MAX)
+
     def _next_pane(self, window: Any) -> PaneInfo | Callable[[], PaneInfo]:
-        """The pane info of the firing of ``window`` in progress (``pane_info``), recorded in the window's state;
-        for the window's last firing, which records nothing, what works it out if the function asks for it."""
+        """The pane info of the firing of ``window`` in progress (``pane_info``), recorded in the window's state
+        of the current key; for the window's last firing, which records nothing, what works it out if the
+        function asks for it."""
+        return self._pane_info(window)()
+
+    def _pane_info(self, window: Any) -> Callable[[], PaneInfo | Callable[[], PaneInfo]]:
+        """:meth:`_next_pane` for firings of ``window`` at the time in progress, each called while its key is the
+        current one (what is the same for all of them is worked out once)."""
         time, before = self._closing_times()
-        last = self._cleaning or (self.is_event_time and self.timer_service.current_watermark == LONG_MAX)
         state = self._pane_state
-        state.set_current_namespace(window)
-        if last:
+        max_timestamp = window.max_timestamp()
+        if self._is_last_firing():
 
             def last_pane() -> PaneInfo:
                 state.set_current_namespace(window)
-                return next_pane(state, window.max_timestamp(), time, before, True)
+                return next_pane(state, max_timestamp, time, before, True)
 
-            return last_pane
-        return next_pane(state, window.max_timestamp(), time, before, last)
+            return lambda: last_pane
+
+        def recorded() -> PaneInfo:
+            state.set_current_namespace(window)
+            return next_pane(state, max_timestamp, time, before, False)
+
+        return recorded
 
     # -- the closing time before an advance (pane info) ------------------------------------------------------
 
