@@ -5,10 +5,10 @@ thresholds ``(700, 10, 10)``), and each collection walks the objects that surviv
 several containers per element (records, accumulators, timer entries, emitted rows) that live until their pane
 fires, so at the default the collector runs every few hundred elements and walks open state again and again,
 while finding almost nothing: open panes' state forms no reference cycles, and acyclic objects are freed by
-reference counting the moment they are dropped. Measured in instructions (``valgrind --tool=cachegrind``, which
-a noisy machine does not disturb), whole processes: ``bench/shard_host.py --functions reduce --events 100000``
-(a shard's work on Spark) 12.63 -> 12.08 billion (4.4%; 12.07 with the collector off), the local runner's
-tumbling count+sum over 60,000 events 17.89 -> 17.64 billion (1.4%).
+reference counting the moment they are dropped. Measured in instructions per event (``valgrind
+--tool=cachegrind``, which a noisy machine does not disturb; string hashing fixed, start-up taken out): a
+shard's work on Spark (``bench/shard_host.py --functions reduce``, 100,000 events) 90,735 -> 84,837 (-6.5%),
+the local runner's tumbling count+sum (60,000 events) 291,110 -> 286,987 (-1.4%).
 
 :func:`fewer_collections` raises the thresholds for a block (the local runner's ``execute``) and restores
 them after; :func:`settle_process` does it for the life of a process panes owns (a shard keeper), first
