@@ -95,8 +95,8 @@ class StepHost:
         self._needed = step.needed_outputs
         self._checked = step.checked_outputs
         self._main_needed = (self._own, None) in self._needed
-        main_type = self._checked.get((self._own, None))
-        self._main_conform = None if main_type is None else main_type.conformer()
+        self._main_type = self._checked.get((self._own, None))
+        self._main_conform = None if self._main_type is None else self._main_type.conformer()
         self.operator.setup(
             _Output(self),
             self.clock,
@@ -145,7 +145,8 @@ class StepHost:
             try:
                 value = conform(value)
             except SchemaMismatchError:  # the operator reports it (error output, or a failure naming it)
-                self.operator.conform_result(record, self._checked[(self._own, None)], None)
+                assert self._main_type is not None
+                self.operator.conform_result(record, self._main_type, None)
                 return
         self._append((self._own, None), value, record.timestamp)
 

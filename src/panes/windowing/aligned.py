@@ -246,10 +246,10 @@ class AlignedWindowOperator(WindowStep):
         else:
             self._pending[slot] = flags | kind
 
-    def _fire(self, key: Any, start: int, acc: Any, window: TimeWindow | None = None) -> None:
-        """Evaluate the pane ``(key, start)`` holding ``acc`` (``window``: its window, when made already; when it
-        raises, the window stays the one in work for the failure report)."""
-        window = self._enter(key, start, window)
+    def _fire(self, key: Any, start: int, acc: Any) -> None:
+        """Evaluate the pane ``(key, start)`` holding ``acc`` (when it raises, its window stays the one in work
+        for the failure report)."""
+        window = self._enter(key, start)
         contents = acc if self._result is None else self._result(acc)
         self._emit_window_contents(window, contents)
         self.trigger_context.window = None
@@ -314,7 +314,7 @@ class AlignedWindowOperator(WindowStep):
         """The timers ``flags`` of the window at ``start`` (``window``), due at ``at``, for each of its panes
         (``keys``, in order): fire the pane (unless it fired for this window end already) and/or clean it up
         (even when firing raised); a failure is reported for its pane and the next pane goes on."""
-        panes, changes, backend, work = self._panes, self._pane_changes, self.backend, self.trigger_context
+        panes, changes, backend, enter = self._panes, self._pane_changes, self.backend, self._enter
         result, emit, pane_state = self._result, self._pane_emitter(window), self._pane_state
         clear_function = not self._clears_nothing
         for key, fired in list(keys.items()):
@@ -328,8 +328,7 @@ class AlignedWindowOperator(WindowStep):
                         keys[key] = True
                         if slot in panes:
                             acc = panes[slot]
-                            backend.current_key = work.key = key
-                            work.window = window
+                            enter(key, start, window)
                             emit(acc if result is None else result(acc))
                 finally:
                     if kind & CLEANUP:
@@ -343,9 +342,9 @@ class AlignedWindowOperator(WindowStep):
                             self.process_context._window = window
                             self.spec.function.clear(self.process_context)
             except Exception as error:
-                self._enter(key, start, window)
+                enter(key, start, window)
                 self.report_failure(StreamRecord(None, at), error)
-            work.window = None
+            self.trigger_context.window = None
 
     def next_event_time_timer(self) -> int | None:
         return self._timers[0][0] if self._timers else None
