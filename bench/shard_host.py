@@ -3,6 +3,7 @@
     .venv/bin/python bench/shard_host.py                          # the three element-by-element functions
     .venv/bin/python bench/shard_host.py --functions python --events 1000000
     .venv/bin/python bench/shard_host.py --repeat 5                # the fastest of 5 runs each (a noisy machine)
+    .venv/bin/python bench/shard_host.py --functions count_sum --window session --keys 100000
 
 What a Spark task's shard call runs (``panes.spark.shards.shard_host``: the rows of a micro-batch as Arrow in the
 step's layout, the operator, the rows out, the state changes for the state store), timed alone: the suite's
@@ -10,7 +11,8 @@ tumbling 10 s windows over 10,000 keys (``workload.py``'s events: times over an 
 10 micro-batches, each processed at the watermark the batch before it reached (as Spark's are), then one at
 the end of time. Functions: a ``reduce`` with a lambda over dicts (``reduce``), a user ``AggregateFunction``
 class (``aggregate``), a Python ``ProcessWindowFunction`` (``python``) and the built-in aggregates, which run
-on columns (``count_sum``). This is the Python side of a query; ``suite.py`` measures the whole of it.
+on columns (``count_sum``). ``--window session``: session windows with a 30 s gap instead of tumbling ones (the
+suite's session cases). This is the Python side of a query; ``suite.py`` measures the whole of it.
 """
 
 from __future__ import annotations
@@ -33,23 +35,26 @@ from panes.spark.linear import Step, linearize  # noqa: E402
 from panes.spark.shards import ShardHost, shard_host  # noqa: E402
 from panes.time import LONG_MAX, LONG_MIN  # noqa: E402
 from panes.watermarks import WatermarkStrategy  # noqa: E402
-from panes.windowing import TumblingEventTimeWindows, WindowRow  # noqa: E402
+from panes.windowing import EventTimeSessionWindows, TumblingEventTimeWindows, WindowRow  # noqa: E402
 from workload import RESULT_DDL, CountSum, CountSumAggregate, with_bounds  # noqa: E402
 
 FUNCTIONS = ["reduce", "aggregate", "python", "count_sum"]
 DISORDER = 5_000
 
 
-def keyed_step(function: str) -> tuple[Step, ChannelCodes, Layout, Any]:
-    """The keyed window step of the suite's job with ``function``, its channel codes and layout, and the stream
-    whose rows it reads."""
+WINDOWS = {"tumbling": TumblingEventTimeWindows.of(10_000), "session": EventTimeSessionWindows.with_gap(30_000)}
+
+
+def keyed_step(function: str, window: str = "tumbling") -> tuple[Step, ChannelCodes, Layout, Any]:
+    """The keyed window step of the suite's job with ``function`` over ``window`` (tumbling 10 s windows or
+    sessions with a 30 s gap), its channel codes and layout, and the stream whose rows it reads."""
     env = StreamEnvironment("local")
     source = env.from_collection([], type_info="key STRING, ts BIGINT, value BIGINT")
     events = source.assign_timestamps_and_watermarks(
         WatermarkStrategy.for_bounded_out_of_orderness(DISORDER).with_timestamp_assigner("ts")
     )
     late: OutputTag[Any] = OutputTag("late")
-    windowed = events.key_by("key").window(TumblingEventTimeWindows.of(10_000)).side_output_late_data(late)
+    windowed = events.key_by("key").window(WINDOWS[window]).side_output_late_data(late)
     if function == "reduce":
         results = windowed.reduce(
             lambda a, b: {"key": a["key"], "n": a.get("n", 1) + b.get("n", 1), "value": a["value"] + b["value"]},
@@ -71,14 +76,14 @@ def keyed_step(function: str) -> tuple[Step, ChannelCodes, Layout, Any]:
     return keyed, codes, Layout(codes, codes.code), events
 
 
-def run(function: str, events: int, keys: int, batches: int) -> tuple[float, int, str]:
+def run(function: str, events: int, keys: int, batches: int, window: str = "tumbling") -> tuple[float, int, str]:
     """Seconds the shard took for ``events`` events in ``batches`` micro-batches, the rows it returned and the
     host's kind."""
     rng = np.random.default_rng(1)
     ts = 1_700_000_000_000 + np.sort(rng.integers(0, 3_600_000, events)) + rng.integers(-DISORDER, 1, events)
     key = rng.integers(0, keys, events)
     value = rng.integers(0, 1_000, events)
-    step, codes, layout, stream = keyed_step(function)
+    step, codes, layout, stream = keyed_step(function, window)
     channel = (stream.transformation.id, None)
     size = -(-events // batches)
     inputs, marks = [], []
@@ -109,12 +114,13 @@ def main() -> int:
     parser.add_argument("--events", type=int, default=300_000)
     parser.add_argument("--keys", type=int, default=10_000)
     parser.add_argument("--batches", type=int, default=10)
+    parser.add_argument("--window", choices=sorted(WINDOWS), default="tumbling")
     parser.add_argument(
         "--repeat", type=int, default=1, help="runs of each function; the fastest counts (the least disturbed)"
     )
     args = parser.parse_args()
     for function in args.functions:
-        runs = [run(function, args.events, args.keys, args.batches) for _ in range(args.repeat)]
+        runs = [run(function, args.events, args.keys, args.batches, args.window) for _ in range(args.repeat)]
         seconds, out, kind = min(runs)
         print(
             f"{function:10s} {args.events / seconds:10,.0f} events/s  ({seconds:.2f} s, {out:,} rows out, {kind})",

@@ -8,6 +8,7 @@ multiset: the order across keys may differ) with the same timestamps, and send t
 
 from __future__ import annotations
 
+import pickle
 from collections import Counter
 from dataclasses import replace
 from typing import Any
@@ -191,10 +192,9 @@ def test_columnar_equals_the_window_operator(
 @pytest.mark.parametrize("lateness", [0, 30])
 @pytest.mark.parametrize("seed", [1, 2])
 def test_columnar_sessions_equal_the_window_operator_on_many_keys_and_batches(lateness: int, seed: int) -> None:
-    """Many keys and batches, so the timer heap is large: timers join it one by one and all at once, and leave
-    it one by one and all at once (``ColumnarSessions._push_timers`` and ``_due``), on both timer layouts (one
-    timer per session without allowed lateness, a firing and a cleanup timer with it); restored from its log
-    between batches too."""
+    """Many keys and batches: groups merge with open sessions and with each other, keys go element by element
+    and back to groups, sessions fire and are cleaned up at once (no allowed lateness) or later (with it);
+    restored from its log between batches too."""
     rng = np.random.default_rng(seed)
     keys = [f"k{k}" for k in range(300)]
     data, clock = [], 0
@@ -298,6 +298,34 @@ def test_rescaled_snapshots_hold_every_pane_once_at_its_owner(function: str) -> 
         for table in part.windows.values():
             keys = table.state()[0]
             assert (owner.of_keys(pa.array(key_list(keys))) == index).all()
+    assert sum((fired(part) for part in parts), Counter()) == fired(whole)
+
+
+def test_rescaled_session_snapshots_hold_every_session_once_at_its_owner() -> None:
+    """Sessions split by key owner and restored fire what the whole fires; a part holds only its own keys, and a
+    part that owns no key restores empty."""
+    plan = plan_columnar(spec("session", "row", 30, False), INPUT)
+    assert plan is not None
+    data = [("abcdefgh"[i % 8], 37 * i % 400, i % 7) for i in range(60)]
+    values = INPUT.encode([INPUT.conform(value(e)) for e in data])
+    stamps = np.array([e[1] for e in data], dtype=np.int64)
+
+    def fired(operator: ColumnarSessions) -> Counter[str]:
+        panes = [emitted(plan, p) for p in operator.advance(LONG_MAX).panes]
+        return Counter(repr(v) for p in panes for v in plan.output_type.decode(pane_values(plan, p)))
+
+    whole = ColumnarSessions(plan)
+    whole.process(values, stamps, np.arange(len(data), dtype=np.int64))
+    owner = Owner(128, 20)
+    parts = []
+    for index, blob in enumerate(ColumnarSessions.rescale_snapshots([whole.snapshot_state()], owner, 20)):
+        part = ColumnarSessions(plan)
+        part.restore_state(blob)
+        stored = pickle.loads(part.snapshot_state())[0][0]
+        assert (owner.of_keys(stored) == index).all()
+        parts.append(part)
+    assert any(part.open_panes() == 0 for part in parts)  # 8 keys over 20 owners
+    assert sum(part.open_panes() for part in parts) == whole.open_panes() > 8
     assert sum((fired(part) for part in parts), Counter()) == fired(whole)
 
 

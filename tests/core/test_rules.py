@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from panes.time import LONG_MAX, LONG_MIN
 from panes.windowing import rules
 from panes.windowing.assigners.sliding import element_window_starts, window_starts
-from panes.windowing.windows import TimeWindow
+from panes.windowing.windows import TimeWindow, intersect, merged_runs
 
 EDGE = st.one_of(
     st.integers(LONG_MIN, LONG_MIN + 100),
@@ -59,3 +59,20 @@ def test_the_vectorised_window_assignment_is_the_assigners(
         element, start = element_window_starts(array, size, slide, offset, tumbling=True)
         assert element.tolist() == list(range(len(times)))
         assert start.tolist() == [TimeWindow.get_window_start_with_offset(t, offset, size) for t in times]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), EDGE, st.integers(0, 200)), min_size=1, max_size=30))
+def test_the_vectorised_merging_sweep_is_the_scalar_one(windows: list[tuple[int, int, int]]) -> None:
+    """``merged_runs`` against the sweep of ``intersect`` over windows sorted by group and start (lengths up to
+    200, ends clamped so that none wraps around the long range)."""
+    rows = sorted((group, start, min(start + length, LONG_MAX)) for group, start, length in windows)
+    groups, starts, ends = (np.array(column, dtype=np.int64) for column in zip(*rows, strict=True))
+    expected, cover = [], (0, 0)
+    for index, (group, start, end) in enumerate(rows):
+        if index and group == rows[index - 1][0] and intersect(cover[0], cover[1], start, end):
+            cover = (cover[0], max(cover[1], end))
+        else:
+            expected.append(index)
+            cover = (start, end)
+    assert merged_runs(groups, starts, ends).tolist() == expected

@@ -56,6 +56,21 @@ def intersect(start: int, end: int, other_start: int, other_end: int) -> bool:
     return start <= other_end and end >= other_start
 
 
+def merged_runs(groups: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The vectorised form of the merging sweep over windows ``[starts[i], ends[i])`` sorted by group (an
+    ``int64`` code, e.g. a key's) and start, whose ends are not below their starts: the indices where a merged
+    window begins, which are the first window of each group and every window that does not :func:`intersect`
+    the cover of the windows before it in its group (its start is after all their ends). Ends and starts are
+    compared by rank, so that one running maximum over ``(group, rank)`` serves every group."""
+    times = np.unique(np.concatenate([starts, ends]))
+    base = groups * (len(times) + 1)
+    reach = np.maximum.accumulate(base + np.searchsorted(times, ends))
+    begins = np.ones(len(starts), dtype=bool)
+    begins[1:] = (groups[1:] != groups[:-1]) | (base[1:] + np.searchsorted(times, starts[1:]) > reach[:-1])
+    found: np.ndarray = np.flatnonzero(begins)
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class TimeWindow(Window):
     """The interval ``[start, end)`` of epoch milliseconds."""

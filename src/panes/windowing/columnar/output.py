@@ -19,9 +19,9 @@ from panes.windowing.columnar.plan import ColumnarWindow
 
 @dataclass
 class Panes:
-    """Results of panes: keys (a list, or a numpy array of the window's keys, see ``pane_table``), window starts
-    and ends, results (an array of ``plan.result_type``, null where a result is ``None``), and the ordering
-    number of the element whose arrival fired each (``-1``: a timer did)."""
+    """Results of panes: keys (a list, a numpy array of the window's keys, see ``pane_table``, or an Arrow
+    array), window starts and ends, results (an array of ``plan.result_type``, null where a result is ``None``),
+    and the ordering number of the element whose arrival fired each (``-1``: a timer did)."""
 
     keys: Any
     starts: np.ndarray
@@ -56,7 +56,10 @@ class Panes:
         return len(self.results)
 
     def take(self, rows: np.ndarray) -> Panes:
-        keys = self.keys[rows] if isinstance(self.keys, np.ndarray) else [self.keys[i] for i in rows.tolist()]
+        if isinstance(self.keys, pa.Array):
+            keys = self.keys.take(pa.array(rows))
+        else:
+            keys = self.keys[rows] if isinstance(self.keys, np.ndarray) else [self.keys[i] for i in rows.tolist()]
         info = None if self.info is None else self.info.take(rows)
         return Panes(keys, self.starts[rows], self.ends[rows], self.results.take(pa.array(rows)), self.seqs[rows], info)
 
@@ -119,8 +122,12 @@ def pane_values(plan: ColumnarWindow, panes: Panes) -> pa.Array:
     struct = plan.output_type.arrow_type
     arrays = []
     if row.key is not None:
-        keys = key_list(panes.keys) if isinstance(panes.keys, np.ndarray) else panes.keys
-        arrays.append(pa.array(keys, struct.field(row.key).type))
+        key_type = struct.field(row.key).type
+        if isinstance(panes.keys, pa.Array):
+            arrays.append(panes.keys if panes.keys.type == key_type else panes.keys.cast(key_type))
+        else:
+            keys = key_list(panes.keys) if isinstance(panes.keys, np.ndarray) else panes.keys
+            arrays.append(pa.array(keys, key_type))
     if row.start is not None:
         arrays.append(pa.array(panes.starts, pa.int64()))
     if row.end is not None:

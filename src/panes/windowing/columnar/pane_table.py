@@ -66,7 +66,9 @@ def _values(column: pa.Array, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
 
 class PaneTable:
     """The open panes of one window (module docstring). ``columns[i]`` holds part ``i``'s fields: the count
-    (``Count``) or the value and the number of values (the others)."""
+    (``Count``) or the value and the number of values (the others). The columnar sessions keep their sessions
+    in one too, a row per session and key ids as its keys (``columnar/sessions.py``); they use only the methods
+    that work row by row (``add_to``, ``get``, ``put``, ``results``, ``state_rows``)."""
 
     def __init__(self, plan: ColumnarWindow, keys: np.ndarray, columns: list[list[np.ndarray]]) -> None:
         self.plan = plan
@@ -95,7 +97,7 @@ class PaneTable:
 
     @classmethod
     def empty(cls, plan: ColumnarWindow, key_dtype: Any) -> PaneTable:
-        return cls(plan, np.empty(0, dtype=key_dtype), _new_columns(plan, 0))
+        return cls(plan, np.empty(0, dtype=key_dtype), new_columns(plan, 0))
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -113,7 +115,7 @@ class PaneTable:
     def _insert(self, at: np.ndarray, keys: np.ndarray) -> None:
         self.keys = np.insert(self.keys, at, keys)
         self.dirty = np.insert(self.dirty, at, False)
-        for fields, fresh in zip(self.columns, _new_columns(self.plan, len(keys)), strict=True):
+        for fields, fresh in zip(self.columns, new_columns(self.plan, len(keys)), strict=True):
             for index, column in enumerate(fields):
                 fields[index] = np.insert(column, at, fresh[index])
 
@@ -244,7 +246,7 @@ def counts_firings(plan: ColumnarWindow) -> bool:
     return plan.row is not None and plan.row.pane is not None
 
 
-def _new_columns(plan: ColumnarWindow, count: int) -> list[list[np.ndarray]]:
+def new_columns(plan: ColumnarWindow, count: int) -> list[list[np.ndarray]]:
     """The columns of ``count`` new panes: each part's accumulator fields, then the firing counts when kept."""
     columns = [_new_fields(part, count) for part in plan.parts]
     return [*columns, [np.zeros(count, dtype=np.int64)]] if counts_firings(plan) else columns
@@ -256,3 +258,16 @@ def _new_fields(part: Part, count: int) -> list[np.ndarray]:
     if part.aggregate.kind == "count":
         return [np.zeros(count, dtype=np.int64)]
     return [np.full(count, _fill(part.aggregate.kind, dtype), dtype=dtype), np.zeros(count, dtype=np.int64)]
+
+
+def reduce_runs(plan: ColumnarWindow, columns: list[list[np.ndarray]], firsts: np.ndarray) -> list[list[np.ndarray]]:
+    """The accumulator columns of panes made by merging runs of consecutive rows of ``columns`` (each part's
+    fields, as :func:`new_columns` makes them; a run starts at each of ``firsts``, ascending, the first ``0``):
+    counts, sums and value counts added, minima and maxima taken (a row without values holds the neutral
+    element, so it changes nothing)."""
+    merged = []
+    for part, fields in zip(plan.parts, columns, strict=True):
+        kind = part.aggregate.kind
+        value = np.minimum if kind == "min" else np.maximum if kind == "max" else np.add
+        merged.append([value.reduceat(fields[0], firsts), *(np.add.reduceat(f, firsts) for f in fields[1:])])
+    return merged
