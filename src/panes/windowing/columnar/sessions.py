@@ -359,12 +359,13 @@ class ColumnarSessions:
         return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
 
     def snapshot_changes(self) -> bytes:
-        """What changed since the last :meth:`snapshot_state` or :meth:`snapshot_changes`: the keys touched and
-        their sessions now."""
+        """What changed since the last :meth:`snapshot_state` or :meth:`snapshot_changes`: the sessions of the
+        keys touched, and those of them that have none left."""
         delta = None
         if self._touched:
             ids = np.unique(np.concatenate(self._touched))
-            delta = (self._key_column(ids), self._rows(rows_of_keys(self.table.keys, ids)))
+            rows = rows_of_keys(self.table.keys, ids)
+            delta = (self._key_column(np.setdiff1d(ids, self.table.keys[rows])), self._rows(rows))
         self._touched = []
         self._forget_gone_keys()
         return pickle.dumps((delta, self.watermark, self.counters.late_dropped), protocol=pickle.HIGHEST_PROTOCOL)
@@ -400,8 +401,9 @@ class ColumnarSessions:
         for change in changes:
             delta, self.watermark, self.counters.late_dropped = pickle.loads(change)
             if delta is not None:
-                keys, rows = delta
-                self._replace(np.unique(self._register(keys.to_pylist())), self._restored(rows))
+                gone, stored = delta
+                rows = self._restored(stored)
+                self._replace(np.union1d(self._register(gone.to_pylist()), rows[0]), rows)
         self._touched = []
 
     def _restored(self, stored: Stored) -> State:
