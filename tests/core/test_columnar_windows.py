@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pickle
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -272,28 +273,33 @@ def test_open_panes_are_columns_of_about_forty_bytes_plus_their_key() -> None:
     assert sorted(results, key=repr)[:1] == [{"n": 2, "fsum": 1.0}]
 
 
-@pytest.mark.parametrize("function", ["row", "batch", "pane info"])
-def test_rescaled_snapshots_hold_every_pane_once_at_its_owner(function: str) -> None:
-    window = spec("sliding", function, 30, False)
+def rescaled(window: WindowSpec, count: int) -> tuple[Any, list[Any], Owner, Callable[[Any], Counter[str]]]:
+    """A columnar operator of ``window`` holding 60 elements of 8 keys, the operators restored from its snapshot
+    rescaled to ``count`` owners, the owner, and what an operator fires at the end of time (a multiset)."""
     plan = plan_columnar(window, INPUT)
     assert plan is not None
+    make = ColumnarSessions if plan.kind == "session" else ColumnarAlignedWindows
     data = [("abcdefgh"[i % 8], 37 * i % 400, i % 7) for i in range(60)]
-    values = INPUT.encode([INPUT.conform(value(e)) for e in data])
+    whole = make(plan)
     stamps = np.array([e[1] for e in data], dtype=np.int64)
+    whole.process(INPUT.encode([INPUT.conform(value(e)) for e in data]), stamps, np.arange(60, dtype=np.int64))
+    owner = Owner(128, count)
+    parts = []
+    for blob in whole.rescale_snapshots([whole.snapshot_state()], owner, count):
+        part = make(plan)
+        part.restore_state(blob)
+        parts.append(part)
 
-    def fired(operator: ColumnarAlignedWindows) -> Counter[str]:
+    def fired(operator: Any) -> Counter[str]:
         panes = [emitted(plan, p) for p in operator.advance(LONG_MAX).panes]
         return Counter(repr(v) for p in panes for v in plan.output_type.decode(pane_values(plan, p)))
 
-    whole = ColumnarAlignedWindows(plan)
-    whole.process(values, stamps, np.arange(len(data), dtype=np.int64))
-    snapshot = whole.snapshot_state()
-    owner = Owner(128, 3)
-    parts = []
-    for blob in whole.rescale_snapshots([snapshot], owner, 3):
-        part = ColumnarAlignedWindows(plan)
-        part.restore_state(blob)
-        parts.append(part)
+    return whole, parts, owner, fired
+
+
+@pytest.mark.parametrize("function", ["row", "batch", "pane info"])
+def test_rescaled_snapshots_hold_every_pane_once_at_its_owner(function: str) -> None:
+    whole, parts, owner, fired = rescaled(spec("sliding", function, 30, False), 3)
     for index, part in enumerate(parts):
         for table in part.windows.values():
             keys = table.state()[0]
@@ -304,26 +310,10 @@ def test_rescaled_snapshots_hold_every_pane_once_at_its_owner(function: str) -> 
 def test_rescaled_session_snapshots_hold_every_session_once_at_its_owner() -> None:
     """Sessions split by key owner and restored fire what the whole fires; a part holds only its own keys, and a
     part that owns no key restores empty."""
-    plan = plan_columnar(spec("session", "row", 30, False), INPUT)
-    assert plan is not None
-    data = [("abcdefgh"[i % 8], 37 * i % 400, i % 7) for i in range(60)]
-    values = INPUT.encode([INPUT.conform(value(e)) for e in data])
-    stamps = np.array([e[1] for e in data], dtype=np.int64)
-
-    def fired(operator: ColumnarSessions) -> Counter[str]:
-        panes = [emitted(plan, p) for p in operator.advance(LONG_MAX).panes]
-        return Counter(repr(v) for p in panes for v in plan.output_type.decode(pane_values(plan, p)))
-
-    whole = ColumnarSessions(plan)
-    whole.process(values, stamps, np.arange(len(data), dtype=np.int64))
-    owner = Owner(128, 20)
-    parts = []
-    for index, blob in enumerate(ColumnarSessions.rescale_snapshots([whole.snapshot_state()], owner, 20)):
-        part = ColumnarSessions(plan)
-        part.restore_state(blob)
+    whole, parts, owner, fired = rescaled(spec("session", "row", 30, False), 20)
+    for index, part in enumerate(parts):
         stored = pickle.loads(part.snapshot_state())[0][0]
         assert (owner.of_keys(stored) == index).all()
-        parts.append(part)
     assert any(part.open_panes() == 0 for part in parts)  # 8 keys over 20 owners
     assert sum(part.open_panes() for part in parts) == whole.open_panes() > 8
     assert sum((fired(part) for part in parts), Counter()) == fired(whole)
