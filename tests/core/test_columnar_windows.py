@@ -273,6 +273,28 @@ def test_open_panes_are_columns_of_about_forty_bytes_plus_their_key() -> None:
     assert sorted(results, key=repr)[:1] == [{"n": 2, "fsum": 1.0}]
 
 
+def test_columnar_sessions_forget_keys_that_left_and_stay_exact() -> None:
+    """Keys come and go in thousands: once most numbered keys hold no session, the operator numbers its keys
+    anew after a snapshot (so what it remembers follows its open sessions, not every key it saw), with the
+    same results, restored from its log too."""
+    keys = [f"k{k}" for k in range(5000)]
+    data = [[(keys[(b * 1700 + i) % 5000], b * 200 + i % 40, i % 9) for i in range(1700)] for b in range(8)]
+    window = spec("session", "row", 0, True)
+    plan = plan_columnar(window, INPUT)
+    assert plan is not None
+    expected = generic(window, data, plan.output_type)
+    assert columnar(window, data) == expected
+    assert columnar(window, data, compact=[False, False, True]) == expected
+    operator = ColumnarSessions(plan)
+    for batch in data[:3]:
+        values = INPUT.encode([INPUT.conform(value(e)) for e in batch])
+        operator.process(values, np.array([e[1] for e in batch], np.int64), np.zeros(len(batch), np.int64))
+        operator.advance(max(e[1] for e in batch) + 100)  # every session ends and is cleaned up
+        operator.snapshot_changes()
+    assert operator.open_panes() == 0
+    assert len(operator._keys) < 1700  # 3 x 1,700 keys seen
+
+
 def rescaled(window: WindowSpec, count: int) -> tuple[Any, list[Any], Owner, Callable[[Any], Counter[str]]]:
     """A columnar operator of ``window`` holding 60 elements of 8 keys, the operators restored from its snapshot
     rescaled to ``count`` owners, the owner, and what an operator fires at the end of time (a multiset)."""

@@ -51,7 +51,15 @@ from panes.windowing.columnar.pane_table import (
     reduce_runs,
 )
 from panes.windowing.columnar.plan import ColumnarWindow
-from panes.windowing.rules import cleanup_time, cleanup_times, has_ended, have_ended, is_element_late, is_window_late
+from panes.windowing.rules import (
+    cleanup_time,
+    cleanup_times,
+    has_ended,
+    have_ended,
+    is_element_late,
+    is_window_late,
+    windows_late,
+)
 from panes.windowing.windows import intersect, merged_runs
 
 State = tuple[np.ndarray, list[list[np.ndarray]]]
@@ -206,7 +214,7 @@ class ColumnarSessions:
             fired = fired[np.argsort(max_ts[fired], kind="stable")]  # in firing order, as one chunk
             keys = self._key_column(table.keys[fired])
             out.panes.append(Panes(keys, starts[fired], ends[fired], table.results(fired), np.full(fired.size, -1)))
-        cleaned = np.flatnonzero(cleanup_times(max_ts, self.plan.lateness) <= watermark)
+        cleaned = np.flatnonzero(windows_late(cleanup_times(max_ts, self.plan.lateness), watermark))
         if cleaned.size:
             self._drop(cleaned)
         return out
