@@ -1,8 +1,8 @@
 """Event-time session windows (fixed gap) over batches of columns, with the merging window operator's rules.
 
 State is every open session as one row of columns, sorted by key id and then start: the key's id (keys are
-numbered as they first arrive, so that finding a key's sessions compares integers; snapshots hold the keys
-themselves, as an Arrow column), the window ``[start, end)`` and the accumulator's columns
+numbered as they first arrive, through Arrow's hashing, so that finding a key's sessions compares integers;
+snapshots hold the keys themselves, as an Arrow column), the window ``[start, end)`` and the accumulator's columns
 (``pane_table.new_columns``), held in a :class:`~panes.windowing.columnar.pane_table.PaneTable` whose last
 column group is ``[starts, ends]`` (one row per session, so a key has as many rows as open sessions). A key's
 sessions are disjoint and do not touch (two windows merge when they intersect or touch, as Flink's
@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from panes.operators.metrics import OperatorCounters
 from panes.operators.rescaling import Owner
@@ -113,36 +114,32 @@ class ColumnarSessions:
         """``late_dropped`` (kept in snapshots) and ``late_out`` (the host counts what passes in and out:
         ``ColumnarHost``)."""
         self._key_type = plan.input_type.arrow_type.field(plan.key).type
-        self._keys: list[Any] = []
-        """Each id's key (Python form)."""
-        self._id_of: dict[Any, int] = {}
+        self._keys = pa.array([], self._key_type)
+        """Each id's key: key ``i`` at index ``i`` (Arrow finds and takes them, no Python object per key)."""
         self._touched: list[np.ndarray] = []
         """Ids of the keys whose sessions changed since the last snapshot."""
 
     # -- keys --------------------------------------------------------------------------------------------------
 
-    def _register(self, keys: list[Any]) -> np.ndarray:
-        """The ids of ``keys`` (Python form), new ones numbered on."""
-        id_of, known = self._id_of, self._keys
-        ids = []
-        for key in keys:
-            found = id_of.get(key)
-            if found is None:
-                found = id_of[key] = len(known)
-                known.append(key)
-            ids.append(found)
-        return np.array(ids, dtype=np.int64)
-
     def _ids(self, column: pa.Array) -> np.ndarray:
-        """The id of each element's key (Arrow hashes the column; only its distinct keys become Python)."""
+        """The id of each element's key, keys not seen before numbered on (Arrow hashes the column's keys and
+        looks its distinct ones up among the known ones)."""
         encoded = column.dictionary_encode()
-        found: np.ndarray = self._register(encoded.dictionary.to_pylist())[encoded.indices.to_numpy(False)]
-        return found
+        distinct = encoded.dictionary
+        if distinct.type != self._key_type:
+            distinct = distinct.cast(self._key_type)
+        found = pc.index_in(distinct, value_set=self._keys)
+        new = found.is_null().to_numpy(zero_copy_only=False)
+        ids = found.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        if new.any():
+            ids[new] = len(self._keys) + np.arange(int(new.sum()))
+            self._keys = pa.concat_arrays([self._keys, distinct.filter(pa.array(new))])
+        found_ids: np.ndarray = ids[encoded.indices.to_numpy(zero_copy_only=False)]
+        return found_ids
 
     def _key_column(self, ids: np.ndarray) -> pa.Array:
         """The keys of ``ids`` as an Arrow column (their type in the input)."""
-        keys = self._keys
-        return pa.array([keys[i] for i in ids.tolist()], self._key_type)
+        return self._keys.take(pa.array(ids, pa.int64()))
 
     def _forget_gone_keys(self) -> None:
         """Renumber the keys when most ids belong to keys without sessions (called when nothing is touched, so
@@ -151,8 +148,7 @@ class ColumnarSessions:
             return
         live = np.unique(self.table.keys)
         self.table.keys = np.searchsorted(live, self.table.keys)
-        self._keys = [self._keys[i] for i in live.tolist()]
-        self._id_of = {key: index for index, key in enumerate(self._keys)}
+        self._keys = self._keys.take(pa.array(live, pa.int64()))
 
     # -- the table of sessions -------------------------------------------------------------------------------
 
@@ -307,7 +303,9 @@ class ColumnarSessions:
             session = merge_session(of_key, ts, end, form.merge)
             session[2] = form.add(value, form.create_accumulator() if session[2] is None else session[2])
             if has_ended(java_add(session[1], -1), watermark):
-                fired = Panes.of(plan, [self._keys[key]], [session[0]], [session[1]], [session[2]], [int(seqs[row])])
+                fired = Panes.of(
+                    plan, [self._keys[key].as_py()], [session[0]], [session[1]], [session[2]], [int(seqs[row])]
+                )
                 out.panes.append(fired)
         self._replace(distinct, self._python_rows(distinct, sessions))
         if late:
@@ -402,7 +400,7 @@ class ColumnarSessions:
         """The state of a :meth:`snapshot_state` followed by the :meth:`snapshot_changes` taken after it."""
         stored: Stored | None
         stored, self.watermark, self.counters.late_dropped = pickle.loads(snapshot)
-        self._keys, self._id_of = [], {}
+        self._keys = pa.array([], self._key_type)
         self.table = PaneTable(self.plan, *_no_sessions(self.plan))
         if stored is not None:
             self._replace(np.empty(0, np.int64), self._restored(stored))
@@ -411,13 +409,13 @@ class ColumnarSessions:
             if delta is not None:
                 gone, stored = delta
                 rows = self._restored(stored)
-                self._replace(np.union1d(self._register(gone.to_pylist()), rows[0]), rows)
+                self._replace(np.union1d(self._ids(gone), rows[0]), rows)
         self._touched = []
 
     def _restored(self, stored: Stored) -> State:
         """Stored sessions as rows of the table: keys as ids, sorted by id and start."""
         keys, columns = stored
-        ids = self._register(keys.to_pylist())
+        ids = self._ids(keys)
         order = np.lexsort((columns[-1][0], ids))
         return ids[order], [[column[order] for column in fields] for fields in columns]
 
