@@ -354,8 +354,8 @@ class ColumnarSessions:
 
     def _rows(self, rows: np.ndarray | slice) -> Stored:
         """Sessions ``rows`` with their keys (as an Arrow column), as stored."""
-        table = self.table
-        return self._key_column(table.keys[rows]), [[column[rows] for column in fields] for fields in table.columns]
+        ids, columns = self.table.state(rows)
+        return self._key_column(ids), columns
 
     def snapshot_state(self) -> bytes:
         """The whole state (for :meth:`restore_state`); the next :meth:`snapshot_changes` start from here."""
@@ -416,8 +416,8 @@ class ColumnarSessions:
         """Stored sessions as rows of the table: keys as ids, sorted by id and start."""
         keys, columns = stored
         ids = self._ids(keys)
-        order = np.lexsort((columns[-1][0], ids))
-        return ids[order], [[column[order] for column in fields] for fields in columns]
+        rows: State = PaneTable.state_rows((ids, columns), np.lexsort((columns[-1][0], ids)))
+        return rows
 
 
 def merge_session(sessions: list[Session], start: int, end: int, merge: Any) -> Session:
