@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,19 @@ from hypothesis import settings
 # a machine busy with Spark): hypothesis' per-example deadline, a timing assertion, is off everywhere
 settings.register_profile("panes", deadline=None)
 settings.load_profile("panes")
+
+QUICK_JIT = "-XX:TieredStopAtLevel=1"
+"""The Java option of the short-lived JVMs the tests start (a job run in a subprocess, killed and restarted, a
+CLI run, a Connect server), through ``SPARK_SUBMIT_OPTS``, which ``spark-submit`` puts on the command line of
+every JVM it starts: compile with C1 only. Such a JVM lives for seconds to a minute or two, and C2's optimising
+compiler spent more than half of its CPU (15 one-element micro-batches run twice in one session: 54 of 98 JVM
+CPU-seconds in compiler threads, 9 of 48 with C1 only, the same time per micro-batch once warm). The shared
+session of the Spark tests (``tests/spark/conftest.py``) lives for the whole run and keeps the default: C1's code
+cache is 48 MB rather than 240, and its code never gets C2's optimisations (the Spark tests ran 15% slower in
+all when that JVM was C1-only too). Set ``SPARK_SUBMIT_OPTS`` with a ``TieredStopAtLevel`` of your own to choose
+otherwise."""
+if "TieredStopAtLevel" not in os.environ.get("SPARK_SUBMIT_OPTS", ""):
+    os.environ["SPARK_SUBMIT_OPTS"] = " ".join(filter(None, [os.environ.get("SPARK_SUBMIT_OPTS"), QUICK_JIT]))
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFORMANCE = ROOT.parent / "shared" / "conformance-examples"

@@ -20,7 +20,17 @@ def spark() -> Iterator[Any]:
     os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from panes.spark import create_session
+    from tests.conftest import QUICK_JIT
 
-    session = create_session("local[2]", app_name="panes-tests")
+    # this JVM lives for the whole run: the default compilers (C1, then C2 for hot code), not the short-lived
+    # JVMs' QUICK_JIT
+    submit_options = os.environ.get("SPARK_SUBMIT_OPTS")
+    if submit_options is not None and QUICK_JIT in submit_options:
+        os.environ["SPARK_SUBMIT_OPTS"] = submit_options.replace(QUICK_JIT, "").strip()
+    try:
+        session = create_session("local[2]", app_name="panes-tests")
+    finally:
+        if submit_options is not None:
+            os.environ["SPARK_SUBMIT_OPTS"] = submit_options
     yield session
     session.stop()
