@@ -40,8 +40,10 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(HERE))
 
-TICK = os.sysconf("SC_CLK_TCK")
+from measure import command_line, cpu_seconds, descendants, keepers, thread_cpu_seconds  # noqa: E402
+
 PHASES = ("triggerExecution", "queryPlanning", "addBatch", "walCommit", "commitOffsets")
 
 
@@ -126,28 +128,11 @@ def stages_of_last_jobs(events: list[dict[str, Any]], jobs: int) -> list[str]:
     return lines
 
 
-def stat_fields(pid: int) -> list[str]:
-    """``/proc/<pid>/stat`` after the command's name: ``[11]``, ``[12]`` user and system ticks, ``[19]`` start."""
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = stat_fields(pid)
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
 def jvm_threads(pid: int) -> dict[str, float]:
     """CPU seconds of the JVM ``pid`` by thread group; threads that ended (a query's stream execution thread
     ends with the query) are counted as "ended threads"."""
     groups: dict[str, float] = collections.Counter()
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
-        except OSError:
-            continue
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        fields = stat.rsplit(")", 1)[1].split()
-        seconds = (int(fields[11]) + int(fields[12])) / TICK
+    for name, seconds in thread_cpu_seconds(pid):
         if "CompilerThre" in name:
             group = "JIT compilers"
         elif name.startswith("Executor task"):
@@ -162,27 +147,14 @@ def jvm_threads(pid: int) -> dict[str, float]:
 
 
 def python_processes() -> dict[str, float]:
-    """CPU seconds of the Python processes Spark or panes started since this command did, by kind."""
+    """CPU seconds of the Python processes below this one (Spark's daemons, workers and planners) and of the
+    shard keepers serving them, by kind."""
     kinds: dict[str, float] = collections.Counter()
-    since = int(stat_fields(os.getpid())[19])
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-            if os.stat(f"/proc/{entry}").st_uid != os.getuid() or int(stat_fields(int(entry))[19]) < since:
-                continue
-            seconds = cpu_seconds(int(entry))
-        except OSError:
-            continue
-        if "python" not in os.path.basename(command.split(" ")[0]):
-            continue  # the JVM (its class path names pyspark)
-        if "panes.spark.keeper" in command:
-            kinds["shard keepers"] += seconds
-
-        elif "pyspark" in command or "panes.spark.worker_daemon" in command:
-            kinds["Spark's Python workers and planners"] += seconds
-
+    below = [pid for pid in descendants(os.getpid()) if "python" in command_line(pid).split(" ")[0]]
+    for pid in below:
+        kinds["Spark's Python workers and planners"] += cpu_seconds(pid)
+    for pid in keepers(set(below)):
+        kinds["shard keepers"] += cpu_seconds(pid)
     return dict(kinds)
 
 

@@ -28,7 +28,8 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _descendants(pid: int) -> list[int]:
+def descendants(pid: int) -> list[int]:
+    """The processes below ``pid``: its children, theirs, and so on."""
     result, todo = [], [pid]
     while todo:
         current = todo.pop()
@@ -49,17 +50,37 @@ def _rss(pid: int) -> int:
     return 0
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User plus system CPU seconds process ``pid`` used so far."""
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
+def _stat_cpu_seconds(stat: str) -> float:
+    """User plus system CPU seconds in the text of a ``/proc/.../stat`` file (fields after the name in
+    parentheses: the 12th and 13th)."""
+    fields = stat.rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _command(pid: int) -> str:
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU seconds process ``pid`` used so far, its ended threads included (0 when it ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return _stat_cpu_seconds(handle.read())
+    except OSError:
+        return 0.0
+
+
+def thread_cpu_seconds(pid: int) -> list[tuple[str, float]]:
+    """``(name, CPU seconds)`` of each live thread of process ``pid`` (Linux cuts the names at 15 characters);
+    threads that ended are not there, their CPU is in :func:`cpu_seconds`."""
+    threads = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/stat") as handle:
+                stat = handle.read()
+        except OSError:  # the thread ended while we looked
+            continue
+        threads.append((stat[stat.index("(") + 1 : stat.rindex(")")], _stat_cpu_seconds(stat)))
+    return threads
+
+
+def command_line(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as handle:
             return handle.read().replace(b"\0", b" ").decode(errors="replace")
@@ -67,13 +88,13 @@ def _command(pid: int) -> str:
         return ""
 
 
-def _keepers(daemons: set[int]) -> list[int]:
+def keepers(daemons: set[int]) -> list[int]:
     """The shard keepers (``panes.spark.keeper``, detached from their parents) serving the Python daemons
     ``daemons``: their command line names the daemon's pid."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
-            words = _command(int(entry)).split()
+            words = command_line(int(entry)).split()
             if "panes.spark.keeper" in words:
                 at = words.index("panes.spark.keeper")
                 if len(words) > at + 1 and words[at + 1].isdigit() and int(words[at + 1]) in daemons:
@@ -108,9 +129,9 @@ class MemorySampler:
 
     def _sample(self) -> None:
         total = 0
-        descendants = _descendants(os.getpid())
-        for pid in descendants + _keepers(set(descendants)):
-            command = _command(pid)
+        below = descendants(os.getpid())
+        for pid in below + keepers(set(below)):
+            command = command_line(pid)
             rss = _rss(pid)
             if "java" in command.split(" ")[0]:
                 self.jvm_peak = max(self.jvm_peak, rss)
@@ -124,7 +145,7 @@ class MemorySampler:
 
     def _count_cpu(self, pid: int, kind: str) -> None:
         """Processes seen in the first sample count from then on, later ones from their start."""
-        used = _cpu_seconds(pid)
+        used = cpu_seconds(pid)
         first = self._baseline.setdefault(pid, used if self._first else 0.0)
         self.cpu[pid] = (kind, used - first)
 

@@ -20,12 +20,12 @@ def spark() -> Iterator[Any]:
     os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from panes.spark import create_session
-    from tests.conftest import QUICK_JIT
+    from tests.conftest import QUICK_JIT, QUICK_JIT_ADDED
 
     # this JVM lives for the whole run: the default compilers (C1, then C2 for hot code), not the short-lived
-    # JVMs' QUICK_JIT
-    submit_options = os.environ.get("SPARK_SUBMIT_OPTS")
-    if submit_options is not None and QUICK_JIT in submit_options:
+    # JVMs' QUICK_JIT (unless whoever runs the tests chose a level)
+    submit_options = os.environ["SPARK_SUBMIT_OPTS"] if QUICK_JIT_ADDED else None
+    if submit_options is not None:
         os.environ["SPARK_SUBMIT_OPTS"] = submit_options.replace(QUICK_JIT, "").strip()
     try:
         session = create_session("local[2]", app_name="panes-tests")
