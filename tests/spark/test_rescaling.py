@@ -77,14 +77,19 @@ def multisets(*runs: dict[str, Any]) -> dict[str, Counter[str]]:
     return found
 
 
+@pytest.fixture(scope="module")
+def uninterrupted(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Counter[str]]:
+    """The outputs of the job run without a stop on four shards (once for every restart it is compared with)."""
+    return multisets(run(spark, tmp_path_factory.mktemp("whole"), 4, BATCHES, True))
+
+
 @pytest.mark.parametrize("after", [8, 2])
 def test_a_query_restarted_with_other_shard_counts_gives_the_uninterrupted_output(
-    spark: Any, tmp_path: Path, after: int
+    spark: Any, tmp_path: Path, uninterrupted: dict[str, Counter[str]], after: int
 ) -> None:
-    whole = run(spark, tmp_path / "whole", 4, BATCHES, True)
     first = run(spark, tmp_path / "checkpoint", 4, BATCHES[:CUT], False)
     second = run(spark, tmp_path / "checkpoint", after, BATCHES, True)
-    expected = multisets(whole)
+    expected = uninterrupted
     assert all(sum(found.values()) > 0 for found in expected.values()), expected
     assert multisets(first, second) == expected
     for name, step in second["metrics"].items():
