@@ -3,6 +3,7 @@
     .venv/bin/python bench/batch_cost.py                                      # 15 one-record micro-batches, 2 runs
     .venv/bin/python bench/batch_cost.py --java-options=-XX:TieredStopAtLevel=1
     .venv/bin/python bench/batch_cost.py --master local[8] --batches 30 --runs 3
+    .venv/bin/python bench/batch_cost.py --conf spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows=false
 
 The job: records ``{"page", "ts"}``, one per micro-batch (``from_micro_batches``), bounded out-of-orderness
 watermarks, ``key_by("page")``, tumbling 10-second windows counted by ``Count()`` (the columnar path) into a
@@ -166,6 +167,13 @@ def main() -> int:
     parser.add_argument(
         "--java-options", default="", help="the driver JVM's extra options, e.g. -XX:TieredStopAtLevel=1"
     )
+    parser.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting of the session (repeatable), e.g. spark.sql.shuffle.partitions=4",
+    )
     args = parser.parse_args()
 
     from panes.spark import create_session
@@ -174,13 +182,17 @@ def main() -> int:
     config = {"spark.eventLog.enabled": "true", "spark.eventLog.dir": events.as_uri()}
     if args.java_options:
         config["spark.driver.extraJavaOptions"] = args.java_options
+    for setting in args.conf:
+        key, _, value = setting.partition("=")
+        config[key] = value
     spark = create_session(args.master, app_name="batch-cost", config=config)
     from pyspark import SparkContext
 
     jvm = SparkContext._gateway.proc.pid  # type: ignore[union-attr]
     try:
         print(
-            f"{args.batches} micro-batches of one record, {args.master}, Java options {args.java_options or '(none)'}"
+            f"{args.batches} micro-batches of one record, {args.master}, Java options {args.java_options or '(none)'}, "
+            f"settings {', '.join(args.conf) or '(none)'}"
         )
         for run in range(args.runs):
             wall, progress = run_job(spark, args.batches)
