@@ -183,7 +183,9 @@ def main() -> int:
     if args.java_options:
         config["spark.driver.extraJavaOptions"] = args.java_options
     for setting in args.conf:
-        key, _, value = setting.partition("=")
+        key, equals, value = setting.partition("=")
+        if not key or not equals:
+            parser.error(f"--conf {setting!r}: give a Spark setting as key=value")
         config[key] = value
     spark = create_session(args.master, app_name="batch-cost", config=config)
     from pyspark import SparkContext
