@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Create (or reuse) the project's virtual environment in .venv and install panes with everything it needs:
 # pyspark 4.3 from PyPI (runs on the machine's Java 17), numpy/pyarrow/pandas, matplotlib (panes timeline), psycopg
-# (the PostgreSQL sink, panes.connectors.jdbc) and the test tools.
+# (the PostgreSQL sink, panes.connectors.jdbc), confluent-kafka (panes.connectors.kafka) and the test tools.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -11,7 +11,7 @@ fi
 stamp=.venv/.panes-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet -e ".[spark,dev,timeline,postgres]"
+    .venv/bin/python -m pip install --quiet -e ".[spark,dev,timeline,postgres,kafka]"
     touch "$stamp"
 fi
 # panes' own modules compiled ahead (only those changed since the last run): every Python worker Spark starts
