@@ -27,16 +27,11 @@ if QUICK_JIT_ADDED:
     os.environ["SPARK_SUBMIT_OPTS"] = " ".join(filter(None, [os.environ.get("SPARK_SUBMIT_OPTS"), QUICK_JIT]))
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFORMANCE = ROOT.parent / "shared" / "conformance-examples"
-# scenarios in the same format whose expected output was worked out from Flink's source (see its README)
 DERIVED_SCENARIOS = ROOT / "tests" / "scenarios"
-
-
-@pytest.fixture(scope="session")
-def conformance_dir() -> Path:
-    if not CONFORMANCE.is_dir():
-        pytest.fail(f"the shared conformance examples are missing: expected {CONFORMANCE}")
-    return CONFORMANCE
+"""The window scenarios (``tests/scenarios/README.md``): expected outputs produced by real Flink through
+``tools/flink_oracle``, or worked out from Flink's source where Flink cannot run the scenario."""
+CONFORMANCE = DERIVED_SCENARIOS / "examples"
+"""The seven first window scenarios, one per family of assigner, trigger and evictor, all produced by Flink."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

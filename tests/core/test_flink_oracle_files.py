@@ -70,8 +70,5 @@ def test_a_stored_flink_output_says_which_flink_produced_it_and_is_the_oracle_s_
         emitted += [{"kind": "late", **element} for element in result["late"]]
         emitted.sort(key=lambda item: item["emit_seq"])
     rebuilt = ORACLE.expected_output(scenario, emitted, meta["apache_flink"])
-    if flink_file.parent != CONFORMANCE:
-        assert meta["produced_by"] == "tools/flink_oracle"
-        assert ORACLE.render(rebuilt) == flink_file.read_text()  # byte for byte
-    else:  # the shared examples, produced before the oracle existed: the same content, timings aside
-        assert ORACLE._without_timings(rebuilt) == ORACLE._without_timings(result)
+    assert meta["produced_by"] == "tools/flink_oracle"
+    assert ORACLE.render(rebuilt) == flink_file.read_text()  # byte for byte

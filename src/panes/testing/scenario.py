@@ -1,8 +1,8 @@
 """Scenario files: a window configuration, a sequence of events and watermarks, and the expected panes.
 
-The format is the one of ``shared/conformance-examples`` (whose expected output real Apache Flink
-produced); every host of the window operator (the harness here, the local and the Spark runners) replays
-the same files and must produce the same panes. See that folder's README for the format. Elements are
+The format is documented in the repository's ``tests/scenarios/README.md`` (expected outputs produced by
+real Apache Flink, or worked out from Flink's source); every host of the window operator (the harness here,
+the local and the Spark runners) replays the same files and must produce the same panes. Elements are
 ``(key, value, ts, seq)`` tuples, ``seq`` being the element's index in ``events``.
 
 panes adds to the format (for cases whose expected output was worked out from Flink's source rather than
