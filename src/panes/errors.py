@@ -28,6 +28,7 @@ differs (see ``panes.datastream.fingerprint``).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
@@ -187,3 +188,18 @@ class ErrorRecord:
             return ErrorRecord(value, timestamp, error.reason, kind, operator, error.key, error.window)
         reason = str(error) if error.__cause__ is None else f"{error} ({error.__cause__!r})"
         return ErrorRecord(value, timestamp, reason, type(error).__name__, operator)
+
+
+class BadInput(ABC):
+    """What a source yields in place of an element it could not read (a line of a file that is not a row of its
+    schema, a Kafka record its deserializer refused): runners send :meth:`record` to the source's error output
+    (``side_output_errors``), or fail the job with :meth:`error` when it has none."""
+
+    @abstractmethod
+    def error(self, operator: str) -> BadRecordError:
+        """The error that fails a job whose source ``operator`` has no error output; its message names what could
+        not be read and says what to change."""
+
+    @abstractmethod
+    def record(self, operator: str) -> ErrorRecord:
+        """The input on the error output of source ``operator``."""

@@ -356,6 +356,6 @@ class EnvironmentConfig:
 
 
 def _source_parallelism(source: Any) -> int | None:
-    if isinstance(source, Source) and source.num_splits() == 1:
+    if isinstance(source, Source) and not source.discovers_splits() and source.num_splits() == 1:
         return 1
     return None

@@ -5,7 +5,9 @@ The Spark runner adds file, console, memory-table and ``foreach_batch`` sinks (`
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -77,6 +79,62 @@ class FunctionSink(Sink):
 
     def __repr__(self) -> str:
         return f"FunctionSink({type(self.function).__name__})"
+
+
+class SinkWriter(ABC):
+    """Writes the records one parallel instance of a :class:`WriterSink` receives (Flink's ``SinkWriter``)."""
+
+    @abstractmethod
+    def write(self, record: StreamRecord[Any]) -> None:
+        """Write ``record`` (or buffer it); raise to fail the job."""
+
+    @abstractmethod
+    def flush(self, end_of_input: bool) -> None:
+        """Make what was written so far durable (and, for a transactional writer, committed): called when the job
+        is snapshotted and, with ``end_of_input``, when it ends."""
+
+    def abort(self) -> None:
+        """The job failed: drop what was not flushed (abort an open transaction). Nothing by default."""
+
+    def close(self) -> None:
+        """Release what the writer holds; called once, after :meth:`flush` or :meth:`abort`."""
+
+    def open(self, context: WriterContext) -> None:
+        """Called once by the runner after :meth:`WriterSink.create_writer`, before anything else: where the writer
+        runs (:class:`WriterContext`). Nothing by default; raise to fail the job before it reads anything."""
+
+    def snapshot_state(self) -> Any:
+        """What the writer keeps in the job's snapshot, taken after :meth:`flush` (Flink's ``snapshotState``):
+        ``None`` (the default) for nothing; else a picklable value :meth:`restore_state` gets back."""
+        return None
+
+    def restore_state(self, state: Any) -> None:
+        """Resume from what :meth:`snapshot_state` returned (the job is restored from a snapshot), after
+        :meth:`open` and before the first record. Nothing by default."""
+
+
+@dataclass(frozen=True)
+class WriterContext:
+    """Where a :class:`SinkWriter` runs, as the runner tells it (:meth:`SinkWriter.open`): the sink step's uid
+    (``sink_id``, stable across restarts when set with ``.uid()``), the instance's name for messages
+    (``operator``), the declared type of the stream it writes (``record_type``, ``None`` without one), and
+    ``refuse``: where a value the sink refuses goes with its ``ErrorRecord`` (the sink's error output,
+    ``sink_to(sink, errors=tag)``), or ``None`` when the sink has none (a refused value then fails the job)."""
+
+    sink_id: str
+    operator: str
+    record_type: RecordType | None = None
+    refuse: Callable[[StreamRecord[Any], ErrorRecord], None] | None = None
+
+
+class WriterSink(Sink):
+    """A sink written through one :class:`SinkWriter` per parallel instance (Flink's ``Sink``): a runner that
+    supports it calls :meth:`create_writer` when the job starts."""
+
+    @abstractmethod
+    def create_writer(self, subtask: int, parallelism: int) -> SinkWriter:
+        """The writer of instance ``subtask`` of ``parallelism``; raise when the sink cannot be written to (the job
+        then fails before it reads anything)."""
 
 
 def deliver(sink: Sink, record: StreamRecord[Any], subtask: int = 0, parallelism: int = 1) -> bool:

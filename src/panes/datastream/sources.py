@@ -39,6 +39,40 @@ class Source(ABC):
         """Raise when the source cannot be read at all; runners call it when a job starts, before any element
         is read. Nothing to check by default."""
 
+    def discovers_splits(self) -> bool:
+        """Whether the splits are found when the job starts (a Kafka topic's partitions), so that
+        :meth:`num_splits` may only be asked then, after :meth:`check_readable`: building a pipeline does not
+        ask it. ``False`` by default."""
+        return False
+
+    def read_splits(self, indices: Sequence[int], position: Any = None) -> SplitsReader | None:
+        """One reader of the splits ``indices`` together (what one source instance reads), from ``position``
+        (what :meth:`SplitsReader.position` returned when the job was snapshotted; ``None``: from the start), or
+        ``None`` (the default): the runner reads the splits one after the other with :meth:`read_split`. A
+        source whose splits do not end (an unbounded Kafka topic's partitions) reads them together so that
+        none waits for another to end."""
+        return None
+
+
+class SplitsReader(ABC):
+    """Reads several splits of one source together (:meth:`Source.read_splits`): an iterator of elements whose
+    place in the input is :meth:`position`, from which the source can read on after a restore."""
+
+    def __iter__(self) -> SplitsReader:
+        return self
+
+    @abstractmethod
+    def __next__(self) -> Any:
+        """The next element (or a runner marker such as :class:`ProcessingTimeAdvance`); ``StopIteration`` at the
+        end of every split."""
+
+    @abstractmethod
+    def position(self) -> Any:
+        """Where the reader is (a picklable value :meth:`Source.read_splits` takes back)."""
+
+    def close(self) -> None:
+        """Release what the reader holds (connections); called once it ended, and when the job closes."""
+
 
 class CollectionSource(Source):
     """The elements of a collection, in order, as one split (Flink's ``fromCollection``)."""

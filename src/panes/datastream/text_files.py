@@ -25,7 +25,7 @@ from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
 
-from panes.errors import BadRecordError, ErrorRecord
+from panes.errors import BadInput, BadRecordError, ErrorRecord
 
 TEXT_FORMATS = ("json", "csv", "text")
 """The file formats read as text lines (:class:`TextFormat`): ``text`` makes each line one string."""
@@ -46,7 +46,7 @@ _NULL_LINE = re.compile(rb"(?m)^[ \t]*null[ \t\r]*$")
 
 
 @dataclass(frozen=True)
-class BadLine:
+class BadLine(BadInput):
     """A line of ``file`` (1-based ``line``) that is not a row of the schema: its ``text`` and the ``reason``."""
 
     file: str

@@ -20,6 +20,7 @@ time does not move.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import pickle
 import time
@@ -38,13 +39,21 @@ from panes.datastream.plan import (
     checked_outputs,
     error_output_channels,
     resolve_types,
+    shared_type,
     stream_channels,
 )
-from panes.datastream.sinks import FileSink, deliver, sink_name, sink_stream_type
-from panes.datastream.sources import ProcessingTimeAdvance, Source, StepEnd
-from panes.datastream.text_files import BadLine
+from panes.datastream.sinks import (
+    FileSink,
+    SinkWriter,
+    WriterContext,
+    WriterSink,
+    deliver,
+    sink_name,
+    sink_stream_type,
+)
+from panes.datastream.sources import ProcessingTimeAdvance, Source, SplitsReader, StepEnd
 from panes.elements import MAX_WATERMARK, StreamRecord, Watermark, WatermarkStatus
-from panes.errors import RESTART_ADVICE, ErrorRecord, IncompatibleCheckpointError, located
+from panes.errors import RESTART_ADVICE, BadInput, ErrorRecord, IncompatibleCheckpointError, located
 from panes.local.files import LocalFileSink
 from panes.local.graph import Edge, Node, build_graph
 from panes.operators.base import AbstractStreamOperator, OneInputStreamOperator
@@ -180,6 +189,10 @@ class _Instance:
         self.file: LocalFileSink | None = None
         if isinstance(self.sink, FileSink):
             self.file = job.file_sink(node, self.output)
+        self.writer: SinkWriter | None = None
+        if isinstance(self.sink, WriterSink):
+            self.writer = self.sink.create_writer(index, node.parallelism)
+            self.writer.open(job.writer_context(node, self.name, self.output))
         self.reader: _SourceReader | None = None
         if isinstance(transformation, SourceTransformation):
             self.reader = _SourceReader(transformation.source, index, node.parallelism)
@@ -212,6 +225,9 @@ class _Instance:
         try:
             if self.file is not None:
                 self.file.add(record)
+                return
+            if self.writer is not None:
+                self.writer.write(record)
                 return
             written = deliver(self.sink, record, self.index, self.node.parallelism)
         except Exception as error:
@@ -249,8 +265,9 @@ class _Instance:
 
 
 class _SourceReader:
-    """Reads the splits ``index, index + parallelism, ...`` of a source, one after the other (a source that
-    cannot be read at all fails here, when the job starts: ``Source.check_readable``)."""
+    """Reads the splits ``index, index + parallelism, ...`` of a source, one after the other, or together when the
+    source reads them so (``Source.read_splits``; a source that cannot be read at all fails here, when the job
+    starts: ``Source.check_readable``)."""
 
     def __init__(self, source: Any, index: int, parallelism: int) -> None:
         if not isinstance(source, Source):
@@ -262,9 +279,22 @@ class _SourceReader:
         self.position = 0  # elements read from the current split
         self._iterator: Iterator[Any] | None = None
         self.exhausted = not self.splits
+        self.together: SplitsReader | None = None if self.exhausted else source.read_splits(self.splits)
 
     def next(self) -> tuple[bool, Any]:
         """``(True, element)``, or ``(False, None)`` once every split is read."""
+        together = self.together
+        if together is not None:
+            if self.exhausted:
+                return False, None
+            try:
+                element = next(together)
+            except StopIteration:
+                self.exhausted = True
+                together.close()
+                return False, None
+            self.position += 1
+            return True, element
         while not self.exhausted:
             if self._iterator is None:
                 self._iterator = self.source.read_split(self.splits[self.current])
@@ -281,7 +311,13 @@ class _SourceReader:
         return False, None
 
     def snapshot(self) -> dict[str, Any]:
-        return {"current": self.current, "position": self.position, "exhausted": self.exhausted}
+        together = None if self.together is None else self.together.position()
+        return {"current": self.current, "position": self.position, "exhausted": self.exhausted, "together": together}
+
+    def close(self) -> None:
+        """Close a reader of splits read together (its connections)."""
+        if self.together is not None:
+            self.together.close()
 
     def restore(self, data: dict[str, Any]) -> None:
         if not self.source.is_replayable():
@@ -290,6 +326,11 @@ class _SourceReader:
         self.exhausted = data["exhausted"]
         self.position = 0
         self._iterator = None
+        if self.together is not None:
+            self.together.close()
+            self.together = self.source.read_splits(self.splits, data.get("together"))
+            self.position = data["position"]
+            return
         if not self.exhausted:
             self._iterator = self.source.read_split(self.splits[self.current])
             for _ in range(data["position"]):
@@ -377,6 +418,21 @@ class LocalJob:
 
             self.files[id(sink)] = self._local_file(transformation, None if tag is None else refuse)
         return self.files[id(sink)]
+
+    def writer_context(self, node: Node, name: str, output: _Router) -> WriterContext:
+        """What the writer of an instance (named ``name``) of ``node``'s ``WriterSink`` is told: the sink's uid, the
+        stream's type, and its error output (the sink's ``errors`` tag) when it has one."""
+        transformation = node.transformation
+        assert isinstance(transformation, SinkTransformation)
+        tag = transformation.error_tag
+
+        def refuse(record: StreamRecord[Any], failure: ErrorRecord) -> None:
+            assert tag is not None
+            output.collect_side(tag, StreamRecord(failure, record.timestamp))
+
+        channels = stream_channels(transformation.inputs[0])
+        record_type = shared_type(self.types.get(c) for c in channels)
+        return WriterContext(node.key, name, record_type, None if tag is None else refuse)
 
     def _local_file(self, transformation: SinkTransformation, refuse: Any) -> LocalFileSink:
         channels = stream_channels(transformation.inputs[0])
@@ -476,7 +532,7 @@ class LocalJob:
             if not self.batch and self.ticks_per_step:
                 self._tick()
             return True
-        if has_element and type(element) is BadLine:
+        if has_element and isinstance(element, BadInput):
             self._refuse_line(instance, element)
             return True
         if has_element:
@@ -491,8 +547,9 @@ class LocalJob:
             self._end_of_input(instance)
         return True
 
-    def _refuse_line(self, instance: _Instance, line: BadLine) -> None:
-        """A line a file source could not read: to the source's error output, else the job fails."""
+    def _refuse_line(self, instance: _Instance, line: BadInput) -> None:
+        """An input a source could not read (a file's line, a Kafka record): to the source's error output, else
+        the job fails."""
         transformation = instance.node.transformation
         tag = transformation.error_tag
         if tag is None:
@@ -524,10 +581,17 @@ class LocalJob:
         return self.records_read - start
 
     def close(self) -> None:
-        """Close the operators and write what file sinks collected."""
+        """Close the operators, flush and close the sink writers (``WriterSink``: a transactional one commits) and
+        write what file sinks collected."""
         for instance in self._all_instances():
             if instance.operator is not None:
                 instance.operator.close()
+        for instance in self._all_instances():
+            if instance.reader is not None:
+                instance.reader.close()
+            if instance.writer is not None:
+                instance.writer.flush(True)
+                instance.writer.close()
         # every file sink writes its dataset, also one that received nothing (empty, with its schema when known)
         for node in self.nodes:
             transformation = node.transformation
@@ -543,6 +607,21 @@ class LocalJob:
         for file in self.files.values():
             file.write(int(time.time() * 1000))  # buckets name where files land: the wall clock, as on Spark
         self.files.clear()
+
+    def abort(self) -> None:
+        """The job failed: sink writers drop what they did not flush (a transactional one aborts its open
+        transaction) and close, and sources close their connections; best effort: what fails here is not raised,
+        so the job's own failure is the one reported. Operators and file sinks are left as they are (nothing of a
+        failed job is written)."""
+        for instance in self._all_instances():
+            for release in (
+                None if instance.reader is None else instance.reader.close,
+                None if instance.writer is None else instance.writer.abort,
+                None if instance.writer is None else instance.writer.close,
+            ):
+                if release is not None:
+                    with contextlib.suppress(Exception):
+                        release()
 
     # -- snapshots ------------------------------------------
 
@@ -563,6 +642,10 @@ class LocalJob:
         checkpoints there): raises ``RuntimeError``."""
         if self.batch:
             raise RuntimeError("a job in BATCH execution cannot be snapshotted (run it in STREAMING mode)")
+        for instance in self._all_instances():
+            if instance.writer is not None:
+                # what the sinks received before the snapshot is durable (committed) with it
+                instance.writer.flush(False)
         state: dict[str, Any] = {
             "state_format": STATE_FORMAT,
             "fingerprint": self.fingerprint().to_json(),
@@ -576,6 +659,7 @@ class LocalJob:
             state["instances"][(instance.node.key, instance.index)] = {
                 "operator": None if instance.operator is None else instance.operator.snapshot_state(),
                 "reader": None if instance.reader is None else instance.reader.snapshot(),
+                "writer": None if instance.writer is None else instance.writer.snapshot_state(),
                 "valves": instance.valves,
                 "ended": instance.ended,
                 "finished": instance.finished,
@@ -663,6 +747,8 @@ class LocalJob:
                 instance.operator.counters.restore_ms += round((time.perf_counter() - started) * 1000)
             if instance.reader is not None and saved["reader"] is not None:
                 instance.reader.restore(saved["reader"])
+            if instance.writer is not None and saved.get("writer") is not None:
+                instance.writer.restore_state(saved["writer"])
             if [max(1, len(mapping)) for mapping in instance.channels] == [v.num_inputs for v in saved["valves"]]:
                 # the same inputs: the channels' watermarks and ends carry over
                 instance.valves = saved["valves"]

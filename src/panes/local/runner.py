@@ -117,8 +117,12 @@ class LocalRunner:
             )
         started = time.monotonic()
         job = self.start(plan, config)
-        with fewer_collections():
-            read = job.run(self.max_records)
+        try:
+            with fewer_collections():
+                read = job.run(self.max_records)
+        except BaseException:
+            job.abort()
+            raise
         metrics = job.metrics()
         job.close()
         details: dict[str, Any] = {"records_read": read, "mode": "batch" if job.batch else "streaming"}
