@@ -1,0 +1,61 @@
+"""The commit table: one row per checkpoint a JDBC sink committed, written in the same transaction as the
+checkpoint's rows, so a replay of that checkpoint finds it and writes nothing.
+
+A row is ``(sink_id, run_id, checkpoint_id, subtask)`` — the sink step's uid, the run (a new job's own id, kept
+in its snapshots, so a job restored from a snapshot continues its run and a job started afresh writes anew), the
+checkpoint (1, 2, ... per run: each snapshot of the job, and its end) and the sink's parallel instance — with the
+number of rows the checkpoint brought and a digest of them (a replay must bring the same rows) and when it was
+committed. The table is created when missing (``CREATE TABLE IF NOT EXISTS``) in the sink's connection's schema;
+rows of runs no snapshot will restore can be deleted at any time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+DEFAULT_COMMIT_TABLE = "panes_sink_commits"
+"""The commit table's name unless a sink names another (``commit_table=``)."""
+
+
+@dataclass(frozen=True)
+class Marker:
+    """What identifies one checkpoint of one sink instance in the commit table."""
+
+    sink_id: str
+    run_id: str
+    checkpoint_id: int
+    subtask: int
+
+    def key(self) -> tuple[str, str, int, int]:
+        return (self.sink_id, self.run_id, self.checkpoint_id, self.subtask)
+
+
+def create_table(table: str) -> str:
+    return (
+        f"CREATE TABLE IF NOT EXISTS {table} ("
+        "sink_id text NOT NULL, run_id text NOT NULL, checkpoint_id bigint NOT NULL, subtask integer NOT NULL, "
+        "row_count bigint NOT NULL, digest text NOT NULL, committed_at timestamptz NOT NULL DEFAULT now(), "
+        "PRIMARY KEY (sink_id, run_id, checkpoint_id, subtask))"
+    )
+
+
+def find(table: str) -> str:
+    """The committed row count and digest of a marker (no row: not committed)."""
+    return (
+        f"SELECT row_count, digest FROM {table} "
+        "WHERE sink_id = %s AND run_id = %s AND checkpoint_id = %s AND subtask = %s"
+    )
+
+
+def insert(table: str) -> str:
+    """Write a marker; returns no row when it was there already (another attempt committed it meanwhile)."""
+    return (
+        f"INSERT INTO {table} (sink_id, run_id, checkpoint_id, subtask, row_count, digest) "
+        "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING 1"
+    )
+
+
+def committed(row: Any) -> tuple[int, str] | None:
+    """A :func:`find` result as ``(row_count, digest)``."""
+    return None if row is None else (int(row[0]), str(row[1]))
