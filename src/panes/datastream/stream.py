@@ -351,7 +351,10 @@ class DataStream:
         return DataStreamSink(self.env, transformation)
 
     def add_sink(self, sink_func: Any) -> DataStreamSink:
-        """Write the stream through a ``SinkFunction`` or a callable ``value -> None``."""
+        """Write the stream through a ``SinkFunction`` or a callable ``value -> None``, or to a ``Sink`` (PyFlink's
+        ``add_sink(JdbcSink.sink(...))``: the same as ``sink_to(sink)``)."""
+        if isinstance(sink_func, Sink):
+            return self.sink_to(sink_func)
         return self.sink_to(FunctionSink(sink_func))
 
     def sink_to_files(
