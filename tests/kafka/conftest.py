@@ -87,7 +87,15 @@ def new_topic(kafka_broker: Broker) -> Iterator[Callable[..., str]]:
         name = f"t-{uuid.uuid4().hex[:10]}"
         admin.create_topics([NewTopic(name, partitions, 1)])[name].result(30)
         made.append(name)
-        return name
+        # the controller made it; wait until the broker serves it (every partition with its leader)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            found = admin.list_topics(name, timeout=10).topics.get(name)
+            ready = found is not None and found.error is None and len(found.partitions) == partitions
+            if ready and all(p.leader >= 0 and p.error is None for p in found.partitions.values()):
+                return name
+            time.sleep(0.05)
+        pytest.fail(f"topic {name} was created but not served within 30 s")
 
     yield make
     if made:
