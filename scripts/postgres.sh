@@ -139,7 +139,7 @@ start() {
             fail "the server's user '$user' cannot write to $dir (or a folder above it is closed to it):" \
                 "give a DIR it can reach, e.g. under ${TMPDIR:-/tmp}"
         # the superuser `panes` with its password; TCP asks for it, the socket in DIR (closed to others) trusts
-        if ! as_server "$bin/initdb" -D "$dir/data" -U "$USER_NAME" --pwfile="$dir/password" -E UTF8 --locale=C \
+        if ! as_server "$bin/initdb" -D "$dir/data" -U "$USER_NAME" --pwfile="$dir/password" -E UTF8 --locale=C --no-sync \
             --auth-host=scram-sha-256 --auth-local=trust >"$dir/initdb.log" 2>&1; then
             tail -20 "$dir/initdb.log" >&2
             fail "initdb failed (its log: $dir/initdb.log)"
