@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import panes.connectors.file_system
+import panes.connectors.jdbc
 import panes.datastream
 import panes.functions
 import panes.state
@@ -30,6 +31,7 @@ EXTRA = {
 }
 MODULES = (
     panes.connectors.file_system,
+    panes.connectors.jdbc,
     panes.datastream,
     panes.windowing,
     panes.state,

@@ -49,6 +49,7 @@ PYFLINK_EXPORTS = {
         FileSourceBuilder FileSink StreamingFileSink StreamFormat BulkFormat FileEnumeratorProvider
         FileSplitAssignerProvider RollingPolicy BucketAssigner""",
     "pyflink.common.typeinfo": "TypeInformation Types",
+    "pyflink.datastream.connectors.jdbc": "JdbcConnectionOptions JdbcExecutionOptions JdbcSink",
 }
 
 
