@@ -220,8 +220,10 @@ def test_json_rows() -> None:
     writing = JsonRowSerializationSchema.builder().with_type_info(ROW).build()
     assert writing.serialize(Row(user="a", n=3, ok=True)) == b'{"user":"a","n":3,"ok":true}'
     assert writing.serialize({"user": "é", "n": None, "ok": False}) == '{"user":"é","n":null,"ok":false}'.encode()
-    with pytest.raises(ValueError, match="needs the row type"):
+    with pytest.raises(TypeError, match="needs the row type"):
         JsonRowSerializationSchema.builder().build()
+    with pytest.raises(TypeError, match="needs the row type"):
+        CsvRowDeserializationSchema.Builder(None)
     with pytest.raises(ValueError, match="rows of named fields"):
         JsonRowDeserializationSchema.builder().type_info(Types.STRING()).build()
     timed = Types.ROW_NAMED(["at"], [Types.SQL_TIMESTAMP()])

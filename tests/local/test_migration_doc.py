@@ -9,13 +9,16 @@ from typing import Any
 
 import panes.connectors.file_system
 import panes.connectors.jdbc
+import panes.connectors.kafka
 import panes.datastream
 import panes.functions
 import panes.state
 import panes.types
 import panes.watermarks
 import panes.windowing
+from panes.common import serialization
 from panes.datastream import CloseableIterator, EnvironmentConfig
+from panes.datastream.formats import csv, json
 from panes.operators.keyed import KeyedContext
 from panes.time import Duration, Time
 from panes.windowing.assigners.base import MergeCallback
@@ -32,6 +35,10 @@ EXTRA = {
 MODULES = (
     panes.connectors.file_system,
     panes.connectors.jdbc,
+    panes.connectors.kafka,
+    serialization,
+    json,
+    csv,
     panes.datastream,
     panes.windowing,
     panes.state,

@@ -49,6 +49,15 @@ PYFLINK_EXPORTS = {
         FileSourceBuilder FileSink StreamingFileSink StreamFormat BulkFormat FileEnumeratorProvider
         FileSplitAssignerProvider RollingPolicy BucketAssigner""",
     "pyflink.common.typeinfo": "TypeInformation Types",
+    "pyflink.datastream.connectors.kafka": """FlinkKafkaConsumer FlinkKafkaProducer KafkaSource KafkaSourceBuilder
+        KafkaSink KafkaSinkBuilder Semantic KafkaTopicPartition KafkaOffsetsInitializer KafkaOffsetResetStrategy
+        KafkaRecordSerializationSchema KafkaRecordSerializationSchemaBuilder KafkaTopicSelector
+        KafkaRecordDeserializationSchema SimpleStringValueKafkaRecordDeserializationSchema""",
+    "pyflink.common.serialization": """SerializationSchema DeserializationSchema SimpleStringSchema Encoder
+        BulkWriterFactory""",
+    "pyflink.datastream.formats.json": "JsonRowDeserializationSchema JsonRowSerializationSchema",
+    "pyflink.datastream.formats.csv": """CsvSchema CsvSchemaBuilder CsvReaderFormat CsvBulkWriters
+        CsvRowDeserializationSchema CsvRowSerializationSchema""",
     "pyflink.datastream.connectors.jdbc": "JdbcConnectionOptions JdbcExecutionOptions JdbcSink",
 }
 

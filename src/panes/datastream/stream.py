@@ -278,7 +278,8 @@ class DataStream:
     def side_output_errors(self, output_tag: OutputTag[Any]) -> DataStream:
         """Send this operator's bad records (see ``panes.errors``) to ``output_tag`` as ``ErrorRecord`` values
         instead of failing the job; read them with ``get_side_output(output_tag)``. On a source, the records
-        are the lines of JSON or CSV files that do not fit the schema (``FileSource``)."""
+        are the lines of JSON or CSV files that do not fit the schema (``FileSource``), or the Kafka records its
+        deserializer refuses (``KafkaSource``)."""
         if not isinstance(output_tag, OutputTag):
             raise TypeError(f"expected an OutputTag, got {type(output_tag).__name__}")
         if self.transformation.kind not in ("one_input", "two_input", "source"):

@@ -125,7 +125,7 @@ class CsvRowDeserializationSchema(DeserializationSchema):
         return f"CsvRowDeserializationSchema({self.record_type.ddl()})"
 
     class Builder:
-        """Builds a :class:`CsvRowDeserializationSchema` of rows of ``type_info`` (``ValueError`` without one)."""
+        """Builds a :class:`CsvRowDeserializationSchema` of rows of ``type_info`` (``TypeError`` without one)."""
 
         def __init__(self, type_info: Any) -> None:
             self._record_type = row_record_type(type_info, "CsvRowDeserializationSchema")
@@ -222,7 +222,7 @@ class CsvRowSerializationSchema(SerializationSchema):
         return f"CsvRowSerializationSchema({self.record_type.ddl()})"
 
     class Builder:
-        """Builds a :class:`CsvRowSerializationSchema` of rows of ``type_info`` (``ValueError`` without one)."""
+        """Builds a :class:`CsvRowSerializationSchema` of rows of ``type_info`` (``TypeError`` without one)."""
 
         def __init__(self, type_info: Any) -> None:
             self._record_type = row_record_type(type_info, "CsvRowSerializationSchema")

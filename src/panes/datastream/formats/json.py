@@ -12,7 +12,8 @@ record); ``fail_on_missing_field()`` also refuses an object without a declared f
 ``JsonRowSerializationSchema.builder().with_type_info(...).build()`` writes a value of the type (a ``Row``, a
 ``dict``, a tuple in field order) as one compact JSON object, fields in declared order: bytes as base64 (as
 Jackson writes ``byte[]``), dates and times in ISO-8601, decimals as numbers. A value that does not fit the type
-raises ``SchemaMismatchError``. Building either without a row type raises ``ValueError``.
+raises ``SchemaMismatchError``. Building either without a row type raises ``TypeError`` (as PyFlink), with a type
+that is not a row of named fields ``ValueError``.
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ class JsonRowDeserializationSchema(DeserializationSchema):
             return self
 
         def build(self) -> JsonRowDeserializationSchema:
-            """The schema; ``ValueError`` without a row type."""
+            """The schema; ``TypeError`` without a row type."""
             record_type = row_record_type(self._type_info, "JsonRowDeserializationSchema")
             return JsonRowDeserializationSchema(record_type, self._fail_on_missing_field, self._ignore_parse_errors)
 
@@ -165,5 +166,5 @@ class JsonRowSerializationSchema(SerializationSchema):
             return self
 
         def build(self) -> JsonRowSerializationSchema:
-            """The schema; ``ValueError`` without a row type."""
+            """The schema; ``TypeError`` without a row type."""
             return JsonRowSerializationSchema(row_record_type(self._type_info, "JsonRowSerializationSchema"))

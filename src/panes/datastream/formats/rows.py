@@ -11,9 +11,10 @@ from panes.types import RecordType
 
 def row_record_type(type_info: Any, schema_name: str) -> RecordType:
     """``type_info`` (``Types.ROW_NAMED(...)``, a Spark DDL string, a pyarrow schema) as a record type of rows;
-    ``ValueError`` naming ``schema_name`` when it is missing or not a row of named fields."""
+    naming ``schema_name``, ``TypeError`` when it is missing (as PyFlink) and ``ValueError`` when it is not a row
+    of named fields."""
     if type_info is None:
-        raise ValueError(f"{schema_name} needs the row type: give Types.ROW_NAMED([...names], [...types])")
+        raise TypeError(f"{schema_name} needs the row type: give Types.ROW_NAMED([...names], [...types])")
     found = RecordType.of(type_info)
     if found is None or not pa.types.is_struct(found.arrow_type):
         raise ValueError(
