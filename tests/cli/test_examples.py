@@ -11,6 +11,7 @@ from typing import Any
 
 from panes.time import format_instant
 from tests.cli.support import EXAMPLES, example, panes, printed
+from tests.postgres.conftest import Database, postgres, postgres_server  # noqa: F401 (the fixtures)
 
 
 def run_example(name: str) -> dict[str, list[Any]]:
@@ -294,3 +295,38 @@ def test_late_corrections(tmp_path: Any) -> None:
     assert sorted((r["shop"], r["window_start"], r["value"]) for r in rows if not r["retract"]) == sorted(
         (shop, start, complete[(shop, start)]) for shop, start in changed
     )
+
+
+def test_clicks_to_postgres(postgres: Database) -> None:  # noqa: F811 (the fixture)
+    # an upsert by page and window keeps each window's latest pane: its count over every click that was not too
+    # late (Flink drops a click whose window's cleanup time, end - 1 + allowed lateness, is at or before the
+    # watermark; here those go to late_clicks), late when a click came after the watermark passed the window's
+    # end, last when the window fired only at the end of the input
+    module = example("clicks_to_postgres")
+    done = panes("run", str(EXAMPLES / "clicks_to_postgres.py"), environment={"PANES_POSTGRES_URL": postgres.url})
+    assert done.returncode == 0, done.stderr
+    counts: dict[tuple[str, int], int] = defaultdict(int)
+    late_windows: set[tuple[str, int]] = set()
+    too_late = []
+    watermark = -(2**63)
+    for batch in module.CLICKS:
+        for click in batch:
+            start = click["ts"] - (click["ts"] - module.START) % module.MINUTE
+            if start + module.MINUTE - 1 + module.LATENESS <= watermark:
+                too_late.append((click["page"], click["ts"]))
+                continue
+            counts[(click["page"], start)] += 1
+            if start + module.MINUTE - 1 <= watermark:
+                late_windows.add((click["page"], start))
+        watermark = max(watermark, max(click["ts"] for click in batch) - 1)
+    expected = sorted(
+        (page, start, start + module.MINUTE, n, "late" if (page, start) in late_windows else "on time",
+         start + module.MINUTE - 1 > watermark)
+        for (page, start), n in counts.items()
+    )  # fmt: skip
+    rows = postgres.execute(
+        "SELECT page, window_start, window_end, clicks, pane_timing, pane_last FROM clicks_per_minute ORDER BY 1, 2"
+    )
+    assert rows == expected
+    assert postgres.execute("SELECT page, ts FROM late_clicks") == too_late
+    assert too_late and late_windows and any(last for *_, last in expected)
