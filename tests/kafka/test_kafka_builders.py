@@ -258,3 +258,22 @@ def test_record_deserializers() -> None:
         KafkaRecordDeserializationSchema.value_only("utf-8")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="KafkaRecordDeserializationSchema"):
         KafkaSource.builder().set_deserializer(42)  # type: ignore[arg-type]
+
+
+def test_the_spark_runner_refuses_kafka_before_it_starts() -> None:
+    pytest.importorskip("pyspark")
+    from panes.datastream import StreamExecutionEnvironment
+    from panes.spark.runner import refuse_local_only
+
+    env = StreamExecutionEnvironment.get_execution_environment("local")
+    env.from_source(source_builder().build(), None, "clicks").sink_to(  # type: ignore[attr-defined]
+        KafkaSink.builder().set_bootstrap_servers("h:1").set_record_serializer(serializer()).build()
+    )
+    with pytest.raises(ValueError, match="step 'clicks': the Spark runner does not read a KafkaSource yet"):
+        refuse_local_only(env.plan())
+    env = StreamExecutionEnvironment.get_execution_environment("local")
+    env.from_collection(["x"]).sink_to(
+        KafkaSink.builder().set_bootstrap_servers("h:1").set_record_serializer(serializer()).build()
+    )
+    with pytest.raises(ValueError, match="the Spark runner does not write a KafkaSink yet"):
+        refuse_local_only(env.plan())

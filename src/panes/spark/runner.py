@@ -309,6 +309,7 @@ class SparkRunner:
         On a checkpoint location of an earlier run, the job's fingerprint must fit the stored one (else
         ``IncompatibleCheckpointError``, before anything starts; see ``restarts``); ``num_shards`` not given is
         the checkpoint's."""
+        refuse_local_only(plan)
         owns = self.checkpoint_location is None
         for source in (t for t in plan if t.kind == "source"):
             check = getattr(source.source, "check_readable", None)  # type: ignore[attr-defined]
@@ -426,6 +427,7 @@ class SparkRunner:
         return [t.name for t in plan if t.kind == "source" and not isinstance(t.source, MicroBatchSource)]  # type: ignore[attr-defined]
 
     def execute(self, plan: Plan, config: ExecutionConfig, job_name: str) -> JobExecutionResult:
+        refuse_local_only(plan)
         started = time.monotonic()
         batch = self.runtime_mode(plan, config) is RuntimeExecutionMode.BATCH
         if batch or not self._is_streaming(plan):
@@ -464,3 +466,13 @@ class SparkRunner:
         }
         elapsed = int((time.monotonic() - started) * 1000)
         return JobExecutionResult(job_name, elapsed, details, job.observed.operators())
+
+
+def refuse_local_only(plan: Plan) -> None:
+    """Raise ``ValueError`` before anything starts when a source or sink of ``plan`` runs on the local runner only:
+    one whose ``local_runner_only`` attribute says why (Kafka's, for now)."""
+    for transformation in plan:
+        item = getattr(transformation, "source", None) or getattr(transformation, "sink", None)
+        reason = getattr(item, "local_runner_only", None)
+        if reason:
+            raise ValueError(f"step {transformation.name!r}: {reason}")

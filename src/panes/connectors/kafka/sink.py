@@ -23,7 +23,7 @@ What each guarantee does on the local runner:
 A record that cannot be delivered fails the job (at the next record, snapshot or end) naming the topic and
 Kafka's error; ``delivery.timeout.ms`` (default 120 s, the Java producer's) bounds how long the producer tries.
 An element the serializer cannot write is a bad record of the sink. The Spark runner does not write a
-``KafkaSink`` yet (it refuses it when the job starts).
+``KafkaSink`` yet (it refuses such a job with a ``ValueError`` before anything starts).
 """
 
 from __future__ import annotations
@@ -49,6 +49,11 @@ DEFAULT_DELIVERY_TIMEOUT_MS = 120_000
 
 class KafkaSink(WriterSink):
     """A Kafka sink (see the module docstring); build it with :meth:`builder`."""
+
+    local_runner_only = (
+        "the Spark runner does not write a KafkaSink yet: run the job on the local runner, or on Spark end the "
+        "pipeline in stream.to_dataframe() and write it with Spark's Kafka sink"
+    )
 
     def __init__(
         self,
