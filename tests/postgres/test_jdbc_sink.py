@@ -11,6 +11,7 @@ import pytest
 
 from panes.connectors.jdbc import (
     JdbcConnectionError,
+    JdbcConnectionOptions,
     JdbcExecutionOptions,
     JdbcSink,
     JdbcStatementError,
@@ -226,3 +227,34 @@ def test_a_statement_that_cannot_work_fails_the_job_with_the_statement(postgres:
         "Fix the statement or the table. Create the table first (panes does not create it), or name the schema "
         "(schema.table)."
     )
+
+
+def test_a_stream_that_does_not_fit_the_statement_fails_when_the_job_starts(postgres: Database) -> None:
+    env = StreamEnvironment("local")
+    env.from_collection([Row(page="/a", n=1)], type_info=ROW).add_sink(
+        JdbcSink.sink("INSERT INTO hits VALUES (?, ?, ?)", None, postgres.options())
+    )
+    with pytest.raises(ValueError) as failure:
+        env.execute()
+    assert str(failure.value) == (
+        "Sink: JdbcSink (1/1): the statement has 3 parameters (?) and the rows 2 columns (page, n): give one ? per "
+        "column, in order (the sink's type_info, or the stream's type: page STRING, n BIGINT)"
+    )
+
+
+def test_a_connection_keyword_libpq_does_not_know_fails_at_once(postgres: Database) -> None:
+    options = (
+        JdbcConnectionOptions.JdbcConnectionOptionsBuilder()
+        .with_url(postgres.jdbc_url)
+        .with_user_name(postgres.server.user)
+        .with_password(postgres.server.password)
+        .with_property("no_such_keyword", "1")
+        .build()
+    )
+    env = StreamEnvironment("local")
+    env.from_collection([Row(page="/a", n=1)], type_info=ROW).add_sink(
+        JdbcSink.sink("INSERT INTO hits VALUES (?, ?)", ROW, options, batches(10, retries=3))
+    )
+    with pytest.raises(JdbcConnectionError, match=r"\(1 attempt\): .*no_such_keyword") as failure:
+        env.execute()
+    assert postgres.server.password not in str(failure.value)

@@ -120,8 +120,14 @@ class PostgresWriter(SinkWriter):
         shape = RowShape(self.type_info if self.type_info is not None else context.record_type)
         make_row = shape.row_maker()
         target = self.target
-        if isinstance(target, SqlTarget):
-            target.check(shape)
+        try:
+            if isinstance(target, SqlTarget):
+                target.check(shape)
+            statements = None if isinstance(target, SqlTarget) else target.bind(shape)
+        except ValueError as error:
+            raise ValueError(f"{self.operator}: {error}") from None
+        if statements is None:
+            assert isinstance(target, SqlTarget)
             self.batches = SqlBatches(target.psycopg_sql)
             count = target.parameters
 
@@ -130,7 +136,6 @@ class PostgresWriter(SinkWriter):
 
             self._to_change = plain
         else:
-            statements = target.bind(shape)
             self.batches = UpsertBatches(statements)
             columns = statements.columns
 
@@ -192,7 +197,10 @@ class PostgresWriter(SinkWriter):
             return
         psycopg = _psycopg()
         keywords = self.connection_options.connect_keywords()
-        self.connection = psycopg.connect(autocommit=False, **keywords)
+        try:
+            self.connection = psycopg.connect(autocommit=False, **keywords)
+        except psycopg.ProgrammingError as error:
+            raise self._connection_failure(1, error) from None  # a keyword libpq does not know: no retry helps
         self.in_transaction = False
         if self.commit_table is not None:
             self._create_commit_table()
@@ -227,6 +235,10 @@ class PostgresWriter(SinkWriter):
                 return action()
             except Exception as error:
                 if not is_connection_problem(error):
+                    # the job fails: its open transaction goes now, whoever closes the job
+                    self._drop_connection()
+                    if isinstance(error, _psycopg().Error):
+                        raise self._statement_failure(self._bookkeeping(), error) from None
                     raise
                 self._drop_connection()
                 if attempt >= retries:
@@ -304,6 +316,11 @@ class PostgresWriter(SinkWriter):
                 "or start it afresh (a new run) into a table cleared of this run's rows.",
                 self.operator,
             )
+
+    def _bookkeeping(self) -> str:
+        """What the writer ran besides the rows' statement: the commit table's statements."""
+        table = self.commit_table or commits.DEFAULT_COMMIT_TABLE
+        return f"{commits.find(table)}; {commits.insert(table)}"
 
     def _marker(self) -> commits.Marker:
         return commits.Marker(self.sink_id, self.run_id, self.checkpoint, self.subtask)
