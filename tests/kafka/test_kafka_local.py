@@ -322,3 +322,26 @@ def test_a_restored_job_reads_on_after_its_snapshot(kafka_broker: Broker, new_to
     second.close()
     assert sorted(before + out.values) == ["v0", "v1", "v2", "v3", "v4", "v5"]
     assert len(out.values) == 2
+
+
+def test_parallel_instances_share_the_partitions_of_a_topic_pattern(
+    kafka_broker: Broker, new_topic: Callable[..., str]
+) -> None:
+    first, second = new_topic(3), new_topic(1)
+    produce(kafka_broker.bootstrap, first, [{"value": f"a{i}".encode(), "partition": i % 3} for i in range(6)])
+    produce(kafka_broker.bootstrap, second, [{"value": b"b0"}])
+    pattern = f"({first}|{second})"
+    kafka_source = (
+        KafkaSource.builder()
+        .set_bootstrap_servers(kafka_broker.bootstrap)
+        .set_topic_pattern(pattern)
+        .set_value_only_deserializer(SimpleStringSchema())
+        .set_bounded(KafkaOffsetsInitializer.latest())
+        .build()
+    )
+    env = StreamExecutionEnvironment.get_execution_environment("local").set_parallelism(2)
+    out = ListSink()
+    env.from_source(kafka_source, None, "kafka").sink_to(out)
+    env.execute()
+    assert sorted(out.values) == ["a0", "a1", "a2", "a3", "a4", "a5", "b0"]
+    assert kafka_source.num_splits() == 4

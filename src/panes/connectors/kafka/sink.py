@@ -201,12 +201,17 @@ class KafkaSinkWriter(SinkWriter):
             self._in_transaction = False
 
     def abort(self) -> None:
+        """Abort the open transaction (``EXACTLY_ONCE``), or drop the records not yet sent."""
         if self._in_transaction:
             self._in_transaction = False
             self._transaction("abort_transaction", self._timeout)
+        else:
+            self._producer.purge()
+            self._producer.poll(0)
 
     def close(self) -> None:
-        self._producer.flush(0)
+        """Close the producer (what :meth:`flush` or :meth:`abort` left is already settled)."""
+        self._producer.close()
 
 
 class KafkaSinkBuilder:
