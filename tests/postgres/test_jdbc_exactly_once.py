@@ -46,7 +46,8 @@ def hits(postgres: Database) -> list[tuple[Any, ...]]:
 
 def markers(postgres: Database) -> list[tuple[Any, ...]]:
     return postgres.execute(
-        "SELECT sink_id, checkpoint_id, subtask, row_count FROM panes_sink_commits ORDER BY run_id, checkpoint_id"
+        "SELECT sink_id, checkpoint_id, subtask, row_count FROM panes_sink_commits "
+        "ORDER BY checkpoint_id, subtask, row_count"
     )
 
 
@@ -159,3 +160,22 @@ def test_a_lost_connection_is_taken_up_again_without_losing_or_doubling_rows(pos
     job.close()
     assert hits(postgres) == ALL_ROWS
     assert markers(postgres) == [("hits", 1, 0, 4), ("hits", 2, 0, 8)]
+
+
+def test_each_parallel_instance_commits_its_own_checkpoints(postgres: Database) -> None:
+    postgres.execute("CREATE TABLE hits (batch int, n int)")
+    env = StreamEnvironment("local")
+    execution = JdbcExecutionOptions.builder().with_batch_size(2).build()
+    stream = env.from_micro_batches(BATCHES, type_info="batch INT, n INT")
+    stream.add_sink(JdbcSink.sink(INSERT, None, postgres.options(), execution)).uid("hits").set_parallelism(2)
+    first = start(env)
+    step(first, 6)
+    before = first.snapshot()
+    first.run()
+    first.close()
+    second = start(env, before)
+    second.run()
+    second.close()
+    assert hits(postgres) == ALL_ROWS
+    # rows are dealt to the two instances in turn: each commits its half at the snapshot and at the end
+    assert markers(postgres) == [("hits", 1, 0, 3), ("hits", 1, 1, 3), ("hits", 2, 0, 3), ("hits", 2, 1, 3)]

@@ -1,9 +1,10 @@
 """The commit table: one row per checkpoint a JDBC sink committed, written in the same transaction as the
 checkpoint's rows, so a replay of that checkpoint finds it and writes nothing.
 
-A row is ``(sink_id, run_id, checkpoint_id, subtask)`` — the sink step's uid, the run (a new job's own id, kept
-in its snapshots, so a job restored from a snapshot continues its run and a job started afresh writes anew), the
-checkpoint (1, 2, ... per run: each snapshot of the job, and its end) and the sink's parallel instance — with the
+A row is ``(sink_id, run_id, checkpoint_id, subtask)`` — the sink step's uid, the run (an id each sink instance of
+a job started afresh draws, kept in the job's snapshots: a job restored from a snapshot continues its run, a job
+started afresh writes anew), the checkpoint (1, 2, ... per run: each snapshot of the job, and its end) and the
+sink's parallel instance — with the
 number of rows the checkpoint brought and a digest of them (a replay must bring the same rows) and when it was
 committed. The table is created when missing (``CREATE TABLE IF NOT EXISTS``) in the sink's connection's schema;
 rows of runs no snapshot will restore can be deleted at any time.
