@@ -2,9 +2,10 @@
 # A real Apache Kafka broker for panes' Kafka tests and examples: one node that is both broker and KRaft
 # controller (no ZooKeeper), on loopback ports, with topic auto-creation off.
 #
-#   bash scripts/kafka.sh start [DIR]   start a broker whose files (data, log, settings) are in DIR and print its
-#                                       bootstrap address (127.0.0.1:PORT) on standard output, alone on its line;
-#                                       a broker already running in DIR is reused (its address printed again)
+#   bash scripts/kafka.sh start [DIR]   start a broker whose files (data, log, settings) are in DIR (new, empty, or
+#                                       one kafka.sh used before: it is emptied) and print its bootstrap address
+#                                       (127.0.0.1:PORT) on standard output, alone on its line; a broker already
+#                                       running in DIR is reused (its address printed again)
 #   bash scripts/kafka.sh stop [DIR]    stop it (SIGTERM, SIGKILL after 30 s) and remove DIR
 #   bash scripts/kafka.sh status [DIR]  print "running 127.0.0.1:PORT (pid N)" and exit 0, or "not running", exit 1
 #
@@ -113,6 +114,9 @@ start() {
         return
     fi
     command -v java >/dev/null || fail "java (17 or later) is needed to run the broker"
+    if [ -d "$dir" ] && [ -n "$(ls -A "$dir")" ] && [ ! -f "$dir/server.properties" ]; then
+        fail "$dir is not empty and holds no broker of kafka.sh: give a new or empty directory (it is emptied)"
+    fi
     fetch
     rm -rf "$dir"
     mkdir -p "$dir/data"

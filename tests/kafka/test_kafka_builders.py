@@ -185,6 +185,18 @@ def test_secrets_never_show_in_reprs() -> None:
     assert "'sasl.password': '******'" in shown and "'security.protocol': 'SASL_SSL'" in shown
 
 
+def test_secrets_never_show_in_plans_or_client_errors() -> None:
+    from panes.connectors.kafka.properties import scrubbed
+    from panes.datastream import StreamExecutionEnvironment
+
+    env = StreamExecutionEnvironment.get_execution_environment("local")
+    secret = source_builder().set_property("sasl.password", "hunter2").build()  # type: ignore[attr-defined]
+    env.from_source(secret, None, "k").print()
+    assert "hunter2" not in env.explain() and "'sasl.password': '******'" in env.explain()
+    told = 'Invalid value "hunter2" for configuration property "sasl.password"'
+    assert scrubbed(told, {"sasl.password": "hunter2", "acks": "all"}) == told.replace("hunter2", "******")
+
+
 def test_a_source_pickles_for_snapshots() -> None:
     source = source_builder().set_bounded(KafkaOffsetsInitializer.latest()).build()  # type: ignore[attr-defined]
     assert repr(pickle.loads(pickle.dumps(source))) == repr(source)
