@@ -210,8 +210,11 @@ class KafkaSinkWriter(SinkWriter):
             self._producer.poll(0)
 
     def close(self) -> None:
-        """Close the producer (what :meth:`flush` or :meth:`abort` left is already settled)."""
-        self._producer.close()
+        """Close the producer (what :meth:`flush` or :meth:`abort` left is already settled; an older client without
+        ``close`` is released with the writer)."""
+        close = getattr(self._producer, "close", None)
+        if close is not None:
+            close()
 
 
 class KafkaSinkBuilder:
@@ -240,8 +243,8 @@ class KafkaSinkBuilder:
         return self
 
     def set_transactional_id_prefix(self, transactional_id_prefix: str) -> KafkaSinkBuilder:
-        """The prefix of the transactional ids (``EXACTLY_ONCE``): unique per job writing to the cluster, and kept
-        across restarts of the job."""
+        """The prefix of the transactional ids (``EXACTLY_ONCE``): unique per sink writing to the cluster (two sinks
+        with one prefix fence each other's transactions), and kept across restarts of the job."""
         if not isinstance(transactional_id_prefix, str) or not transactional_id_prefix:
             raise ValueError(f"the transactional id prefix is a non-empty string, not {transactional_id_prefix!r}")
         if len(transactional_id_prefix.encode()) > MAXIMUM_PREFIX_BYTES:
