@@ -182,7 +182,7 @@ def test_an_unreachable_server_fails_the_job_after_the_retries_saying_what_to_ch
         "Check that the server runs and accepts TCP connections on that host and port (listen_addresses, port), and "
         "that the URL names them; JdbcExecutionOptions' max_retries sets how often the sink tries."
     )
-    assert failure.value.__cause__ is None and failure.value.__suppress_context__
+    assert failure.value.__cause__ is None and failure.value.__context__ is None  # psycopg's error is in the text
     assert postgres.server.password not in message
 
 
@@ -258,3 +258,47 @@ def test_a_connection_keyword_libpq_does_not_know_fails_at_once(postgres: Databa
     with pytest.raises(JdbcConnectionError, match=r"\(1 attempt\): .*no_such_keyword") as failure:
         env.execute()
     assert postgres.server.password not in str(failure.value)
+
+
+JOB = """
+from panes.connectors.jdbc import JdbcConnectionOptions, JdbcSink
+from panes.types import Types
+
+
+def build(env):
+    options = (
+        JdbcConnectionOptions.JdbcConnectionOptionsBuilder()
+        .with_url({url!r})
+        .with_user_name("panes")
+        .with_password({password!r})
+        .build()
+    )
+    row = Types.ROW_NAMED(["page", "n"], [Types.STRING(), Types.LONG()])
+    sink = JdbcSink.sink("INSERT INTO hits VALUES (?, ?)", row, options)
+    env.from_collection([("/a", 1)], type_info=row).add_sink(sink)
+"""
+
+
+def test_panes_run_and_explain_show_neither_the_password_nor_psycopgs_traceback(
+    postgres: Database, tmp_path: Any
+) -> None:
+    from tests.cli.support import panes
+
+    wrong = "Wrong-Password-77"
+    job = tmp_path / "to_postgres.py"
+    job.write_text(JOB.format(url=postgres.jdbc_url + f"?password={wrong}", password=wrong))
+    done = panes("run", str(job))
+    assert done.returncode == 1
+    failure = done.stderr.split("panes: the job failed: ", 1)[1]
+    assert failure.startswith(
+        f"JdbcConnectionError: Sink: JdbcSink (1/1): cannot connect to PostgreSQL at {postgres.jdbc_url}?password=***"
+    )
+    assert "caused by" not in failure and "Traceback" not in failure
+    traced = panes("run", str(job), "--traceback")
+    explained = panes("explain", str(job))
+    assert explained.returncode == 0, explained.stderr
+    assert f"{postgres.jdbc_url}?password=***" in explained.stdout
+    for output in (done, traced, explained):
+        assert wrong not in output.stdout + output.stderr
+    assert "psycopg" not in traced.stderr.split("Traceback", 1)[0]
+    assert "OperationalError" not in traced.stderr

@@ -120,12 +120,15 @@ class PostgresWriter(SinkWriter):
         shape = RowShape(self.type_info if self.type_info is not None else context.record_type)
         make_row = shape.row_maker()
         target = self.target
+        unfit: str | None = None
         try:
             if isinstance(target, SqlTarget):
                 target.check(shape)
             statements = None if isinstance(target, SqlTarget) else target.bind(shape)
         except ValueError as error:
-            raise ValueError(f"{self.operator}: {error}") from None
+            unfit = f"{self.operator}: {error}"
+        if unfit is not None:
+            raise ValueError(unfit)
         if statements is None:
             assert isinstance(target, SqlTarget)
             self.batches = SqlBatches(target.psycopg_sql)
@@ -148,10 +151,13 @@ class PostgresWriter(SinkWriter):
 
     def write(self, record: StreamRecord[Any]) -> None:
         assert self._to_change is not None, "open the writer first"
+        refusal: str | None = None
         try:
             change = self._to_change(record)
         except RowRefused as error:
-            self._refused(record, f"{self.operator}: {error}", "RowRefused", None)
+            refusal = f"{self.operator}: {error}"
+        if refusal is not None:
+            self._refused(record, refusal, "RowRefused", None)
             return
         self.received += 1
         self.digest.update(repr((change.params, change.retract)).encode())
@@ -197,26 +203,33 @@ class PostgresWriter(SinkWriter):
             return
         psycopg = _psycopg()
         keywords = self.connection_options.connect_keywords()
+        failure: Exception | None = None
         try:
             self.connection = psycopg.connect(autocommit=False, **keywords)
         except psycopg.ProgrammingError as error:
-            raise self._connection_failure(1, error) from None  # a keyword libpq does not know: no retry helps
+            failure = self._connection_failure(1, error)  # a keyword libpq does not know: no retry helps
+        if failure is not None:
+            raise failure  # (outside the except clause: the failure stands alone, without psycopg's error)
         self.in_transaction = False
         if self.commit_table is not None:
             self._create_commit_table()
 
     def _create_commit_table(self) -> None:
         assert self.connection is not None and self.commit_table is not None
+        failure: Exception | None = None
         try:
             self.connection.execute(commits.create_table(self.commit_table))
             self.connection.commit()
         except Exception as error:
-            self.connection.rollback()
+            with contextlib.suppress(Exception):
+                self.connection.rollback()
             if is_connection_problem(error):
                 raise
             # UniqueViolation: another instance created it at the same moment
             if getattr(error, "sqlstate", None) not in ("23505", "42P07"):
-                raise self._statement_failure(commits.create_table(self.commit_table), error) from None
+                failure = self._statement_failure(commits.create_table(self.commit_table), error)
+        if failure is not None:
+            raise failure
 
     def _drop_connection(self) -> None:
         connection, self.connection = self.connection, None
@@ -234,17 +247,23 @@ class PostgresWriter(SinkWriter):
                 self._connect()
                 return action()
             except Exception as error:
-                if not is_connection_problem(error):
-                    # the job fails: its open transaction goes now, whoever closes the job
-                    self._drop_connection()
-                    if isinstance(error, _psycopg().Error):
-                        raise self._statement_failure(self._bookkeeping(), error) from None
-                    raise
+                # the job fails, or the connection is gone: the open transaction goes now
                 self._drop_connection()
-                if attempt >= retries:
-                    raise self._connection_failure(attempt + 1, error) from None
-                time.sleep(attempt)  # Flink's back-off: 0 s, 1 s, 2 s, ...
-                attempt += 1
+                failure = self._failure(error, attempt, retries)
+            if failure is not None:
+                # raised outside the except clause: a failure of the sink's own stands alone, without psycopg's
+                # error as its context (its message has the database's)
+                raise failure
+            time.sleep(attempt)  # Flink's back-off: 0 s, 1 s, 2 s, ...
+            attempt += 1
+
+    def _failure(self, error: Exception, attempt: int, retries: int) -> Exception | None:
+        """What ``error`` in attempt ``attempt`` (0, 1, ...) fails the job with, or ``None`` to try again."""
+        if is_connection_problem(error):
+            return self._connection_failure(attempt + 1, error) if attempt >= retries else None
+        if isinstance(error, _psycopg().Error):
+            return self._statement_failure(self._bookkeeping(), error)
+        return error
 
     # -- sending and committing ------------------------------------------
 
@@ -271,12 +290,15 @@ class PostgresWriter(SinkWriter):
         changes = (self.sent + self.pending) if fresh else self.pending
         if not changes:
             return
+        failure: Exception | None = None
         try:
             landed, refused = self.batches.send(self.connection, changes)
         except Exception as error:
             if is_connection_problem(error):
                 raise
-            raise self._statement_failure(self.batches.statement_text(), error) from None
+            failure = self._statement_failure(self.batches.statement_text(), error)
+        if failure is not None:
+            raise failure
         if self.commit_table is None:
             self.connection.commit()
             self.in_transaction = False
