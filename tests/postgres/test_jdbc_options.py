@@ -164,3 +164,13 @@ def test_an_upsert_sink_checks_its_table_keys_and_columns() -> None:
         repr(sink)
         == "JdbcSink(upsert into public.counts by (page, window_start), jdbc:postgresql://db.example:6543/shop)"
     )
+
+
+def test_the_spark_runner_refuses_a_jdbc_sink_before_it_starts() -> None:
+    pytest.importorskip("pyspark")
+    from panes.spark.runner import refuse_local_only
+
+    env = StreamEnvironment("local")
+    env.from_collection([{"a": 1}]).add_sink(JdbcSink.sink("INSERT INTO t (a) VALUES (?)", "a BIGINT", options()))
+    with pytest.raises(ValueError, match=r"step 'Sink: JdbcSink': the Spark runner does not write a JdbcSink yet"):
+        refuse_local_only(env.plan())

@@ -21,7 +21,8 @@ job restored from an older snapshot) finds the marker and writes nothing. This h
 checkpoint's statements run once; it needs replays to bring the same rows between the same snapshots (bounded
 input on the local runner does; otherwise the sink fails with ``JdbcReplayError`` rather than write twice).
 ``commit_table=None``: no commit table, rows committed as sent (at least once: a replay writes them again,
-harmless for an upsert, a duplicate for a plain ``INSERT``). The Spark runner does not write JDBC sinks yet.
+harmless for an upsert, a duplicate for a plain ``INSERT``). The Spark runner does not write JDBC sinks yet (it refuses
+such a job before anything starts).
 
 Failures: a row the table refuses (a constraint, a value too long, the wrong type) goes to the sink's error output
 as an ``ErrorRecord`` with the database's message, or fails the job (``RefusedRowError``) naming the row and the
@@ -65,7 +66,14 @@ _DEFAULT = object()
 
 
 class JdbcSink(WriterSink):
-    """A PostgreSQL sink (see the module docstring); build one with :meth:`sink` or :meth:`upsert_builder`."""
+    """A PostgreSQL sink (see the module docstring); build one with :meth:`sink` or :meth:`upsert_builder`.
+
+    The Spark runner does not write it yet: it refuses such a job with a ``ValueError`` before anything starts."""
+
+    local_runner_only = (
+        "the Spark runner does not write a JdbcSink yet: run the job on the local runner (--runner local), or on "
+        "Spark end the pipeline in stream.to_dataframe() and write it with foreachBatch and Spark's JDBC writer"
+    )
 
     def __init__(
         self,
