@@ -179,3 +179,27 @@ def test_each_parallel_instance_commits_its_own_checkpoints(postgres: Database) 
     assert hits(postgres) == ALL_ROWS
     # rows are dealt to the two instances in turn: each commits its half at the snapshot and at the end
     assert markers(postgres) == [("hits", 1, 0, 3), ("hits", 1, 1, 3), ("hits", 2, 0, 3), ("hits", 2, 1, 3)]
+
+
+def test_without_a_commit_table_rows_are_committed_as_they_are_sent(
+    postgres: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import panes.connectors.postgres.writer as writer
+
+    postgres.execute("CREATE TABLE hits (batch int, n int)")
+    clock = iter(range(0, 10**6, 5))  # seconds: every reading is 5 s after the one before
+    monkeypatch.setattr(writer, "_now", lambda: float(next(clock)))
+    env = StreamEnvironment("local")
+    by_time = JdbcExecutionOptions.builder().with_batch_size(0).with_batch_interval_ms(4_000).build()
+    stream = env.from_micro_batches(BATCHES, type_info="batch INT, n INT")
+    stream.add_sink(JdbcSink.sink(INSERT, None, postgres.options(), by_time, commit_table=None))
+    job = start(env)
+    seen = []
+    for _ in range(3):
+        step(job, 1)
+        seen.append(len(hits(postgres)))
+    job.run()
+    job.close()
+    # no size of its own: each row waited 5 s (more than the interval), so each went, and was committed, at once
+    assert seen == [1, 2, 3]
+    assert hits(postgres) == ALL_ROWS

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from panes.connectors.jdbc import JdbcExecutionOptions, JdbcSink, JdbcStatementError
-from panes.datastream import DataStream, StreamEnvironment
+from panes.datastream import DataStream, OutputTag, StreamEnvironment
 from panes.datastream.sinks import ListSink
+from panes.errors import ErrorRecord
 from panes.functions import Count, Sum
 from panes.watermarks import WatermarkStrategy
 from panes.windowing import (
@@ -217,3 +218,22 @@ def test_an_upsert_of_untyped_rows_needs_its_columns(postgres: Database) -> None
     env.from_collection(values).add_sink(upsert(postgres, "kv", "k").with_columns("k", "v").build())
     env.execute()
     assert postgres.execute("SELECT * FROM kv ORDER BY k") == [("x", 3), ("y", 2)]
+
+
+def test_an_upsert_the_table_refuses_goes_to_the_error_output(postgres: Database) -> None:
+    postgres.execute(TOTALS_TABLE)
+    postgres.execute("ALTER TABLE totals ADD CONSTRAINT small CHECK (total < 20)")
+    env = StreamEnvironment("local")
+    errors: OutputTag[ErrorRecord] = OutputTag("refused")
+    sink = upsert(postgres, "totals", *KEYS, batch_size=1).build()
+    refused = totals(env, "accumulating").sink_to(sink, errors).get_side_output(errors).execute_and_collect()
+    # ann's first minute grew to 27: that pane was refused, and the row before it (19, on time) stays
+    assert postgres.execute("SELECT customer, window_start, total, pane_timing FROM totals ORDER BY 1, 2") == [
+        ("ann", 0, 19, ON_TIME),
+        ("ann", MINUTE, 2, ON_TIME),
+        ("bob", 0, 13, LATE),
+        ("bob", MINUTE, 3, ON_TIME),
+        ("bob", 2 * MINUTE, 1, ON_TIME),
+    ]
+    assert [(r.value["total"], r.error_type) for r in refused] == [(27, "CheckViolation")]
+    assert 'violates check constraint "small"' in refused[0].reason

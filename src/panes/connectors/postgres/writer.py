@@ -51,6 +51,11 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+def _now() -> float:
+    """Seconds of a monotonic clock: when rows waited ``batch_interval_ms``."""
+    return time.monotonic()
+
+
 def _psycopg() -> Any:
     try:
         import psycopg
@@ -104,7 +109,7 @@ class PostgresWriter(SinkWriter):
         self.sent: list[Change] = []
         self.received = 0
         self.digest = hashlib.sha256()
-        self.last_send = time.monotonic()
+        self.last_send = _now()
         self.batches: SqlBatches | UpsertBatches | None = None
         self._to_change: Callable[[StreamRecord[Any]], Change] | None = None
 
@@ -164,9 +169,7 @@ class PostgresWriter(SinkWriter):
         self.pending.append(change)
         size = self.execution.get_batch_size()
         interval = self.execution.get_batch_interval_ms()
-        if (size > 0 and len(self.pending) >= size) or (
-            interval > 0 and (time.monotonic() - self.last_send) * 1000 >= interval
-        ):
+        if (size > 0 and len(self.pending) >= size) or (interval > 0 and (_now() - self.last_send) * 1000 >= interval):
             self._retrying(self._send)
 
     def flush(self, end_of_input: bool) -> None:
@@ -306,7 +309,7 @@ class PostgresWriter(SinkWriter):
         else:
             self.sent = landed if fresh else self.sent + landed
         self.pending = []
-        self.last_send = time.monotonic()
+        self.last_send = _now()
         for change, refusal in refused:
             self._refused_by_table(change, refusal)
 
