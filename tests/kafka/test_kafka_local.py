@@ -5,10 +5,13 @@ a message saying so; an exactly-once sink's records are visible to a read_commit
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka.admin import NewTopic
 
 from panes.common import SimpleStringSchema, Types, WatermarkStrategy
 from panes.connectors.kafka import (
@@ -30,7 +33,7 @@ from panes.errors import BadRecordError, ErrorRecord
 from panes.local import LocalRunner
 from panes.types import Row
 from panes.windowing import TumblingEventTimeWindows
-from tests.kafka.conftest import Broker, closed_port, produce, read_topic
+from tests.kafka.conftest import SCRIPT, Broker, closed_port, produce, read_topic
 
 ROW = Types.ROW_NAMED(["user", "n"], [Types.STRING(), Types.LONG()])
 
@@ -345,3 +348,44 @@ def test_parallel_instances_share_the_partitions_of_a_topic_pattern(
     env.execute()
     assert sorted(out.values) == ["a0", "a1", "a2", "a3", "a4", "a5", "b0"]
     assert kafka_source.num_splits() == 4
+
+
+def test_a_restored_exactly_once_job_writes_each_record_once(kafka_broker: Broker, topic: str) -> None:
+    env = StreamExecutionEnvironment.get_execution_environment("local")
+    exactly_once = sink(kafka_broker.bootstrap, topic, guarantee=DeliveryGuarantee.EXACTLY_ONCE, prefix=f"{topic}-job")
+    env.from_collection(["a", "b", "c", "d", "e"]).sink_to(exactly_once)
+    plan, config = env.plan(), env.config()
+    crashed = LocalRunner().start(plan, config)
+    crashed.run(2)
+    snapshot = crashed.snapshot()  # a and b committed
+    crashed.run(2)  # c and d written in a transaction the crash leaves open
+    restored = LocalRunner().start(plan, config, snapshot=snapshot)  # same transactional id: fences the open one
+    restored.run()
+    restored.close()
+    crashed.abort()
+    committed = read_topic(kafka_broker.bootstrap, topic, 6, isolation="read_committed", deadline=3.0)
+    assert [m.value() for m in committed] == [b"a", b"b", b"c", b"d", b"e"]
+
+
+def test_a_cluster_lost_while_reading_ends_the_job(tmp_path: Path) -> None:
+    started = subprocess.run(
+        ["bash", str(SCRIPT), "start", str(tmp_path / "broker")], capture_output=True, text=True, check=False
+    )
+    assert started.returncode == 0, started.stderr
+    address = started.stdout.split()[-1]
+    try:
+        admin = Broker(address).admin()
+        admin.create_topics([NewTopic("lost", 1, 1)])["lost"].result(30)
+        produce(address, "lost", [{"value": b"x"}])
+        env = StreamExecutionEnvironment.get_execution_environment("local")
+        out = ListSink()
+        reading = source(address, "lost", stop=None, properties={"default.api.timeout.ms": "2000"})
+        env.from_source(reading, None, "kafka").sink_to(out)
+        job = LocalRunner().start(env.plan(), env.config())
+        assert job.run(1) == 1
+    finally:
+        subprocess.run(["bash", str(SCRIPT), "stop", str(tmp_path / "broker")], capture_output=True, check=False)
+    with pytest.raises(KafkaConnectorError, match=rf"lost the Kafka cluster at {address}: it did not answer for 2 s"):
+        job.run(1)
+    job.abort()
+    assert out.values == ["x"]

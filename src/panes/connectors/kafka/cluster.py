@@ -46,6 +46,18 @@ def unreachable(source: KafkaSource, error: BaseException) -> KafkaConnectorErro
     )
 
 
+def lost(source: KafkaSource, error: BaseException) -> KafkaConnectorError:
+    """The error of a cluster that stopped answering while the source read it."""
+    return failure(
+        source.what(),
+        f"lost the Kafka cluster at {source.bootstrap_servers}: it did not answer for "
+        f"{timeout_seconds(source.properties):g} s (default.api.timeout.ms) while the source read it; check that the "
+        "brokers run",
+        source.properties,
+        error,
+    )
+
+
 def discover_partitions(source: KafkaSource) -> list[KafkaTopicPartition]:
     """The partitions ``source`` reads, sorted by topic and number: its topics' (each must exist), those of the
     topics its pattern matches (internal topics, named ``__...``, left out), or its partitions (each must exist)."""

@@ -10,8 +10,9 @@ the element after the last one it had emitted.
 Bounded: a partition is done once its next offset (the consumer's position, which steps over transaction markers)
 reaches its stopping offset; the reader ends when all are. Unbounded: while no record arrives, the reader yields
 ``ProcessingTimeAdvance(now)`` every :data:`IDLE_POLL` seconds, so processing-time timers fire on an idle topic.
-Errors the client reports that it does not retry (a topic deleted, authorization) end the job at once; errors it
-retries (the cluster not answering) end it when no record arrived for ``default.api.timeout.ms``.
+Errors the client reports that it does not retry (authorization, ...) end the job at once; errors it retries (the
+cluster not answering) end it once they lasted ``default.api.timeout.ms`` without a record and the cluster does not
+answer a request for its topics either.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from panes.connectors.kafka.cluster import consumer, unreachable
+from panes.connectors.kafka.cluster import consumer, lost, unreachable
 from panes.connectors.kafka.deserialization import ConsumerRecord, KafkaBadRecord
 from panes.connectors.kafka.errors import failure
 from panes.connectors.kafka.offsets import KafkaTopicPartition, MissingOffsetError
@@ -69,6 +70,7 @@ class KafkaSplitsReader(SplitsReader):
         self._emitted = 0
         self._skip: tuple[KafkaTopicPartition, int, int] | None = None
         self._trouble_since: float | None = None
+        self._trouble = ""
         self._closed = False
 
     # -- opening ------------------------------------------
@@ -85,6 +87,7 @@ class KafkaSplitsReader(SplitsReader):
             fixed["enable.auto.commit"] = False
         if "isolation.level" not in source.properties:
             fixed["isolation.level"] = "read_uncommitted"
+        fixed["error_cb"] = self._on_client_error
         self._consumer = consumer(source, **fixed)
         restored = self._restored
         try:
@@ -197,9 +200,25 @@ class KafkaSplitsReader(SplitsReader):
                 self._mark_done(partition)
         self._check_trouble()
 
+    def _on_client_error(self, error: Any) -> None:
+        """librdkafka's report of a client-wide error (the cluster not answering): the reader is in trouble from
+        then on, until a record arrives or the cluster answers again (:meth:`_check_trouble`)."""
+        if self._trouble_since is None:
+            self._trouble_since = time.monotonic()
+        self._trouble = f"{error.name()}: {error.str()}"
+
     def _check_trouble(self) -> None:
-        if self._trouble_since is not None and time.monotonic() - self._trouble_since > self._timeout:
-            raise unreachable(self._source, RuntimeError("no answer while reading"))
+        """In trouble for longer than the timeout: ask the cluster for its topics; ``KafkaConnectorError`` when it
+        does not answer, else the trouble is over."""
+        if self._trouble_since is None or time.monotonic() - self._trouble_since <= self._timeout:
+            return
+        from confluent_kafka import KafkaException
+
+        try:
+            self._consumer.list_topics(timeout=min(self._timeout, 5.0))
+        except KafkaException:
+            raise lost(self._source, RuntimeError(self._trouble)) from None
+        self._trouble_since = None
 
     def _take(self, message: Any) -> None:
         """Deserialize one fetched record into the pending elements (or handle the client's error it carries)."""
@@ -263,8 +282,7 @@ class KafkaSplitsReader(SplitsReader):
         if error.code() == KafkaError._PARTITION_EOF:
             return
         if error.retriable() and not error.fatal():
-            if self._trouble_since is None:
-                self._trouble_since = time.monotonic()
+            self._on_client_error(error)
             return
         raise failure(
             self._source.what(),
