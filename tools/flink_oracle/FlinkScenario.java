@@ -4,6 +4,8 @@
 //
 // - "window" (the default; tests/scenarios, the shared conformance examples): a keyed window with the scenario's
 //   assigner, trigger, evictor, lateness and late side output; a process window function records each pane whole.
+//   A scenario of panes' own triggers gives the Flink trigger that stands in for its trigger (and accumulation
+//   mode) in its "flink_trigger" entry, which may name a hand-written trigger of OracleTriggers.java.
 // - "keyed_timers" (tests/scenarios/timers): a KeyedProcessFunction that, per element, deletes the event-time
 //   timers listed in its "delete" and registers those in its "timers", and records the element; per timer, it
 //   records the timer and, for an even timer time with "on_timer_offset_ms" set, registers one more timer that
@@ -291,6 +293,9 @@ public class FlinkScenario {
             case "event_time":
                 built = EventTimeTrigger.create();
                 break;
+            case "oracle":
+                built = OracleTriggers.build(spec.get("class").asText(), spec.path("args"));
+                break;
             default:
                 throw new IllegalArgumentException("no Flink trigger for the scenario trigger " + kind);
         }
@@ -394,7 +399,8 @@ public class FlinkScenario {
             return;
         }
         WindowedStream<Event, String, Window> windowed = window(keyed, config.get("assigner"));
-        JsonNode triggerSpec = config.get("trigger");
+        // a scenario of panes' own triggers (composites, accumulation modes) names the Flink trigger that stands in
+        JsonNode triggerSpec = scenario.has("flink_trigger") ? scenario.get("flink_trigger") : config.get("trigger");
         if (triggerSpec != null && !triggerSpec.isNull()) {
             windowed = windowed.trigger(trigger(triggerSpec));
         }

@@ -21,10 +21,20 @@ plus the project's environment for ``panes.testing``::
     python tools/flink_oracle/oracle.py --pyflink-python /path/to/flink/bin/python tests/scenarios/*.scenario.json
     python tools/flink_oracle/oracle.py --pyflink-python ... --check FILE...   # compare, write nothing
 
+panes' composite triggers have no Flink counterpart, but a trigger with the same rule can be written in Flink's
+Trigger API: ``OracleTriggers.java`` beside this script holds such hand-written triggers, each the twin of a Python
+one in ``tests/composite_oracles.py``. A scenario of panes' own triggers names the Flink trigger that stands in for
+its trigger (and its accumulation mode: discarding is Flink's ``PurgingTrigger`` around it) in a top-level
+``"flink_trigger"`` entry, in the format of the config's ``trigger`` plus ``{"type": "oracle", "class": NAME,
+"args": [...]}`` for a trigger of ``OracleTriggers.java``; panes still runs the config's own trigger. The written
+file's ``meta`` says which trigger Flink ran (``flink_trigger``, as Java, and ``flink_trigger_source``). Pane info
+(``"pane_info": true``) has no Flink counterpart either: Flink's file holds everything else, and the pane info of
+each firing is derived by hand in ``NN_name.pane_info.json`` beside it (``panes.testing.scenario`` merges the two).
+
 Not every scenario can be replayed: processing time is the wall clock in a Flink job (scenarios with
-``{"processing_time": T}`` events), and panes' own triggers and accumulation modes (composites, ``discarding``,
-``retracting``, pane info) have no Flink counterpart. Those are refused with the reason and keep their
-hand-derived ``.expected.json``.
+``{"processing_time": T}`` events), retracting accumulation emits rows (retractions) no Flink window emits, and a
+panes trigger or accumulation mode without a ``flink_trigger`` has no Flink form. Those are refused with the reason
+and keep their hand-derived ``.expected.json``.
 """
 
 from __future__ import annotations
@@ -55,7 +65,8 @@ FLINK_ASSIGNERS = {
     "count_sliding",
 }
 MAX = 9223372036854775807
-JAVA_SOURCES = ("FlinkScenario.java", "TwoInputScenario.java")
+JAVA_SOURCES = ("FlinkScenario.java", "TwoInputScenario.java", "OracleTriggers.java")
+ORACLE_TRIGGERS_SOURCE = "tools/flink_oracle/OracleTriggers.java"
 RECORDING_KINDS = {
     "keyed_timers",
     "connected_timers",
@@ -77,22 +88,51 @@ def not_replayable(scenario: dict[str, Any]) -> str | None:
         return None
     if config.get("kind") in TWO_INPUT_KINDS:
         return _two_input_not_replayable(scenario)
-    if config.get("accumulation", "accumulating") != "accumulating":
-        return f"the accumulation mode {config['accumulation']!r} is panes' own"
-    if config.get("pane_info"):
-        return "pane info is panes' own"
+    accumulation = config.get("accumulation", "accumulating")
+    if accumulation == "retracting":
+        return "a retracting window emits retractions, which no Flink window does"
     if config["assigner"]["type"] not in FLINK_ASSIGNERS:
         return f"no Flink assigner for {config['assigner']['type']!r}"
-
-    def triggers(spec: dict[str, Any] | None) -> list[str]:
-        if spec is None:
-            return []
-        return [spec["type"], *triggers(spec.get("inner"))]
-
-    unknown = [kind for kind in triggers(config.get("trigger")) if kind not in FLINK_TRIGGERS]
+    stand_in = scenario.get("flink_trigger")
+    if stand_in is None:
+        if accumulation != "accumulating":
+            return f"the accumulation mode {accumulation!r} is panes' own and no flink_trigger stands in for it"
+        unknown = [kind for kind in _trigger_kinds(config.get("trigger")) if kind not in FLINK_TRIGGERS]
+        if unknown:
+            return f"the trigger {unknown[0]!r} is panes' own and no flink_trigger stands in for it"
+        return None
+    unknown = [kind for kind in _trigger_kinds(stand_in) if kind not in FLINK_TRIGGERS | {"oracle"}]
     if unknown:
-        return f"the trigger {unknown[0]!r} is panes' own (Flink has no composite triggers)"
+        raise ValueError(f"the flink_trigger names {unknown[0]!r}, which is not a Flink trigger")
+    if accumulation == "discarding" and stand_in["type"] != "purging":
+        raise ValueError("a discarding scenario's flink_trigger is Flink's PurgingTrigger around the trigger")
     return None
+
+
+def _trigger_kinds(spec: dict[str, Any] | None) -> list[str]:
+    """The trigger types of ``spec`` and of the triggers it wraps (``inner``, ``parts``, ``main``, ...)."""
+    if spec is None:
+        return []
+    wrapped = [spec[name] for name in ("inner", "main", "until", "early", "late") if spec.get(name)]
+    wrapped += spec.get("parts", [])
+    return [spec["type"], *(kind for part in wrapped for kind in _trigger_kinds(part))]
+
+
+def describe_trigger(spec: dict[str, Any]) -> str:
+    """A Flink trigger spec (a ``flink_trigger``) as the Java expression that builds it in ``FlinkScenario.java``."""
+    kind = spec["type"]
+    if kind == "oracle":
+        args = ", ".join(str(arg).lower() if isinstance(arg, bool) else str(arg) for arg in spec.get("args", []))
+        return f"{spec['class']}({args})"
+    if kind == "count":
+        return f"CountTrigger.of({spec['count']})"
+    if kind == "purging":
+        return f"PurgingTrigger.of({describe_trigger(spec['inner'])})"
+    if kind == "event_time":
+        return "EventTimeTrigger.create()"
+    if kind == "continuous_event_time":
+        return f"ContinuousEventTimeTrigger.of(Duration.ofMillis({spec['interval_ms']}))"
+    raise ValueError(f"no Flink trigger for {kind!r}")
 
 
 def _two_input_not_replayable(scenario: dict[str, Any]) -> str | None:
@@ -153,6 +193,10 @@ def expected_output(scenario: dict[str, Any], emitted: list[dict[str, Any]], ver
         "watermark": scenario["config"]["watermark"],
         "produced_by": "tools/flink_oracle",
     }
+    if "flink_trigger" in scenario:  # a hand-written Flink trigger stood in for panes' own
+        meta["flink_trigger"] = describe_trigger(scenario["flink_trigger"])
+        if "oracle" in _trigger_kinds(scenario["flink_trigger"]):
+            meta["flink_trigger_source"] = ORACLE_TRIGGERS_SOURCE
     if scenario["config"].get("kind", "window") in RECORDING_KINDS:
         output = [{**item, "emit_seq": seq} for seq, item in enumerate(emitted)]
         return {"output": output, "meta": meta}
