@@ -289,3 +289,19 @@ def test_the_spark_runner_refuses_kafka_before_it_starts() -> None:
     )
     with pytest.raises(ValueError, match="the Spark runner does not write a KafkaSink yet"):
         refuse_local_only(env.plan())
+
+
+def test_the_client_is_imported_only_when_a_job_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+    import sys
+
+    probe = "import sys, panes.connectors.kafka, panes.common; print('confluent_kafka' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout == "False\n"
+    from panes.datastream import StreamExecutionEnvironment
+
+    monkeypatch.setitem(sys.modules, "confluent_kafka", None)  # as if it were not installed
+    env = StreamExecutionEnvironment.get_execution_environment("local")
+    bounded = source_builder().set_bounded(KafkaOffsetsInitializer.latest()).build()  # type: ignore[attr-defined]
+    env.from_source(bounded, None, "clicks").print()
+    with pytest.raises(ImportError, match=r"pip install 'panes\[kafka\]'"):
+        env.execute()

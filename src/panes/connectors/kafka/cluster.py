@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from panes.connectors.kafka.errors import KafkaConnectorError, failure
 from panes.connectors.kafka.offsets import KafkaTopicPartition
-from panes.connectors.kafka.properties import client_config, timeout_seconds
+from panes.connectors.kafka.properties import client_config, require_client, timeout_seconds
 
 if TYPE_CHECKING:
     from panes.connectors.kafka.source import KafkaSource
@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 def consumer(source: KafkaSource, **fixed: Any) -> Any:
     """A librdkafka consumer with ``source``'s properties and ``fixed`` on top (``KafkaConnectorError`` when
-    librdkafka refuses them)."""
+    librdkafka refuses them; ``ImportError`` without confluent-kafka)."""
+    require_client()
     from confluent_kafka import Consumer, KafkaException
 
     config = client_config(source.properties, **{"bootstrap.servers": source.bootstrap_servers, **fixed})

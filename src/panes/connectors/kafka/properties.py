@@ -100,3 +100,14 @@ def check_property(key: Any, value: Any) -> tuple[str, str]:
     if isinstance(value, bool):
         return key, "true" if value else "false"
     return key, str(value)
+
+
+def require_client() -> None:
+    """``ImportError`` saying how to install it when confluent-kafka (librdkafka's Python client) is missing."""
+    try:
+        import confluent_kafka  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            "panes' Kafka connector reads and writes through confluent-kafka: pip install 'panes[kafka]' "
+            "(or pip install confluent-kafka)"
+        ) from None

@@ -32,7 +32,7 @@ from typing import Any
 
 from panes.connectors.base import DeliveryGuarantee
 from panes.connectors.kafka.errors import failure
-from panes.connectors.kafka.properties import check_property, client_config, masked, timeout_seconds
+from panes.connectors.kafka.properties import check_property, client_config, masked, require_client, timeout_seconds
 from panes.connectors.kafka.serialization import KafkaRecordSerializationSchema
 from panes.datastream.sinks import SinkWriter, WriterSink
 from panes.elements import StreamRecord
@@ -91,6 +91,7 @@ class KafkaSinkWriter(SinkWriter):
     """The producer of one parallel instance of a :class:`KafkaSink` (see the module docstring)."""
 
     def __init__(self, sink: KafkaSink, subtask: int) -> None:
+        require_client()
         from confluent_kafka import KafkaException, Producer
 
         self._sink = sink
