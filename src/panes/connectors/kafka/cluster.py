@@ -62,6 +62,7 @@ def lost(source: KafkaSource, error: BaseException) -> KafkaConnectorError:
 def discover_partitions(source: KafkaSource) -> list[KafkaTopicPartition]:
     """The partitions ``source`` reads, sorted by topic and number: its topics' (each must exist), those of the
     topics its pattern matches (internal topics, named ``__...``, left out), or its partitions (each must exist)."""
+    require_client()
     from confluent_kafka import KafkaException
 
     client = consumer(source, **{"group.id": source.consumer_group()})
