@@ -1,10 +1,14 @@
 """Hand-written triggers, in Flink's trigger API, that do what a composite trigger of a scenario file does, and
 the accumulation modes written as what a Flink user gets today.
 
-The expected output of a composite or accumulation scenario (``tests/scenarios/6*``) is what its :class:`Oracle`
-here gives on the operator harness: ``tests/core/test_conformance_harness.py`` checks the stored file against
-it, and property tests (``tests/core/test_composite_triggers.py``) check the composites against the oracles on
-random streams.
+Each trigger here has a Java twin of the same name and rule in ``tools/flink_oracle/OracleTriggers.java``, which
+real Flink 2.3.0 ran to produce the expected output of the composite and discarding scenarios
+(``tests/scenarios/61_*`` to ``67_*``, ``NN_name.flink.json``; the scenario's ``flink_trigger`` names the twin).
+``tests/core/test_conformance_harness.py`` checks that each :class:`Oracle` here gives that same output on the
+operator harness, so the Python triggers stay the Java ones' equals; the property tests
+(``tests/core/test_composite_triggers.py``) check the composites against them on random streams, where Flink
+does not run. The retracting scenario (``68``) has no Flink form: its expected output is this module's
+``with_retractions`` of the accumulating run.
 """
 
 from __future__ import annotations
@@ -281,24 +285,32 @@ def with_retractions(result: dict[str, list[dict[str, Any]]]) -> dict[str, list[
 @dataclass(frozen=True)
 class Oracle:
     """How a scenario's expected output is produced without the feature it is about: the harness with
-    ``trigger`` in the ``accumulation`` mode, its result passed through ``then``."""
+    ``trigger`` in the ``accumulation`` mode, its result passed through ``then``; ``flink_trigger`` is the Java twin
+    of ``trigger`` that real Flink ran for the stored output (the ``flink_trigger`` of its ``meta``), ``None``
+    where Flink cannot run the scenario."""
 
     trigger: Callable[[], Trigger[Any, Any]]
+    flink_trigger: str | None
     accumulation: str = "accumulating"
     then: Callable[[dict[str, Any]], dict[str, Any]] = field(default=lambda result: result)
     """What turns the harness' result into the expected one."""
 
 
 ORACLES: dict[str, Oracle] = {
-    "61_any_of_count_or_end_of_window": Oracle(lambda: CountOrEndOfWindow(2)),
-    "62_after_watermark_early_and_late": Oracle(lambda: EarlyAndLate(2, 1)),
-    "63_all_of_count_and_end_of_window": Oracle(lambda: CountAndEndOfWindow(2)),
-    "64_after_each_count_then_end_of_window": Oracle(lambda: CountThenEndOfWindow(2)),
-    "65_or_finally_count_until_end_of_window": Oracle(lambda: CountUntilEndOfWindow(2)),
-    "66_repeatedly_count_then_end_of_window": Oracle(lambda: CountThenEndOfWindow(2, repeat=True)),
+    "61_any_of_count_or_end_of_window": Oracle(lambda: CountOrEndOfWindow(2), "CountOrEndOfWindow(2)"),
+    "62_after_watermark_early_and_late": Oracle(lambda: EarlyAndLate(2, 1), "EarlyAndLate(2, 1)"),
+    "63_all_of_count_and_end_of_window": Oracle(lambda: CountAndEndOfWindow(2), "CountAndEndOfWindow(2)"),
+    "64_after_each_count_then_end_of_window": Oracle(lambda: CountThenEndOfWindow(2), "CountThenEndOfWindow(2, false)"),
+    "65_or_finally_count_until_end_of_window": Oracle(lambda: CountUntilEndOfWindow(2), "CountUntilEndOfWindow(2)"),
+    "66_repeatedly_count_then_end_of_window": Oracle(
+        lambda: CountThenEndOfWindow(2, repeat=True), "CountThenEndOfWindow(2, true)"
+    ),
     # discarding is Flink's PurgingTrigger around the trigger, in Flink's (accumulating) operator
-    "67_discarding_early_and_late": Oracle(lambda: PurgingTrigger.of(EarlyAndLate(2, 1))),
-    # retracting is the accumulating result with each window's previous pane taken back, by hand
-    "68_retracting_late_firings": Oracle(EventTimeTrigger, then=with_retractions),
+    "67_discarding_early_and_late": Oracle(
+        lambda: PurgingTrigger.of(EarlyAndLate(2, 1)), "PurgingTrigger.of(EarlyAndLate(2, 1))"
+    ),
+    # retracting is the accumulating result with each window's previous pane taken back, by hand: no Flink form
+    "68_retracting_late_firings": Oracle(EventTimeTrigger, None, then=with_retractions),
 }
-"""The scenario files of composite triggers and accumulation modes, and what produced each one's expected file."""
+"""The scenario files of composite triggers and accumulation modes, the Python trigger that gives each one's
+expected output on the harness, and its Java twin that gave it on real Flink."""

@@ -17,7 +17,12 @@ produced by running it, in ``NN_name.expected.json`` beside the scenario; see ``
   ``"accumulating"``). A retracting window's rows carry ``retract``; a retraction has the ``fire_index`` of the
   firing it takes back;
 - ``"pane_info": true``: each pane also records its pane info (``pane_index``, ``pane_timing``,
-  ``pane_is_last``; ``panes.windowing.pane_info``);
+  ``pane_is_last``; ``panes.windowing.pane_info``). Where Flink produced the rest of the output
+  (``NN_name.flink.json``), the pane info, which Flink has no counterpart for, is derived by hand in
+  ``NN_name.pane_info.json`` (``panes``: one entry per firing, by ``key``, window and ``fire_index``), and
+  :meth:`Scenario.load` merges it into Flink's panes;
+- ``"flink_trigger"`` (beside ``config``, read only by ``tools/flink_oracle``): the Flink trigger that stands in
+  for panes' own trigger and accumulation mode when real Flink runs the scenario;
 - the assigner ``{"type": "global_end_of_stream"}``: ``GlobalWindows.create_with_end_of_stream_trigger()``;
 - ``"mode": "BATCH"``: the scenario runs in BATCH execution mode (``panes.datastream.runtime_mode``).
 """
@@ -145,6 +150,9 @@ class Scenario:
             if expected_path.exists():
                 expected = json.loads(expected_path.read_text())
                 break
+        pane_info_path = path.with_name(f"{name}.pane_info.json")
+        if expected is not None and pane_info_path.exists():
+            expected = with_pane_info(expected, json.loads(pane_info_path.read_text())["panes"])
         return Scenario(name, data.get("description", ""), data["config"], data["events"], expected)
 
     @staticmethod
@@ -226,6 +234,24 @@ class Scenario:
                     yield ("watermark", current)
 
     final_watermark = LONG_MAX
+
+
+PANE_INFO_FIELDS = ("pane_index", "pane_timing", "pane_is_last")
+
+
+def with_pane_info(expected: dict[str, Any], pane_info: list[dict[str, Any]]) -> dict[str, Any]:
+    """``expected`` (an output without pane info, as Flink produces it) with each pane's pane info from
+    ``pane_info`` (entries naming the pane by ``key``, ``window_start``, ``window_end`` and ``fire_index``, as in
+    ``NN_name.pane_info.json``); every pane needs exactly one entry and every entry a pane."""
+
+    def firing(pane: dict[str, Any]) -> tuple[Any, ...]:
+        return (pane["key"], pane["window_start"], pane["window_end"], pane["fire_index"])
+
+    info = {firing(entry): {f: entry[f] for f in PANE_INFO_FIELDS} for entry in pane_info}
+    panes = {firing(pane) for pane in expected["main"]}
+    if len(info) != len(pane_info) or set(info) != panes:
+        raise ValueError(f"the pane info names other firings than the output: {sorted(set(info) ^ panes, key=str)}")
+    return {**expected, "main": [{**pane, **info[firing(pane)]} for pane in expected["main"]]}
 
 
 class PaneFunction(ProcessWindowFunction[Element, dict[str, Any], Any, Any]):
