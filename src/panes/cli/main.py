@@ -52,16 +52,18 @@ def _parser() -> argparse.ArgumentParser:
         "reconcile",
         help="correct a window's results for the elements its late data table kept",
         description="Read the late data table a window step of the job writes (late_data_table(PATH)), run the "
-        "job's plan up to that window in BATCH mode with and without those elements, and write the difference as "
-        "corrections: retractions of the results the streaming job emitted, then the complete results, each row "
-        "with a 'retract' column. The job's sources must give the same elements again. " + JOB_FILES,
+        "job's plan up to that window again in STREAMING mode (what the stream emitted, pane info included; it "
+        "must find the table's elements late) and in BATCH mode over every element, and write the difference as "
+        "corrections: retractions of the rows the streaming job emitted that a table keyed by (key, window) "
+        "holds, then the complete results, each row with a 'retract' column (docs/late-data-reconciliation.md). "
+        "The job's sources must give the same elements again. " + JOB_FILES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     reconcile.add_argument("job", metavar="JOB.py", help="a Python file defining build(env)")
     reconcile.add_argument("--late", required=True, metavar="PATH", help="the folder of the window's late data table")
     reconcile.add_argument("--output", required=True, metavar="FILE", help="the Parquet file the corrections go to")
     reconcile.add_argument(
-        "--runner", choices=("local", "spark"), default="local", help="what runs the BATCH jobs (default local)"
+        "--runner", choices=("local", "spark"), default="local", help="what runs the two jobs (default local)"
     )
     reconcile.set_defaults(handler=lambda args: reconcile_job(args.job, args.late, args.output, args.runner))
 
