@@ -34,7 +34,8 @@ each firing is derived by hand in ``NN_name.pane_info.json`` beside it (``panes.
 Not every scenario can be replayed: processing time is the wall clock in a Flink job (scenarios with
 ``{"processing_time": T}`` events), retracting accumulation emits rows (retractions) no Flink window emits, and a
 panes trigger or accumulation mode without a ``flink_trigger`` has no Flink form. Those are refused with the reason
-and keep their hand-derived ``.expected.json``.
+and keep their hand-derived ``.expected.json`` (``ContinuousProcessingTimeProbe.java`` beside this script runs the
+processing-time scenario 51 on Flink with the wall clock instead, by hand).
 """
 
 from __future__ import annotations
