@@ -218,9 +218,11 @@ def test_continuous_processing_time_trigger_fires_every_interval_and_at_the_wind
     assert records(h)[3:] == [((TimeWindow(10, 20), 6), 19)]
 
 
-def test_continuous_processing_time_trigger_registers_no_timer_after_firing_at_the_window_end() -> None:
-    """FLINK-35069: the fire time capped at the max timestamp fires once; before the fix it registered itself
-    again, due at once, and (in an event-time window, whose cleanup is on event time) fired for ever."""
+def test_continuous_processing_time_trigger_fires_at_the_window_end_once_and_then_no_more() -> None:
+    """Flink 2.3.0 (read from its ``ContinuousProcessingTimeTrigger``, and run by
+    ``tools/flink_oracle/ContinuousProcessingTimeProbe.java``): the timer at the max timestamp fires and leaves
+    the stored fire time as it is, so it registers no next timer (which would be due at once, for ever) and a
+    later element of the still open event-time window starts no new fire time."""
     h = TriggerTestHarness(ContinuousProcessingTimeTrigger.of(5))
     window = TimeWindow(0, 10)
     h.advance_processing_time(0)
@@ -228,10 +230,9 @@ def test_continuous_processing_time_trigger_registers_no_timer_after_firing_at_t
     assert h.advance_processing_time(5) == [(window, TriggerResult.FIRE)]  # next: min(10, 9) = 9
     assert h.advance_processing_time(10) == [(window, TriggerResult.FIRE)]
     assert h.num_processing_time_timers() == 0
-    assert h.num_state_entries() == 0
-    # a later element of the (event-time, still open) window starts a new fire time: min(10 + 5, 9) = 9, due
+    assert h.num_state_entries() == 1  # the fire time 9, kept until the window is cleared
     h.process_element(1, window)
-    assert h.advance_processing_time(11) == [(window, TriggerResult.FIRE)]
+    assert h.advance_processing_time(100) == []
     assert h.num_processing_time_timers() == 0
 
 

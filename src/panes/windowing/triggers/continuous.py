@@ -86,9 +86,11 @@ class ContinuousEventTimeTrigger(Trigger[Any, Window]):
 class ContinuousProcessingTimeTrigger(Trigger[Any, Window]):
     """Fires every ``interval`` of processing time while the window receives elements.
 
-    The fire times are capped at ``window.max_timestamp()``; a firing at that time registers no next one
-    (as Flink since FLINK-35069: in an event-time window, whose cleanup is on event time, it would otherwise
-    fire that same time again and again). A later element of a still open window starts a new fire time.
+    The fire times are capped at ``window.max_timestamp()``. A processing-time timer at that time fires and
+    changes nothing else, as in Flink 2.3.0 (the early return of FLINK-20443): the fire time stays stored, so the
+    firing registers no next one (in an event-time window, whose cleanup is on event time, it would otherwise be
+    due at once, again and again) and a later element of the still open window starts none either: the window
+    fires no more on processing time.
     """
 
     def __init__(self, interval: DurationLike) -> None:
@@ -115,13 +117,12 @@ class ContinuousProcessingTimeTrigger(Trigger[Any, Window]):
         return TriggerResult.CONTINUE
 
     def on_processing_time(self, time: int, window: Window, ctx: TriggerContext) -> TriggerResult:
+        if time == window.max_timestamp():
+            return TriggerResult.FIRE  # the stored fire time stays: nothing fires after the window's end
         fire_time = ctx.get_partitioned_state(self._state)
         if fire_time.get() == time:
             fire_time.clear()
-            if time != window.max_timestamp():
-                # at the window's end the next fire time would be this very time again (FLINK-35069); an
-                # element that arrives later (an event-time window is still open) starts a new fire time
-                self._register_next(time, window, ctx, fire_time)
+            self._register_next(time, window, ctx, fire_time)
             return TriggerResult.FIRE
         return TriggerResult.CONTINUE
 
