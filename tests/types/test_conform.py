@@ -295,6 +295,18 @@ REFUSED: list[tuple[str, RecordType, Any, str]] = [
         "value: 'a\\ud800' (str) does not fit STRING: not valid Unicode (a lone surrogate)",
     ),
     (
+        "lone surrogate in an array",
+        record("tags ARRAY<STRING>"),
+        {"tags": ["ok", "a\ud800"]},
+        "field 'tags[1]': 'a\\ud800' (str) does not fit STRING: not valid Unicode (a lone surrogate)",
+    ),
+    (
+        "lone surrogate as a map key",
+        record("c MAP<STRING, INT>"),
+        {"c": {"\ud800": 1}},
+        "field 'c' key: '\\ud800' (str) does not fit STRING: not valid Unicode (a lone surrogate)",
+    ),
+    (
         "two chars",
         record(Types.CHAR()),
         "ab",
