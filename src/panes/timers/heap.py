@@ -48,6 +48,8 @@ class TimerHeap:
         self._queue: list[InternalTimer | None] = [None]
         self._size = 0
         self._members: dict[tuple[int, Any, Any], InternalTimer] = {}
+        self._owned: dict[tuple[Any, Any], int] = {}
+        """Per ``(key, namespace)``, how many timers it has."""
         self.operations: list[tuple[Any, ...]] | None = None
         """The adds, removes and polls since the last :meth:`take_operations` (``None``: not recorded)."""
 
@@ -64,6 +66,18 @@ class TimerHeap:
     def __contains__(self, identity: tuple[int, Any, Any]) -> bool:
         return identity in self._members
 
+    def count_of(self, key: Any, namespace: Any) -> int:
+        """How many timers ``key`` has for ``namespace`` (0 when none)."""
+        return self._owned.get((key, namespace), 0)
+
+    def _owned_less(self, key: Any, namespace: Any) -> None:
+        owner = (key, namespace)
+        left = self._owned[owner] - 1
+        if left:
+            self._owned[owner] = left
+        else:
+            del self._owned[owner]
+
     def peek(self) -> InternalTimer | None:
         return self._queue[1] if self._size else None
 
@@ -76,6 +90,8 @@ class TimerHeap:
         if self.operations is not None:
             self.operations.append((_ADD, timestamp, key, namespace))
         self._members[identity] = timer
+        owner = (key, namespace)
+        self._owned[owner] = self._owned.get(owner, 0) + 1
         self._size += 1
         if self._size >= len(self._queue):
             self._queue.append(None)
@@ -90,6 +106,7 @@ class TimerHeap:
             return False
         if self.operations is not None:
             self.operations.append((_REMOVE, timestamp, key, namespace))
+        self._owned_less(key, namespace)
         self._remove_at(timer._index)
         return True
 
@@ -101,6 +118,7 @@ class TimerHeap:
         if self.operations is not None:
             self.operations.append(_POLL)
         del self._members[head.identity()]
+        self._owned_less(head.key, head.namespace)
         self._remove_at(1)
         return head
 

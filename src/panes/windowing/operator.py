@@ -343,6 +343,22 @@ class WindowOperator(WindowStep):
             merging.retire_window(window)
             self._persist(merging)
 
+    def _fires_again(self, window: Any) -> bool:
+        """Whether the current key has a timer of ``window`` that may fire it: any event-time timer but the
+        cleanup timer at ``max_timestamp + allowed lateness`` when the lateness makes that time another than the
+        window's end (the end's timer is where triggers fire; a trigger of one's own that registers a timer at
+        exactly the cleanup time is not told apart from the cleanup); processing-time timers count only for a
+        window never cleaned up (``LONG_MAX``), as BATCH execution fires them after the event-time ones."""
+        key = self.trigger_context.key
+        cleanup = self._cleanup_time(window)
+        timers = self.timer_service
+        own = timers.event_time_timers.count_of(key, window)
+        if cleanup != window.max_timestamp() and (cleanup, key, window) in timers.event_time_timers:
+            own -= 1
+        if cleanup == LONG_MAX:
+            own += timers.processing_time_timers.count_of(key, window)
+        return own > 0
+
     def _cleanup_time(self, window: Any) -> int:
         if self.is_event_time:
             return cleanup_time(window.max_timestamp(), self.allowed_lateness)

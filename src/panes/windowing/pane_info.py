@@ -4,8 +4,11 @@ Every firing of a window carries a :class:`PaneInfo`: its ``index`` (0 for the w
 2, ... also across purges), its ``timing`` (:class:`~panes.windowing.observer.PaneTiming`: ``EARLY`` before the
 time that closes windows passes the window's end, ``ON_TIME`` for the first firing after it, ``LATE`` after
 that, as Apache Beam's ``PaneInfo``; :func:`~panes.windowing.observer.pane_timing` has the rule) and
-``is_last``: no firing of the window can follow (it fires as the window is cleaned up, at ``max_timestamp +
-allowed lateness`` of event time, or at the end of the input). A ``ProcessWindowFunction`` reads it with
+``is_last``: no firing of the window can follow. That is the firing of the window's cleanup timer (``max_timestamp +
+allowed lateness`` of event time), or a firing in the advance of event time that reaches the cleanup time (the end
+of the input included) when no timer of the trigger is left to fire the window before it
+(``WindowStep._closes``, ``_fires_again``); a window that fired before its cleanup's advance has no last pane.
+A ``ProcessWindowFunction`` reads it with
 ``context.pane()``; ``WindowRow(pane="pane")`` writes it as columns.
 
 The window operator keeps one entry per window that fired, ``(firings, last timing)``, in its keyed state
@@ -49,7 +52,7 @@ PANE_STATE = ReducingStateDescriptor("window-pane-info", _merge)
 def next_pane(state: Any, max_timestamp: int, time: int, time_before: int, is_last: bool) -> PaneInfo:
     """The pane info of a firing of the window whose pane state is ``state`` (see :data:`PANE_STATE`), when the
     closing time is ``time`` during an advance from ``time_before``; records the firing (unless it is the last:
-    nothing follows it)."""
+    nothing follows it, and the window's cleanup in the same advance drops the state)."""
     previous = state.get()
     count, last = (0, None) if previous is None else (previous[0], PaneTiming(previous[1]))
     timing = pane_timing(max_timestamp, time, time_before, last)

@@ -25,13 +25,14 @@ from panes.state.api import KeyedStateStore
 from panes.state.backend import VOID_NAMESPACE
 from panes.state.store import MergingWindowStateStore, NamespacedStateStore
 from panes.tags import OutputTag
-from panes.time import LONG_MAX, LONG_MIN, DurationLike, duration_ms
+from panes.time import LONG_MIN, DurationLike, duration_ms
 from panes.timers.heap import InternalTimer
 from panes.windowing.accumulation import LAST_RESULTS, check_mode, with_retractions
 from panes.windowing.assigners.base import MergingWindowAssigner, WindowAssigner
 from panes.windowing.functions import WindowContext
 from panes.windowing.internal_functions import WindowFunctionSpec
 from panes.windowing.pane_info import PANE_STATE, PaneInfo, next_pane
+from panes.windowing.rules import cleanup_time
 from panes.windowing.triggers.base import Trigger
 from panes.windowing.windows import GlobalWindow, TimeWindow
 
@@ -300,10 +301,22 @@ class WindowStep(OneInputStreamOperator):
             return results
         return with_retractions(self.backend.get_partitioned_state(window, LAST_RESULTS), results)
 
-    def _is_last_firing(self) -> bool:
-        """Whether the firing in progress is its window's last: the window is being cleaned up, or event time
-        reached its end (``LONG_MAX``)."""
-        return self._cleaning or (self.is_event_time and self.timer_service.current_watermark == LONG_MAX)
+    def _closes(self, window: Any) -> bool:
+        """Whether the firing of ``window`` in progress is its cleanup timer's, or comes in the advance of event
+        time that reaches the window's cleanup time (``max_timestamp + allowed lateness``; ``LONG_MAX`` at the
+        end of the input): either way the window is cleaned up before any element can reach it again."""
+        if self._cleaning:
+            return True
+        if not self.is_event_time:
+            return False
+        cleanup = cleanup_time(window.max_timestamp(), self.allowed_lateness)
+        return self.timer_service.current_watermark >= cleanup
+
+    def _fires_again(self, window: Any) -> bool:
+        """Whether a timer of ``window`` of the current key may still fire it before it is cleaned up (asked when
+        :meth:`_closes`). The general operator's triggers register timers of their own (it counts them); here
+        only the window's end and cleanup time have one, and the end's has fired."""
+        return False
 
     def _next_pane(self, window: Any) -> PaneInfo | Callable[[], PaneInfo]:
         """The pane info of the firing of ``window`` in progress (``pane_info``), recorded in the window's state
@@ -313,23 +326,24 @@ class WindowStep(OneInputStreamOperator):
 
     def _pane_info(self, window: Any) -> Callable[[], PaneInfo | Callable[[], PaneInfo]]:
         """:meth:`_next_pane` for firings of ``window`` at the time in progress, each called while its key is the
-        current one (what is the same for all of them is worked out once)."""
+        current one (what is the same for all of them is worked out once). A firing is the window's last when
+        it :meth:`_closes` the window and no timer of its key :meth:`_fires_again` it."""
         time, before = self._closing_times()
         state = self._pane_state
         max_timestamp = window.max_timestamp()
-        if self._is_last_firing():
+        closes = self._closes(window)
 
-            def last_pane() -> PaneInfo:
-                state.set_current_namespace(window)
-                return next_pane(state, max_timestamp, time, before, True)
+        def last_pane() -> PaneInfo:
+            state.set_current_namespace(window)
+            return next_pane(state, max_timestamp, time, before, True)
 
-            return lambda: last_pane
-
-        def recorded() -> PaneInfo:
+        def pane() -> PaneInfo | Callable[[], PaneInfo]:
+            if closes and (self._cleaning or not self._fires_again(window)):
+                return last_pane
             state.set_current_namespace(window)
             return next_pane(state, max_timestamp, time, before, False)
 
-        return recorded
+        return pane
 
     # -- the closing time before an advance (pane info) ------------------------------------------------------
 

@@ -127,7 +127,8 @@ class ColumnarAlignedWindows:
             return None
         count = len(table)
         timing = pane_timing(max_ts, max_ts, before, None)  # the default trigger fires a window first at its end
-        last = cleanup_time(max_ts, self.plan.lateness) == max_ts or self.watermark == LONG_MAX
+        # last when the advance reaches the window's cleanup too (the window operator's rule, ``WindowStep._closes``)
+        last = cleanup_time(max_ts, self.plan.lateness) <= self.watermark
         info = PaneColumns(fired.copy(), np.full(count, timing.value, dtype=object), np.full(count, last))
         if not last:
             table.record_firings(slice(None))
