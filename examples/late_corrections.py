@@ -3,8 +3,8 @@
 One-minute totals of orders per shop, with 10 s of allowed lateness. Two orders arrive after that: Flink would
 drop them (or hand them to a side output the job must store itself). ``late_data_table`` keeps them in a Parquet
 table, with the window step's uid, their timestamps and their windows. ``panes reconcile`` then reruns the job
-up to the window in BATCH mode, with and without those orders, and writes the difference: the totals to retract
-and the complete ones to put in their place.
+up to the window as it streamed (finding those orders too late again) and in BATCH mode over every order, and
+writes the difference: the totals the stream emitted to retract and the complete ones to put in their place.
 
     panes run examples/late_corrections.py
     panes reconcile examples/late_corrections.py --late out/late-orders --output out/corrections.parquet

@@ -5,7 +5,8 @@
   ...) emit every intermediate result.
 - ``BATCH`` (bounded input only): Flink's batch execution. Each keyed operator first receives its whole input,
   sorted by key and, within a key, by timestamp, then processes one key at a time; no watermark flows but the
-  final ``LONG_MAX`` one, so event-time windows fire once, at the end of their key's input; every timer of a
+  final ``LONG_MAX`` one, so event-time windows fire at the end of their key's input (and before it only when
+  their trigger fires on elements, a count for instance); every timer of a
   key (event time first, then processing time) fires when the key's input ends, and timers registered by
   those callbacks are ignored; keyed aggregations emit only the final result per key (with timestamp
   ``LONG_MAX``). Final results equal STREAMING's whenever they do not depend on arrival order.
