@@ -118,7 +118,13 @@ class TimerHeap:
         if self.operations is not None:
             self.operations.append(_POLL)
         del self._members[head.identity()]
-        self._owned_less(head.key, head.namespace)
+        owner = (head.key, head.namespace)
+        owned = self._owned
+        left = owned[owner] - 1
+        if left:
+            owned[owner] = left
+        else:
+            del owned[owner]
         self._remove_at(1)
         return head
 
