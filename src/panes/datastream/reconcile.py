@@ -198,8 +198,8 @@ def _refuse_merging(late_rows: LateRows) -> None:
             "panes reconcile corrects windows that do not merge (tumbling, sliding, global): a session window's "
             "streamed results can differ from a BATCH run over the same elements even without late data (a "
             "session cleaned up before an element that would have joined it to the next one starts a new "
-            "session), so two BATCH runs cannot say what the stream emitted. Keep the late data table, and "
-            "recompute the sessions in BATCH mode over all data instead"
+            "session), so the late table does not say which results the late elements changed. Keep the late "
+            "data table, and recompute the sessions in BATCH mode over all data instead"
         )
 
 
