@@ -92,3 +92,59 @@ def test_the_reconciliation_loop_on_spark_gives_the_batch_result_over_all_data(s
     expected = Counter(repr(row) for row in complete.values)
     assert loop.applied(on_spark.rows, loop.applied(streamed.values)) == expected
     assert loop.applied(streamed.values) != expected  # the stream alone was wrong
+
+
+# a's [0, 10) fires early (three elements) and on time at watermark 11; b's [10, 20) on time, then late (b@15);
+# a@3 and b@16 come after their windows' cleanup (lateness 5): too late. [20, 30) and [40, 50) fire on time in the
+# advance that also reaches their cleanup time (the end of the input): their panes are the last
+EARLY_AND_LATE = [
+    [("a", 1, 1), ("a", 2, 2), ("a", 3, 3), ("b", 12, 4)],
+    [("a", 22, 5)],
+    [("b", 15, 6), ("a", 3, 7)],
+    [("a", 40, 8)],
+    [("b", 16, 9)],
+]
+
+
+@pytest.mark.parametrize(
+    ("trigger", "mode"),
+    [("early count 3", "accumulating"), ("default", "retracting"), ("default", "accumulating")],
+    ids=["early", "retracting", "columnar"],
+)
+def test_reconcile_on_spark_with_early_firings_and_retractions(
+    spark: Any, tmp_path: Path, trigger: str, mode: str
+) -> None:
+    """The issue's two jobs (an early count trigger; retracting fired panes with the default trigger) and the
+    default job, which Spark runs on columns, all with pane columns. Spark emits the local runner's rows (pane
+    info and the last panes included); reconcile on Spark finds the local runner's corrections, which retract rows
+    the stream emitted, pane info included, and give the BATCH result over all data; they are written without a
+    declared type."""
+    from panes.datastream import RuntimeExecutionMode
+    from tests.core import test_reconcile_properties as loop
+
+    def build(late: str, sink: ListSink) -> Any:
+        return loop.job(EARLY_AND_LATE, late, sink, trigger, mode, pane=True)
+
+    late = str(tmp_path / "late")
+    streamed = ListSink()
+    env = StreamEnvironment(SparkRunner(spark, num_shards=2))
+    build(late, streamed)(env)
+    env.execute()
+    local = ListSink()
+    env = StreamEnvironment(LocalRunner())
+    build(str(tmp_path / "local-late"), local)(env)
+    env.execute()
+    assert sorted(map(repr, streamed.values)) == sorted(map(repr, local.values))
+    assert any(row["pane_last"] for row in streamed.values)
+    on_spark = reconcile(build(late, ListSink()), late, SparkRunner(spark, num_shards=2))
+    on_local = reconcile(build(late, ListSink()), late)
+    assert on_spark.late_elements == 2
+    assert sorted(map(repr, on_spark.rows)) == sorted(map(repr, on_local.rows))
+    complete = ListSink()
+    batch = StreamEnvironment().set_runtime_mode(RuntimeExecutionMode.BATCH)
+    build(late + "-unused", complete)(batch)
+    batch.execute()
+    table = loop.corrected(loop.consumed(list(streamed.values), mode), on_spark.rows)
+    assert loop.compared(table, mode) == loop.compared(loop.consumed(list(complete.values), mode), mode)
+    written = ds.dataset(on_spark.write(str(tmp_path / "corrections.parquet")), format="parquet").to_table()
+    assert sorted(map(repr, written.to_pylist())) == sorted(map(repr, on_spark.rows))
