@@ -1,8 +1,19 @@
 #!/usr/bin/env bash
-# Set up (scripts/bootstrap.sh) and run every check: ruff, mypy, and the whole pytest suite (Spark tests
-# included, on a real local SparkSession). Extra arguments go to pytest.
+# Set up (scripts/bootstrap.sh) and run the checks: ruff, mypy and pytest (Spark tests on a real local SparkSession).
+#
+#   bash scripts/test.sh          the quick tier: lint, types, every test that starts no Spark, and the
+#                                 representative Spark tests (tests/tiers.py: each Spark subsystem at least once)
+#   bash scripts/test.sh --all    everything CI runs (.ci/run): the quick tier and every other Spark test
+#
+# Other arguments go to pytest (for example -k, -x, --hypothesis-profile=panes-random). Markers left out by
+# default (pyproject.toml: deploy, faults, soak) stay out; the slowest tests are listed at the end of each phase.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+tier="not full"
+args=()
+for arg in "$@"; do
+    if [ "$arg" = "--all" ]; then tier=""; else args+=("$arg"); fi
+done
 bash scripts/bootstrap.sh
 export PYSPARK_PYTHON="$PWD/.venv/bin/python" PYSPARK_DRIVER_PYTHON="$PWD/.venv/bin/python"
 .venv/bin/ruff check src tests bench examples tools
@@ -10,13 +21,12 @@ export PYSPARK_PYTHON="$PWD/.venv/bin/python" PYSPARK_DRIVER_PYTHON="$PWD/.venv/
 .venv/bin/mypy
 # Two phases, each on both cores: the tests that start no Spark, then the Spark tests two files at a time (each
 # test process has its own local[2] session; a micro-batch mostly waits, so two processes share the cores well).
-# Markers left out by default (pyproject.toml: deploy, faults, soak) stay out; a phase with nothing selected
-# (pytest's exit code 5, for example with -k) is not a failure.
+# A phase with nothing selected (pytest's exit code 5, for example with -k) is not a failure.
 DEFAULT="not deploy and not faults and not soak"
 phase() {
     local code=0
-    .venv/bin/python -m pytest -q "$@" || code=$?
+    .venv/bin/python -m pytest -q --durations=15 "$@" || code=$?
     if [ "$code" != 0 ] && [ "$code" != 5 ]; then exit "$code"; fi
 }
-phase -n 2 -m "not spark and $DEFAULT" "$@"
-phase -n 2 --dist loadfile -m "spark and $DEFAULT" "$@"
+phase -n 2 -m "not spark and $DEFAULT" ${args[@]+"${args[@]}"}
+phase -n 2 --dist loadfile -m "spark and $DEFAULT${tier:+ and $tier}" ${args[@]+"${args[@]}"}

@@ -7,8 +7,12 @@ import pytest
 from hypothesis import settings
 
 # no property test depends on how fast the machine is, or on which tests ran before it (a cold first example,
-# a machine busy with Spark): hypothesis' per-example deadline, a timing assertion, is off everywhere
-settings.register_profile("panes", deadline=None)
+# a machine busy with Spark): hypothesis' per-example deadline, a timing assertion, is off everywhere. By default
+# the examples are derandomized (each test draws the same examples on every run, so a run's cost and coverage
+# do not vary and a failure reproduces); `--hypothesis-profile=panes-random` (through scripts/test.sh too) draws
+# new ones, with hypothesis' example database, to search further.
+settings.register_profile("panes", deadline=None, derandomize=True, database=None)
+settings.register_profile("panes-random", deadline=None)
 settings.load_profile("panes")
 
 QUICK_JIT = "-XX:TieredStopAtLevel=1"
@@ -37,7 +41,14 @@ CONFORMANCE = DERIVED_SCENARIOS / "examples"
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every test that starts Spark is marked ``spark``: those that use the shared session (the ``spark``
     fixture, directly or through another fixture) get the mark here; those that start Spark in a subprocess
-    (crash points, task slots, Connect, the deployment tests) carry it themselves."""
+    (crash points, task slots, Connect, the deployment tests) carry it themselves. A Spark test outside the
+    quick tier's list (``tests/tiers.py``) is marked ``full`` too. This runs before ``-m`` deselects (conftest
+    hooks run before pytest's own), so it sees every collected test."""
+    from tests import tiers
+
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()) and item.get_closest_marker("spark") is None:
             item.add_marker(pytest.mark.spark)
+        if item.get_closest_marker("spark") is not None and item.nodeid not in tiers.QUICK_SPARK:
+            item.add_marker(pytest.mark.full)
+    tiers.record_collection(config, items)

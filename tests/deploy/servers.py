@@ -203,12 +203,13 @@ def connect_server(folder: Path) -> Iterator[str]:
         )
 
 
-def run_job(arguments: list[str], timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    """Run ``python arguments...`` from the repository with the Spark environment; fails with its output."""
+def run_job(arguments: list[str], timeout: float = 900, **extra_env: str) -> subprocess.CompletedProcess[str]:
+    """Run ``python arguments...`` from the repository with the Spark environment (and ``extra_env``); fails
+    with its output."""
     done = subprocess.run(
         [sys.executable, *arguments],
         cwd=ROOT,
-        env=spark_env(),
+        env=spark_env(**extra_env),
         capture_output=True,
         text=True,
         timeout=timeout,

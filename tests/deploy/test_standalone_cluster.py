@@ -48,6 +48,7 @@ def run_demo(folder: Path, events: int, batches: int, master: str) -> dict[str, 
     return demo_outputs(folder)
 
 
+@pytest.mark.spark
 def test_the_demo_on_a_one_worker_cluster_equals_local(tmp_path: Path) -> None:
     with standalone_cluster(1, tmp_path / "cluster") as master:
         on_cluster = run_demo(tmp_path / "cluster-out", 2_000, 3, master)

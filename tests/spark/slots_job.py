@@ -74,6 +74,15 @@ def rows(values: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     return sorted(tuple(value.values()) for value in values)
 
 
+def keepers_in_workers(spark: Any) -> bool:
+    """Whether the Python workers of ``spark``'s executors host shards in keepers (``PANES_SHARD_KEEPERS``, as
+    they see it)."""
+    from panes.spark.keeper_client import keepers_enabled
+
+    answers = spark.sparkContext.parallelize([0], 1).map(lambda _: keepers_enabled()).collect()
+    return bool(answers[0])
+
+
 def main(master: str, output: str, partitions: str | None = None) -> None:
     from panes.spark import SparkRunner, create_session
 
@@ -87,6 +96,8 @@ def main(master: str, output: str, partitions: str | None = None) -> None:
     metrics = result.details["metrics"]["steps"]
     with open(os.path.join(output, "metrics.json"), "w") as handle:
         json.dump(metrics, handle)
+    with open(os.path.join(output, "keepers.json"), "w") as handle:
+        json.dump(keepers_in_workers(spark), handle)
     spark.stop()
 
 

@@ -14,7 +14,7 @@ from panes.local import LocalRunner
 from panes.spark.watermarks import EVENT_TIMES
 from panes.testing.scenario import PANE_FIELDS, Scenario, collect_result, comparable
 from tests.conftest import CONFORMANCE, DERIVED_SCENARIOS
-from tests.scenario_api import PROCESSING_MARKER, input_elements, scenario_pipeline
+from tests.scenario_api import MARKER, PROCESSING_MARKER, input_elements, scenario_pipeline
 
 SCENARIOS = Scenario.load_all(CONFORMANCE) + Scenario.load_all(DERIVED_SCENARIOS)
 
@@ -49,11 +49,14 @@ def run(scenario: Scenario, runner_name: str, spark: Any) -> dict[str, Any]:
 
 
 def micro_batches(scenario: Scenario) -> tuple[list[list[Any]], list[int] | None]:
-    """One micro-batch per event; with processing time, each batch's time (a processing-time event is an
-    empty batch at its time, elements come at the time reached before them)."""
+    """The scenario's events as micro-batches: a batch ends after each event that moves the watermark, so every
+    element of a batch is processed at the watermark Flink processed it at (the one reached after the batch
+    before) and a batch holds as many elements as that allows. With processing time, one batch per event, each
+    at its time (a processing-time event is an empty batch at its time, elements come at the time reached before
+    them)."""
     elements = input_elements(scenario)
     if not scenario.has_processing_time():
-        return [[element] for element in elements], None
+        return watermark_steps(scenario, elements), None
     batches: list[list[Any]] = []
     times: list[int] = []
     now = 0
@@ -65,6 +68,23 @@ def micro_batches(scenario: Scenario) -> tuple[list[list[Any]], list[int] | None
             batches.append([element])
         times.append(now)
     return batches, times
+
+
+def watermark_steps(scenario: Scenario, elements: list[tuple[Any, ...]]) -> list[list[Any]]:
+    """``elements`` cut after each one that moves the scenario's watermark: an element past the largest timestamp
+    so far under a bounded out-of-orderness (or monotonous) generator, a marker past the last under punctuated
+    watermarks; without watermarks, one batch."""
+    kind = scenario.watermark_kind()
+    batches: list[list[Any]] = [[]]
+    highest = None
+    for element in elements:
+        batches[-1].append(element)
+        timestamp = element[2]
+        moves = kind != "none" and (kind != "punctuated" or element[0] == MARKER)
+        if moves and (highest is None or timestamp > highest):
+            highest = timestamp
+            batches.append([])
+    return [batch for batch in batches if batch]
 
 
 def test_only_scenarios_beyond_spark_s_event_times_stay_off_spark() -> None:

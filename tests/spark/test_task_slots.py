@@ -51,7 +51,17 @@ def check_state_stayed(metrics: dict[str, dict[str, int]], shards: int) -> None:
 def test_eight_task_slots_keep_every_shard_alive_and_give_the_local_runners_results(tmp_path: Path) -> None:
     output = tmp_path / "out"
     run_job(["-m", "tests.spark.slots_job", "local[8]", str(output)])
+    assert json.loads((output / "keepers.json").read_text()) is True
     results = spark_results(output)
     assert results == local_results()
     assert len(results["windows"]) == slots_job.KEYS + 1 and len(results["tally"]) == slots_job.KEYS + 1
     check_state_stayed(json.loads((output / "metrics.json").read_text()), shards=16)
+
+
+def test_without_shard_keepers_shards_live_in_the_workers_and_give_the_local_runners_results(tmp_path: Path) -> None:
+    """``PANES_SHARD_KEEPERS=0`` (and every platform but Linux): each shard call runs in the Python worker that
+    runs its task, restoring its operator from the state store when that worker does not hold it live."""
+    output = tmp_path / "out"
+    run_job(["-m", "tests.spark.slots_job", "local[2]", str(output)], PANES_SHARD_KEEPERS="0")
+    assert json.loads((output / "keepers.json").read_text()) is False
+    assert spark_results(output) == local_results()
