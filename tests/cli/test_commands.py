@@ -144,3 +144,27 @@ def test_timeline_says_how_to_install_matplotlib_before_running_the_job(tmp_path
     assert done.returncode == 2, done.stderr
     assert "pip install 'panes[timeline]'" in done.stderr
     assert not marker.exists(), "the job did not run"
+
+
+def test_only_a_job_whose_input_does_not_end_on_spark_is_said_to_run_until_stopped(tmp_path: Any) -> None:
+    """A bounded job runs on Spark as one batch job and ends: ``panes run`` keeps no checkpoint for it and does not
+    say it runs until stopped (it did: every source but micro-batches counted as endless)."""
+    from types import SimpleNamespace
+
+    from panes.cli.run import RunOptions, keep_state
+    from panes.datastream import StreamEnvironment
+    from panes.spark.runner import SparkRunner
+
+    job = SimpleNamespace(name="job")
+    runner = SimpleNamespace(endless_sources=SparkRunner.endless_sources, checkpoint_location=None)
+    bounded = StreamEnvironment("local")
+    bounded.from_collection([1, 2]).print()
+    bounded.from_files(str(tmp_path), format="json", schema="ts BIGINT").print()
+    assert SparkRunner.endless_sources(bounded.plan()) == []
+    assert keep_state(SimpleNamespace(runner=runner, plan=bounded.plan), RunOptions("job.py"), job) == []  # type: ignore[arg-type]
+    streaming = StreamEnvironment("local")
+    streaming.from_files(str(tmp_path), format="json", schema="ts BIGINT", streaming=True).print()
+    streaming.from_micro_batches([[1]]).print()
+    assert SparkRunner.endless_sources(streaming.plan()) == [f"File Source {tmp_path}"]
+    (line,) = keep_state(SimpleNamespace(runner=runner, plan=streaming.plan), RunOptions("job.py"), job)  # type: ignore[arg-type]
+    assert f"File Source {tmp_path} does not end: it runs until stopped (Ctrl-C)" in line

@@ -420,11 +420,15 @@ class SparkRunner:
 
     @staticmethod
     def endless_sources(plan: Plan) -> list[str]:
-        """The sources of ``plan`` that do not end: streaming files and DataFrames (a bounded one is not read by a
-        streaming query), and everything but micro-batches."""
+        """The sources of ``plan`` that do not end when it runs as a streaming query: streaming files and
+        DataFrames (a bounded one is not read by a streaming query), and everything but micro-batches. None for
+        a plan of bounded sources, which runs as one Spark batch job and ends."""
         from panes.datastream.sources import MicroBatchSource
 
-        return [t.name for t in plan if t.kind == "source" and not isinstance(t.source, MicroBatchSource)]  # type: ignore[attr-defined]
+        sources = [t for t in plan if t.kind == "source"]
+        if not any(reads_as_stream(t.source) for t in sources):  # type: ignore[attr-defined]
+            return []
+        return [t.name for t in sources if not isinstance(t.source, MicroBatchSource)]  # type: ignore[attr-defined]
 
     def execute(self, plan: Plan, config: ExecutionConfig, job_name: str) -> JobExecutionResult:
         refuse_local_only(plan)
