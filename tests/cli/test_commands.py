@@ -168,3 +168,16 @@ def test_only_a_job_whose_input_does_not_end_on_spark_is_said_to_run_until_stopp
     assert SparkRunner.endless_sources(streaming.plan()) == [f"File Source {tmp_path}"]
     (line,) = keep_state(SimpleNamespace(runner=runner, plan=streaming.plan), RunOptions("job.py"), job)  # type: ignore[arg-type]
     assert f"File Source {tmp_path} does not end: it runs until stopped (Ctrl-C)" in line
+
+
+def test_panes_run_reads_a_source_that_does_not_end_up_to_max_records_on_the_local_runner() -> None:
+    job = str(ROOT / "tests" / "cli" / "jobs" / "endless_counter.py")
+    refused = panes("run", job)
+    assert refused.returncode == 1
+    assert "panes run --max-records N" in refused.stderr
+    done = panes("run", job, "--max-records", "4")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[:4] == ["0", "1", "4", "9"]
+    assert "9" in done.stdout.splitlines() and "16" not in done.stdout.splitlines()
+    assert panes("run", job, "--max-records", "0").returncode == 2
+    assert panes("run", job, "--runner", "spark", "--max-records", "4").returncode == 2

@@ -51,6 +51,9 @@ class RunOptions:
     conf: dict[str, str] = field(default_factory=dict)
     quiet: bool = False
     traceback: bool = False
+    max_records: int | None = None
+    """How many elements the local runner reads at most (``LocalRunner``'s ``max_records``; needed to run a
+    source that does not end there); ``None``: no limit."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -86,6 +89,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="a Spark setting, e.g. --conf spark.sql.shuffle.partitions=4 (repeatable)",
     )
+    parser.add_argument(
+        "--max-records",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the local runner reads at most N elements, then ends the job (a source that does not end, such as "
+        "a Kafka topic without set_bounded or a streaming folder, needs it there); --runner local only",
+    )
     parser.add_argument("--quiet", action="store_true", help="only the job's own output and errors")
     parser.add_argument("--traceback", action="store_true", help="show Python's traceback when the job fails")
 
@@ -103,6 +114,12 @@ def options_from(args: argparse.Namespace, parser: argparse.ArgumentParser) -> R
         given += ["conf"] if conf else []
         if given:
             parser.error(f"--{', --'.join(given)} apply to --runner spark only")
+    elif args.max_records is not None:
+        parser.error(
+            "--max-records applies to --runner local only (on Spark, --trigger available-now reads what is there)"
+        )
+    if args.max_records is not None and args.max_records < 1:
+        parser.error(f"--max-records takes a number of elements >= 1, got {args.max_records}")
     if args.master is not None and args.remote is not None:
         parser.error("give --master (a Spark master) or --remote (a Spark Connect server), not both")
     return RunOptions(
@@ -115,6 +132,7 @@ def options_from(args: argparse.Namespace, parser: argparse.ArgumentParser) -> R
         conf=conf,
         quiet=args.quiet,
         traceback=args.traceback,
+        max_records=args.max_records,
     )
 
 
@@ -158,7 +176,9 @@ def make_environment(
     from panes.datastream import StreamEnvironment
 
     if options.runner == "local":
-        return StreamEnvironment("local"), None
+        from panes.local import LocalRunner
+
+        return StreamEnvironment(LocalRunner(max_records=options.max_records)), None
     from panes.spark import SparkRunner, create_session
     from panes.spark.session import default_log_file
 

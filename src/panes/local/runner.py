@@ -113,7 +113,8 @@ class LocalRunner:
         unbounded = _unbounded_sources(plan)
         if unbounded and self.max_records is None:
             raise ValueError(
-                f"sources {unbounded} are unbounded: give LocalRunner(max_records=...) or step a LocalJob yourself"
+                f"sources {unbounded} are unbounded: give LocalRunner(max_records=...) (panes run --max-records N) or "
+                "step a LocalJob yourself"
             )
         started = time.monotonic()
         job = self.start(plan, config)
