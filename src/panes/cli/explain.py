@@ -236,12 +236,28 @@ def spark_lines(plan: Plan, config: ExecutionConfig | None = None) -> list[str]:
     return lines
 
 
+def settings_lines(master: str = "local[2]") -> list[str]:
+    """The Spark settings of a session panes creates (``panes.spark.settings``): on ``master``, and on a cluster."""
+    from panes.spark.settings import session_settings
+
+    local = session_settings(master)
+    cluster = session_settings("spark://cluster:7077")
+    lines = [f"a session panes creates on {master} (panes run's default master); a --conf of yours wins:"]
+    lines += [f"  {key}={value}" for key, value in sorted(local.items())]
+    lines.append("on a cluster (spark://, yarn, k8s://, local-cluster): Spark's own defaults (shards: twice its")
+    lines.append("200 shuffle partitions; the web UI on; the driver memory yours), and only:")
+    lines += [f"  {key}={value}" for key, value in sorted(cluster.items())]
+    return lines
+
+
 def explain(plan: Plan, title: str = "", config: ExecutionConfig | None = None) -> str:
     """The whole ``panes explain`` text for ``plan`` (``config``: the environment's settings)."""
     lines = [f"== plan{': ' + title if title else ''} (durations in ms) =="]
     lines += plan_tree(plan)
     lines += ["", "== on Spark =="]
     lines += spark_lines(plan, config)
+    lines += ["", "== Spark settings =="]
+    lines += settings_lines()
     differences = runner_differences(plan, config)
     lines += ["", "== the same results on every runner? =="]
     if differences:

@@ -1,10 +1,10 @@
 """The SparkSession panes runs on: an existing one, or one it creates (local, a cluster, or Spark Connect).
 
 A created session is ``local[2]`` by default (any master by configuration; ``remote`` connects to a Spark
-Connect server instead), with the RocksDB state store (Spark's ``transformWithState`` needs it), few shuffle
-partitions, no UI, and Python workers started with the interpreter panes runs in. These settings only apply
-to sessions panes creates; over Spark Connect only the session's SQL settings can be set (the server owns the
-rest).
+Connect server instead), with the RocksDB state store (Spark's ``transformWithState`` needs it), Python workers
+started with the interpreter panes runs in, and on one machine as many shuffle partitions as task slots and no
+UI, on a cluster Spark's own defaults (``panes.spark.settings``). These settings only apply to sessions panes
+creates; over Spark Connect only the session's SQL settings can be set (the server owns the rest).
 
 Logs: a created session keeps the console for the job's own output. The JVM panes starts writes everything it
 and its Python workers print (log4j's console output, Spark's warnings, the ``transformWithState`` worker's
@@ -30,27 +30,10 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from panes.spark import class_archive
+from panes.spark import class_archive, settings
 
-ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
-
-SQL_CONFIG: dict[str, str] = {
-    "spark.sql.shuffle.partitions": "2",
-    "spark.sql.streaming.stateStore.providerClass": ROCKSDB,
-    "spark.sql.execution.arrow.pyspark.enabled": "true",
-    "spark.sql.session.timeZone": "UTC",
-}
-"""Settings of the SQL session (also what panes sets over Spark Connect)."""
-
-DEFAULT_CONFIG: dict[str, str] = {
-    **SQL_CONFIG,
-    "spark.default.parallelism": "2",
-    "spark.ui.enabled": "false",
-    "spark.ui.showConsoleProgress": "false",
-    "spark.driver.memory": "2g",
-    # the Python workers import the installed PySpark's compiled modules rather than compiling its archive's
-    "spark.python.daemon.module": "panes.spark.worker_daemon",
-}
+ROCKSDB = settings.ROCKSDB
+SQL_CONFIG = settings.SQL_CONFIG
 
 
 LOG_DIR_VARIABLE = "PANES_LOG_DIR"
@@ -134,7 +117,10 @@ def create_session(
 ) -> Any:
     """A SparkSession for panes (``getOrCreate``: an active session with another configuration is reused).
 
-    ``config`` adds to and overrides :data:`DEFAULT_CONFIG`. With ``remote`` (a Spark Connect URL such as
+    ``config`` adds to and overrides what ``panes.spark.settings.session_settings`` gives ``master`` (on one
+    machine shuffle partitions and parallelism by its slots, no UI, a 2 GiB driver; on a cluster Spark's own
+    defaults; the switches of :data:`~panes.spark.settings.EXECUTOR_VARIABLES` forwarded to the executors).
+    With ``remote`` (a Spark Connect URL such as
     ``"sc://localhost:15002"``) the session is a Spark Connect client and only :data:`SQL_CONFIG` and the SQL
     settings of ``config`` apply.
 
@@ -155,11 +141,11 @@ def create_session(
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.master(master).appName(app_name)
-    settings = {**DEFAULT_CONFIG, **(config or {})}
-    driver_options = class_archive.java_options(settings.get(class_archive.DRIVER_OPTIONS, ""))
+    chosen = {**settings.session_settings(master), **(config or {})}
+    driver_options = class_archive.java_options(chosen.get(class_archive.DRIVER_OPTIONS, ""))
     if driver_options:
-        settings[class_archive.DRIVER_OPTIONS] = driver_options
-    for key, value in settings.items():
+        chosen[class_archive.DRIVER_OPTIONS] = driver_options
+    for key, value in chosen.items():
         builder = builder.config(key, value)
     if log_file == CONSOLE or _jvm_running():
         with spark_site_on_path():
@@ -218,10 +204,8 @@ def executor_slots(spark: Any) -> int | None:
     if is_connect(spark):
         return None
     context = spark.sparkContext
-    found = re.fullmatch(r"local(?:\[(\d+|\*)(?:,\s*\d+)?\])?", context.master)
-    if found is not None:
-        count = found.group(1) or "1"
-        return (os.cpu_count() or 1) if count == "*" else int(count)
+    if settings.is_local(context.master):
+        return settings.local_slots(context.master)
     found = re.fullmatch(r"local-cluster\[\s*\d+\s*,\s*(\d+)\s*,.*\]", context.master)
     if found is not None:
         return int(found.group(1))
