@@ -241,7 +241,12 @@ def run_demo(
         shutil.rmtree(target, ignore_errors=True)
     where = f"Spark Connect at {remote}" if remote else ("local Spark" if master.startswith("local") else master)
     print(f"panes demo: {events} clicks in {batches} micro-batches on {where} -> {target}/", flush=True)
-    spark = create_session(master, app_name="panes-demo", remote=remote)
+    # the demo's keyed steps have `shards` shards: on a cluster, more shuffle partitions than that (Spark's
+    # default 200) would only run empty tasks
+    from panes.spark.settings import is_local
+
+    fewer = {} if is_local(master) else {"spark.sql.shuffle.partitions": str(shards)}
+    spark = create_session(master, app_name="panes-demo", remote=remote, config=fewer)
 
     show = LineView(sys.stdout, indent="  ")
     env = StreamEnvironment(SparkRunner(spark, num_shards=shards, checkpoint_location=checkpoint, on_progress=show))
