@@ -2,7 +2,8 @@
 ``demo``.
 
 Exit codes, for scripts: 0 done, 1 the job failed (its exception in full on standard error), 2 usage (bad
-options, a missing job file, a file without ``build(env)``). ``panes COMMAND --help`` describes each command.
+options, a missing job file, a file without ``build(env)``), 130 stopped (Ctrl-C or SIGTERM). ``panes COMMAND
+--help`` describes each command.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ the local runner, local Spark or a cluster. Examples: examples/*.py.
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="panes",
-        description="Flink's DataStream windows on Spark. Exit codes: 0 done, 1 job failed, 2 usage.",
+        description="Flink's DataStream windows on Spark. Exit codes: 0 done, 1 job failed, 2 usage, 130 stopped.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
