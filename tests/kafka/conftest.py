@@ -153,3 +153,11 @@ def closed_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def spark_session() -> Any:
+    """The Spark tests' shared session fixture (``tests/spark/conftest.py``), for the Kafka tests that run on Spark
+    (imported by ``test_kafka_spark``)."""
+    from tests.spark.conftest import spark
+
+    return spark

@@ -75,8 +75,12 @@ class Chain:
     source: Channel | None = None
     text: TextFormat | None = None
     """How the source's files are parsed (a JSON or CSV file source: its rows are ``path``, ``content``)."""
+    kafka: Any = None
+    """How the source's Kafka records become elements (a Kafka source: its rows are Spark's Kafka columns;
+    ``panes.spark.kafka.records.KafkaRows``)."""
     source_errors: Channel | None = None
-    """The source's error output, where the lines ``text`` cannot read go (``None``: they fail the job)."""
+    """The source's error output, where the lines ``text`` (or the records ``kafka``) cannot read go (``None``:
+    they fail the job)."""
     source_name: str = ""
     packed: bool = False
     end_only: bool = False
@@ -136,6 +140,11 @@ def _source_batch(batch: pa.RecordBatch, chain: Chain, codes: ChannelCodes, base
     first of them fails the job, naming its file and line)."""
     channel = chain.source
     assert channel is not None
+    if chain.kafka is not None:
+        rows: pa.RecordBatch = chain.kafka.rows(
+            batch, codes, channel, chain.source_errors, chain.source_name, base, start
+        )
+        return rows
     bad: list[BadLine] = []
     if chain.text is not None:
         parsed = [

@@ -39,6 +39,7 @@ from panes.operators.metrics import OperatorMetrics
 from panes.spark import crash_hook
 from panes.spark.direct import PanesFiles, options, writes_directly
 from panes.spark.failures import carrying, interruptible, was_interrupted, with_carried
+from panes.spark.kafka.sink import run_name
 from panes.spark.metrics import BatchProgress, JobMetrics
 from panes.spark.rescaling import (
     check_committed,
@@ -358,6 +359,7 @@ class SparkRunner:
             None if staged else self.spark,
         )
 
+        writer.run = run_name(checkpoint)
         if writes_directly(writer.targets):
             # every sink is a file the query's own tasks can write: one job per micro-batch
             self.spark.dataSource.register(PanesFiles)

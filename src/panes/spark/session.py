@@ -30,7 +30,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from panes.spark import class_archive, settings
+from panes.spark import class_archive, kafka_jars, settings
 
 ROCKSDB = settings.ROCKSDB
 SQL_CONFIG = settings.SQL_CONFIG
@@ -119,8 +119,9 @@ def create_session(
 
     ``config`` adds to and overrides what ``panes.spark.settings.session_settings`` gives ``master`` (on one
     machine shuffle partitions and parallelism by its slots, no UI, a 2 GiB driver; on a cluster Spark's own
-    defaults; the switches of :data:`~panes.spark.settings.EXECUTOR_VARIABLES` forwarded to the executors).
-    With ``remote`` (a Spark Connect URL such as
+    defaults; the switches of :data:`~panes.spark.settings.EXECUTOR_VARIABLES` forwarded to the executors); the
+    jars of Spark's Kafka connector that ``scripts/spark-kafka.sh`` fetched are added to ``spark.jars``
+    (``panes.spark.kafka_jars``). With ``remote`` (a Spark Connect URL such as
     ``"sc://localhost:15002"``) the session is a Spark Connect client and only :data:`SQL_CONFIG` and the SQL
     settings of ``config`` apply.
 
@@ -141,7 +142,7 @@ def create_session(
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.master(master).appName(app_name)
-    chosen = {**settings.session_settings(master), **(config or {})}
+    chosen = kafka_jars.with_connector({**settings.session_settings(master), **(config or {})})
     driver_options = class_archive.java_options(chosen.get(class_archive.DRIVER_OPTIONS, ""))
     if driver_options:
         chosen[class_archive.DRIVER_OPTIONS] = driver_options

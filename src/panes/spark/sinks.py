@@ -6,6 +6,8 @@ stateful operators run once, and each sink writes the rows of its channels:
 - ``FileSink``: the values as columns of the sink's schema, written by Spark to ``path/batch=<id>`` in
   overwrite mode, so a batch replayed after a restart replaces its own output (exactly-once);
 - ``ForeachBatchSink``: the user's function receives a DataFrame of the values (it stays on the executors);
+- ``KafkaSink``: the tasks serialize and produce the records, exactly once through Kafka transactions when asked
+  (``panes.spark.kafka.sink``);
 - ``ListSink``, ``PrintSink``, ``FunctionSink``, ``MemorySink`` exist to bring results to the driver: their
   rows, and only theirs, are collected (one action per batch for all of them) and delivered in order.
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +30,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import functions as F
 
+from panes.connectors.kafka.sink import KafkaSink
 from panes.datastream.plan import error_output_channels
 from panes.datastream.sinks import (
     FileSink,
@@ -48,6 +52,7 @@ from panes.elements import StreamRecord
 from panes.errors import BadRecordError, ErrorRecord
 from panes.spark.commits import batch_folder, commit_batch, local_path, staged_folder, stages
 from panes.spark.failures import carrying_iterators
+from panes.spark.kafka.sink import check_sink, write_kafka
 from panes.spark.layout import ChannelCodes, Layout, Record, channel_mask, read_records
 from panes.spark.linear import Step
 from panes.types import RecordType, SchemaMismatchError, infer_record_type
@@ -120,6 +125,9 @@ class SinkWriter:
     session: Any = None
     """The caller's session, for driver sinks that make views in it (``MemorySink``): a micro-batch's own
     session is a clone of the query's, whose views the caller does not see. Unset over Spark Connect."""
+    run: str | None = None
+    """The name of the query's run, which an exactly-once Kafka sink's markers carry (``panes.spark.kafka.sink``;
+    ``None``: a bounded run, named afresh each time)."""
     targets: list[SinkTarget] = field(default_factory=list)
     _staged: list[FileSink] = field(default_factory=list)
     """The file sinks that staged the batch being written, to commit when every sink wrote it."""
@@ -135,6 +143,8 @@ class SinkWriter:
                     f"{sink!r}: on Spark a text file sink writes a local path (or a folder every executor mounts); "
                     "write Parquet, JSON or CSV (sink_to_files) to other file systems"
                 )
+            if isinstance(sink, KafkaSink):
+                check_sink(sink, sink_name(step.transformation))
             codes = self.codes.codes(step.consumed)
             errors = step.consumed <= error_outputs
             schema = sink_stream_type(sink, [self.codes.types[code] for code in codes], bool(codes) and errors)
@@ -260,6 +270,12 @@ class SinkWriter:
         return batches[-1] if batches else after
 
     def _write_target(self, batch: Any, batch_id: int, part: int, target: SinkTarget) -> None:
+        if isinstance(target.sink, KafkaSink):
+            # the tasks serialize and write the records themselves (``panes.spark.kafka.sink``)
+            writers = target.step.transformation.parallelism or 1
+            run = self.run or uuid.uuid4().hex[:16]
+            write_kafka(batch, batch_id, target.sink, target.name, self.codes, target.codes, writers, run)
+            return
         values, errors = self.values(batch, target)
         if values is None:
             return

@@ -4,6 +4,8 @@
   values (each row becomes a ``dict`` by default, or a ``tuple`` or a ``Row``), turned into panes rows by
   the branch's first fused step (:class:`ColumnarInput`).
 - ``FileSource``: Spark's file reader, read once or as a stream, then as a DataFrame source.
+- ``KafkaSource``: Spark's Kafka columns (Spark's connector or panes' Python data source, ``panes.spark.kafka``),
+  read as a stream unless the source is bounded; the first fused step deserializes the records.
 - ``MicroBatchSource``: a Python streaming data source that delivers exactly one list per micro-batch, in
   order, then (``end_of_input``) an end-of-input sentinel in a batch of its own, which drives the
   watermark to Flink's final ``LONG_MAX``. The batches travel inside the source's options (no file). With
@@ -63,11 +65,14 @@ def dataframe_type(dataframe: Any, as_: str = "dict") -> RecordType:
 class ColumnarInput:
     """A source DataFrame whose columns become the source channel's values inside the first fused step of
     its branch (``fused``), saving a Spark and a Python pass. With ``text`` (a JSON or CSV file source) the
-    DataFrame is Spark's ``binaryFile`` rows (``path``, ``content``), each file parsed there by ``text``."""
+    DataFrame is Spark's ``binaryFile`` rows (``path``, ``content``), each file parsed there by ``text``; with
+    ``kafka`` (a Kafka source, whose ``record_type`` is ``None`` when its deserializer declares none) it is Spark's
+    Kafka columns, each record deserialized there by ``kafka`` (``panes.spark.kafka.records.KafkaRows``)."""
 
     dataframe: Any
-    record_type: RecordType
+    record_type: RecordType | None
     text: TextFormat | None = None
+    kafka: Any = None
 
 
 # -- explicit micro-batches ---------------------------------------------------------------------------------
@@ -206,7 +211,9 @@ def micro_batch_rows(spark: Any, source: MicroBatchSource, channel: Channel, cod
 
 def reads_as_stream(source: Any) -> bool:
     """Whether Spark reads ``source`` as a stream (streaming DataFrames, micro-batches, streaming files)."""
-    if isinstance(source, DataFrameSource):
+    from panes.connectors.kafka.source import KafkaSource
+
+    if isinstance(source, (DataFrameSource, KafkaSource)):
         return not source.is_bounded()
     return isinstance(source, MicroBatchSource) or (isinstance(source, FileSource) and source.streaming)
 
@@ -239,8 +246,15 @@ def file_dataframe(spark: Any, source: FileSource) -> Any:
 
 
 def columnar_input(spark: Any, source: Any) -> ColumnarInput | None:
-    """DataFrame and file sources as a :class:`ColumnarInput` (their type read from the DataFrame's schema);
-    ``None`` for other sources."""
+    """DataFrame, file and Kafka sources as a :class:`ColumnarInput` (their type read from the DataFrame's schema,
+    or the Kafka deserializer's); ``None`` for other sources."""
+    from panes.connectors.kafka.source import KafkaSource
+
+    if isinstance(source, KafkaSource):
+        from panes.spark.kafka import kafka_input
+
+        found: ColumnarInput = kafka_input(spark, source)
+        return found
     if isinstance(source, DataFrameSource):
         return ColumnarInput(source.dataframe, dataframe_type(source.dataframe, source.as_))
     if isinstance(source, FileSource):

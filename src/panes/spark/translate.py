@@ -225,8 +225,8 @@ class Translator:
             return
         columnar = self.inputs.get(id(t.source))  # type: ignore[attr-defined]
         if columnar is not None:
-            chain = Chain(source=channel, text=columnar.text, source_name=t.name)
-            if columnar.text is not None and t.error_tag is not None:
+            chain = Chain(source=channel, text=columnar.text, kafka=columnar.kafka, source_name=t.name)
+            if (columnar.text is not None or columnar.kafka is not None) and t.error_tag is not None:
                 errors = (t.id, t.error_tag.tag_id)
                 chain.source_errors = errors if errors in step.needed_outputs else None
             produced: set[Channel] = {channel} if chain.source_errors is None else {channel, chain.source_errors}

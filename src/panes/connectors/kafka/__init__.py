@@ -1,7 +1,8 @@
 """PyFlink's Kafka connector (``pyflink.datastream.connectors.kafka``) on panes: ``KafkaSource`` and ``KafkaSink``
 with PyFlink's builders, offsets initializers and record (de)serialization schemas, so a PyFlink job that reads or
 writes Kafka moves by changing its imports. The local runner reads and writes them through librdkafka (the
-``confluent-kafka`` package, panes' ``kafka`` extra); the Spark runner does not yet.
+``confluent-kafka`` package, panes' ``kafka`` extra); the Spark runner through Spark's Kafka connector or panes'
+Python data source, and Spark tasks (``panes.spark.kafka``).
 
 - ``source``: ``KafkaSource``, ``KafkaSourceBuilder``; ``reader``: how the local runner reads it.
 - ``offsets``: ``KafkaOffsetsInitializer``, ``KafkaOffsetResetStrategy``, ``KafkaTopicPartition``.

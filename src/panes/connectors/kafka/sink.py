@@ -22,8 +22,8 @@ What each guarantee does on the local runner:
 
 A record that cannot be delivered fails the job (at the next record, snapshot or end) naming the topic and
 Kafka's error; ``delivery.timeout.ms`` (default 120 s, the Java producer's) bounds how long the producer tries.
-An element the serializer cannot write is a bad record of the sink. The Spark runner does not write a
-``KafkaSink`` yet (it refuses such a job with a ``ValueError`` before anything starts).
+An element the serializer cannot write is a bad record of the sink. On the Spark runner the sink is written by
+Spark tasks, exactly once through a transaction per writer and micro-batch (``panes.spark.kafka.sink``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import Any
 from panes.connectors.base import DeliveryGuarantee
 from panes.connectors.kafka.errors import failure
 from panes.connectors.kafka.properties import check_property, client_config, masked, require_client, timeout_seconds
-from panes.connectors.kafka.serialization import KafkaRecordSerializationSchema
+from panes.connectors.kafka.serialization import KafkaRecordSerializationSchema, ProducerRecord
 from panes.datastream.sinks import SinkWriter, WriterSink
 from panes.elements import StreamRecord
 from panes.errors import BadRecordError
@@ -49,11 +49,6 @@ DEFAULT_DELIVERY_TIMEOUT_MS = 120_000
 
 class KafkaSink(WriterSink):
     """A Kafka sink (see the module docstring); build it with :meth:`builder`."""
-
-    local_runner_only = (
-        "the Spark runner does not write a KafkaSink yet: run the job on the local runner, or on Spark end the "
-        "pipeline in stream.to_dataframe() and write it with Spark's Kafka sink"
-    )
 
     def __init__(
         self,
@@ -167,6 +162,10 @@ class KafkaSinkWriter(SinkWriter):
             raise BadRecordError(
                 f"{self._sink.what()} cannot write {record.value!r}: {type(error).__name__}: {error}"
             ) from error
+        self.produce(produced)
+
+    def produce(self, produced: ProducerRecord) -> None:
+        """Hand one serialized record to the producer (in the open transaction, begun here when needed)."""
         self._raise_failed()
         if self._exactly_once and not self._in_transaction:
             self._transaction("begin_transaction")
@@ -200,6 +199,14 @@ class KafkaSinkWriter(SinkWriter):
         if self._in_transaction:
             self._transaction("commit_transaction", self._timeout)
             self._in_transaction = False
+
+    def send_offsets(self, offsets: list[Any], group_metadata: Any) -> None:
+        """Commit ``offsets`` (confluent-kafka ``TopicPartition``s) to the group of ``group_metadata`` with the open
+        transaction (``EXACTLY_ONCE``; begun here when needed)."""
+        if not self._in_transaction:
+            self._transaction("begin_transaction")
+            self._in_transaction = True
+        self._transaction("send_offsets_to_transaction", offsets, group_metadata, self._timeout)
 
     def abort(self) -> None:
         """Abort the open transaction (``EXACTLY_ONCE``), or drop the records not yet sent."""

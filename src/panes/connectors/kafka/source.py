@@ -19,9 +19,8 @@ processing time move (timers fire). New partitions are not discovered while a jo
 Kafka's default ``isolation.level`` (``read_uncommitted``, as Flink's Java consumer; set ``read_committed`` to read
 only committed transactions). Offsets are never committed to the group.
 
-The Spark runner does not read a ``KafkaSource`` yet (it refuses such a job with a ``ValueError`` before
-anything starts): on Spark read Kafka with Spark's own source
-(``env.from_dataframe(spark.readStream.format("kafka")...)``).
+The Spark runner reads a ``KafkaSource`` too, through Spark's own Kafka connector or panes' Python data source
+(``panes.spark.kafka``): as a streaming query whose offsets live in its checkpoint, or, bounded, as one batch read.
 """
 
 from __future__ import annotations
@@ -43,11 +42,6 @@ __all__ = ["KafkaSource", "KafkaSourceBuilder"]
 
 class KafkaSource(Source):
     """A Kafka source (see the module docstring); build it with :meth:`builder`."""
-
-    local_runner_only = (
-        "the Spark runner does not read a KafkaSource yet: run the job on the local runner, or on Spark read Kafka "
-        "with Spark's own source, env.from_dataframe(spark.readStream.format('kafka')...)"
-    )
 
     def __init__(
         self,

@@ -1,0 +1,171 @@
+"""The Kafka source and sink on the Spark runner, against a real broker: a bounded job gives the local runner's
+results whichever way Spark reads Kafka (Spark's own connector, panes' Python data source); a streaming job over a
+topic, stopped and restarted from its checkpoint between micro-batches, reads each record once; bad records go to
+the error output; an exactly-once sink read back by a read_committed consumer holds each record once after a
+replayed micro-batch."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from panes.common import SimpleStringSchema, Types, WatermarkStrategy
+from panes.connectors.kafka import (
+    DeliveryGuarantee,
+    KafkaOffsetsInitializer,
+    KafkaRecordSerializationSchema,
+    KafkaSink,
+    KafkaSource,
+)
+from panes.datastream import OutputTag, StreamExecutionEnvironment
+from panes.datastream.formats.json import JsonRowDeserializationSchema
+from panes.datastream.sinks import ListSink
+from panes.errors import BadRecordError, ErrorRecord
+from panes.spark import SparkRunner
+from panes.spark.kafka import READER_SETTING, chosen_reader
+from panes.spark.kafka.connector import available
+from panes.windowing import TumblingEventTimeWindows
+from tests.kafka.conftest import Broker, produce, read_topic, spark_session
+
+spark = spark_session()
+pytestmark = pytest.mark.spark
+ROW = Types.ROW_NAMED(["user", "n"], [Types.STRING(), Types.LONG()])
+READERS = ["spark", "python"]
+
+
+@pytest.fixture(params=READERS)
+def reader(request: Any, spark: Any) -> Any:
+    """Each way Spark reads Kafka, chosen through the session's setting (restored afterwards)."""
+    if request.param == "spark" and not available(spark):
+        pytest.fail("Spark's Kafka connector is not on the class path: run bash scripts/spark-kafka.sh first")
+    spark.conf.set(READER_SETTING, request.param)
+    assert chosen_reader(spark) == request.param
+    yield request.param
+    spark.conf.unset(READER_SETTING)
+
+
+def source(bootstrap: str, topic: str, schema: Any = None, bounded: bool = True) -> KafkaSource:
+    builder = KafkaSource.builder().set_bootstrap_servers(bootstrap).set_topics(topic)
+    builder.set_value_only_deserializer(schema or SimpleStringSchema())
+    if bounded:
+        builder.set_bounded(KafkaOffsetsInitializer.latest())
+    return builder.build()
+
+
+def counts_per_window(env: StreamExecutionEnvironment, kafka: KafkaSource, out: Any) -> None:
+    """Words counted per word and tumbling second of Kafka time."""
+    stream = env.from_source(kafka, WatermarkStrategy.for_monotonous_timestamps(), "words")
+    (
+        stream.map(lambda word: (word, 1), output_type=Types.TUPLE([Types.STRING(), Types.INT()]))
+        .key_by(lambda pair: pair[0])
+        .window(TumblingEventTimeWindows.of(1_000))
+        .reduce(lambda a, b: (a[0], a[1] + b[1]))
+        .sink_to(out)
+    )
+
+
+def words(bootstrap: str, topic: str, count: int, first: int = 0) -> None:
+    produce(
+        bootstrap,
+        topic,
+        [
+            {"value": f"w{i % 3}".encode(), "partition": i % 2, "timestamp": 1_000 + 150 * i}
+            for i in range(first, first + count)
+        ],
+    )
+
+
+def test_a_bounded_job_gives_the_local_runners_results(
+    kafka_broker: Broker, new_topic: Callable[..., str], reader: str, spark: Any
+) -> None:
+    topic = new_topic(2)
+    words(kafka_broker.bootstrap, topic, 40)
+    results = {}
+    for name, runner in (("local", "local"), ("spark", SparkRunner(spark))):
+        env = StreamExecutionEnvironment.get_execution_environment(runner)
+        out = ListSink()
+        counts_per_window(env, source(kafka_broker.bootstrap, topic), out)
+        env.execute()
+        results[name] = sorted((r.value, r.timestamp) for r in out.records)
+    assert results["spark"] == results["local"]
+    assert sum(value[1] for value, _ in results["local"]) == 40
+
+
+def test_bad_records_go_to_the_error_output(kafka_broker: Broker, topic: str, reader: str, spark: Any) -> None:
+    produce(
+        kafka_broker.bootstrap,
+        topic,
+        [{"value": b'{"user":"a","n":1}', "timestamp": 5}, {"value": b"not json", "timestamp": 6}],
+    )
+    schema = JsonRowDeserializationSchema.builder().type_info(ROW).build()
+    errors: OutputTag[Any] = OutputTag("bad")
+    env = StreamExecutionEnvironment.get_execution_environment(SparkRunner(spark))
+    good, bad = ListSink(), ListSink()
+    stream = env.from_source(source(kafka_broker.bootstrap, topic, schema), None, "rows").side_output_errors(errors)
+    stream.sink_to(good)
+    stream.get_side_output(errors).sink_to(bad)
+    env.execute()
+    assert [(r.value["user"], r.value["n"], r.timestamp) for r in good.records] == [("a", 1, 5)]
+    [refused] = [r.value for r in bad.records]
+    assert isinstance(refused, ErrorRecord)
+    assert refused.value["offset"] == 1 and refused.value["value"] == b"not json"
+    assert "offset 1 of partition 0" in refused.reason
+
+    env = StreamExecutionEnvironment.get_execution_environment(SparkRunner(spark))
+    env.from_source(source(kafka_broker.bootstrap, topic, schema), None, "rows").sink_to(ListSink())
+    with pytest.raises(BadRecordError, match="offset 1 of partition 0"):
+        env.execute()
+
+
+def test_a_restarted_streaming_job_reads_each_record_once(
+    kafka_broker: Broker, new_topic: Callable[..., str], reader: str, spark: Any, tmp_path: Path
+) -> None:
+    topic = new_topic(2)
+    checkpoint = str(tmp_path / "checkpoint")
+    seen: list[str] = []
+    for step in range(3):
+        produce(
+            kafka_broker.bootstrap,
+            topic,
+            [{"value": f"r{step}-{i}".encode(), "partition": i % 2} for i in range(7)],
+        )
+        env = StreamExecutionEnvironment.get_execution_environment(
+            SparkRunner(spark, checkpoint_location=checkpoint, trigger="available_now")
+        )
+        out = ListSink()
+        env.from_source(source(kafka_broker.bootstrap, topic, bounded=False), None, "lines").sink_to(out)
+        env.execute()
+        seen += [r.value for r in out.records]
+        assert sorted(r.value for r in out.records) == sorted(f"r{step}-{i}" for i in range(7))
+    assert len(seen) == len(set(seen)) == 21
+
+
+def _sink(bootstrap: str, topic: str, guarantee: DeliveryGuarantee, prefix: str | None = None) -> KafkaSink:
+    serializer = (
+        KafkaRecordSerializationSchema.builder()
+        .set_topic(topic)
+        .set_value_serialization_schema(SimpleStringSchema())
+        .build()
+    )
+    builder = KafkaSink.builder().set_bootstrap_servers(bootstrap).set_record_serializer(serializer)
+    builder.set_delivery_guarantee(guarantee)
+    if prefix is not None:
+        builder.set_transactional_id_prefix(prefix)
+    return builder.build()
+
+
+@pytest.mark.parametrize("guarantee", list(DeliveryGuarantee), ids=lambda g: g.name)
+def test_the_sink_writes_from_spark_tasks(
+    kafka_broker: Broker, topic: str, spark: Any, guarantee: DeliveryGuarantee
+) -> None:
+    env = StreamExecutionEnvironment.get_execution_environment(SparkRunner(spark))
+    values = [f"v{i}" for i in range(25)]
+    sink = _sink(kafka_broker.bootstrap, topic, guarantee, f"p-{uuid.uuid4().hex[:8]}")
+    env.from_collection(values).sink_to(sink).set_parallelism(2)
+    env.execute()
+    found = read_topic(kafka_broker.bootstrap, topic, 25, isolation="read_committed")
+    assert sorted(m.value().decode() for m in found) == sorted(values)
