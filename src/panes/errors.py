@@ -186,7 +186,8 @@ class ErrorRecord:
         if isinstance(error, UserFunctionError):
             kind = type(error.cause).__name__
             return ErrorRecord(value, timestamp, error.reason, kind, operator, error.key, error.window)
-        reason = str(error) if error.__cause__ is None else f"{error} ({error.__cause__!r})"
+        said = str(error).split("\n", 1)[0]  # the reason; a line after it says what to change
+        reason = said if error.__cause__ is None else f"{said} ({error.__cause__!r})"
         return ErrorRecord(value, timestamp, reason, type(error).__name__, operator)
 
 

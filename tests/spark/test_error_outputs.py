@@ -41,6 +41,22 @@ def check(rows: list[dict[str, Any]]) -> None:
     assert [json.loads(row["value"]) for row in rows] == [{"user": "u2"}, {"user": "u3", "ts": None}]
     assert all(row["timestamp"] is None and row["key"] is None and row["window"] is None for row in rows)
     assert all("timestamp" in row["reason"] and row["operator"] for row in rows)
+    # the reason alone: what to change belongs to a failure, not to a record already routed
+    assert all("'ts'" in row["reason"] and "side_output_errors" not in row["reason"] for row in rows)
+
+
+def test_a_missing_timestamp_fails_saying_what_and_what_to_change() -> None:
+    from panes.errors import BadRecordError
+
+    env = StreamEnvironment("local")
+    env.from_collection(ROWS[:2]).assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner("ts")
+    ).print()
+    with pytest.raises(BadRecordError) as failed:
+        env.execute()
+    what, change = str(failed.value).split("\n")
+    assert what == "no timestamp for {'user': 'u2'}: it has no field 'ts'."
+    assert "ColumnTimestampAssigner('ts')" in change and "side_output_errors(tag) on this step" in change
 
 
 def test_an_error_output_of_timestamp_errors_writes_its_fixed_columns_on_the_local_runner(tmp_path: Path) -> None:

@@ -145,9 +145,9 @@ class ColumnTimestampAssigner(TimestampAssigner):
         if type(value) is int and LONG_MIN <= value <= LONG_MAX:
             return value
         if value is _MISSING:
-            raise KeyError(f"timestamp column {self.column!r} not found in element {element!r}")
+            raise KeyError(f"it has no field {self.column!r}")
         if value is None:
-            raise ValueError(f"timestamp column {self.column!r} is None in element {element!r}")
+            raise ValueError(f"its field {self.column!r} is None")
         return checked_timestamp(value, f"timestamp column {self.column!r}")
 
     def __eq__(self, other: object) -> bool:

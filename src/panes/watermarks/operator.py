@@ -152,7 +152,11 @@ class TimestampsAndWatermarksOperator(OneInputStreamOperator):
         except (KeyError, IndexError, AttributeError, TypeError, ValueError) as error:
             if isinstance(error, BadRecordError):
                 raise
-            raise BadRecordError(f"cannot extract a timestamp from {value!r}: {error}") from error
+            raise BadRecordError(
+                f"no timestamp for {value!r}: {_reason(error)}.\nGive every element a timestamp that "
+                f"{assigner!r} can read, or set side_output_errors(tag) on this step to send such elements to an "
+                "error side output as ErrorRecords and go on."
+            ) from error
         if timestamp not in self.event_time_range:
             self.event_time_range.check(timestamp, value)
         self.output.collect(StreamRecord(value, timestamp))
@@ -227,3 +231,10 @@ class TimestampsAndWatermarksOperator(OneInputStreamOperator):
     @property
     def watermark_generator(self) -> WatermarkGenerator | None:
         return self._generator
+
+
+def _reason(error: Exception) -> str:
+    """The message of ``error`` as a sentence (a ``KeyError`` keeps its text without the quotes it adds)."""
+    if isinstance(error, KeyError) and len(error.args) == 1 and isinstance(error.args[0], str):
+        return error.args[0]
+    return str(error)
