@@ -64,3 +64,29 @@ def test_a_pipe_gets_one_line_per_batch_and_quiet_nothing() -> None:
     spark = RunOptions(job="job.py", runner="spark")
     assert isinstance(progress_view(spark, io.StringIO()), LineView)
     assert progress_view(RunOptions(job="job.py", runner="spark", quiet=True), io.StringIO()) is None
+
+
+def test_the_live_table_shows_step_names_whole_in_80_columns() -> None:
+    screen = io.StringIO()
+    names = ["Window(Count) page counts", "Timestamps/Watermarks"]
+    with LiveView(screen) as view:
+        view(BatchProgress(0, 10, 100, START, {name: {"records_in": 10} for name in names}, 0))
+    drawn = screen.getvalue()
+    last = drawn[drawn.rindex("10 rows in") :]
+    assert all(name in last for name in names), last
+
+
+def test_a_pipe_skips_the_batches_in_which_nothing_happened() -> None:
+    pipe = io.StringIO()
+    with LineView(pipe) as view:
+        view(BatchProgress(0, 0, 100, LONG_MIN, {}, 0))  # the first batch always says where the job is
+        view(BatchProgress(1, 5, 100, START, {}, 1))
+        view(BatchProgress(2, 0, 100, START, {}, 0))  # nothing: no line
+        view(BatchProgress(3, 0, 100, START + 1_000, {}, 0))  # the watermark moved: a line
+        view(BatchProgress(4, 0, 100, START + 1_000, {}, 2))  # results (timers): a line
+    assert [line.split(":")[0] for line in pipe.getvalue().splitlines()] == [
+        "batch 0",
+        "batch 1",
+        "batch 3",
+        "batch 4",
+    ]

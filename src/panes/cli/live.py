@@ -106,6 +106,10 @@ def progress_line(batch: Any, totals: ProgressTotals) -> str:
     return text + (f"; so far {', '.join(extras)}" if extras else "")
 
 
+STEP_WIDTH = 28
+"""Characters of a step's name the live table keeps on one line; a longer name folds onto the next."""
+
+
 def render(totals: ProgressTotals) -> Group:
     """The live view of ``totals``: a headline and a table of the steps."""
     headline = Text.assemble(
@@ -121,8 +125,12 @@ def render(totals: ProgressTotals) -> Group:
     table = Table(expand=False, show_edge=False, pad_edge=False)
     rebuilt = totals.total("restores") > 0  # a column only once operators were rebuilt (the table fits 80 columns)
     columns = ("step", "in", "out", "open panes", "late out", "late dropped", "errors", "timers", "state")
+    longest = max((len(name) for name in totals.steps), default=4)
     for column in (*columns, "rebuilt") if rebuilt else columns:
-        table.add_column(column, justify="left" if column == "step" else "right")
+        if column == "step":  # whole names (up to STEP_WIDTH, then folded onto more lines), never cut short
+            table.add_column(column, justify="left", min_width=min(longest, STEP_WIDTH), overflow="fold")
+        else:
+            table.add_column(column, justify="right")
     for name, step in totals.steps.items():
         cells = [
             name,
@@ -170,7 +178,9 @@ class LiveView:
 
 
 class LineView:
-    """One plain line per batch on ``stream`` (output that is not a terminal), each after ``indent``."""
+    """One plain line per batch on ``stream`` (output that is not a terminal), each after ``indent``; a batch in
+    which nothing happened (no rows in, no results, the watermark where it was: a job that waits for input)
+    writes no line, so that a log of a quiet stream stays short."""
 
     def __init__(self, stream: TextIO, indent: str = "") -> None:
         self.totals = ProgressTotals()
@@ -184,6 +194,9 @@ class LineView:
         return None
 
     def __call__(self, batch: Any) -> None:
+        quiet = self.totals.batches > 0 and not batch.input_rows and not batch.results
+        quiet = quiet and batch.watermark == self.totals.watermark
         self.totals.add(batch)
-        self.stream.write(self.indent + progress_line(batch, self.totals) + "\n")
-        self.stream.flush()
+        if not quiet:
+            self.stream.write(self.indent + progress_line(batch, self.totals) + "\n")
+            self.stream.flush()
