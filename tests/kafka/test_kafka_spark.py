@@ -169,3 +169,47 @@ def test_the_sink_writes_from_spark_tasks(
     env.execute()
     found = read_topic(kafka_broker.bootstrap, topic, 25, isolation="read_committed")
     assert sorted(m.value().decode() for m in found) == sorted(values)
+
+
+class _FailOnce:
+    """A driver sink function that fails the micro-batch holding ``value`` the first time it sees it (after the
+    Kafka sink, a task sink, committed that batch's transaction)."""
+
+    failed = False
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __call__(self, value: Any) -> None:
+        if value == self.value and not _FailOnce.failed:
+            _FailOnce.failed = True
+            raise RuntimeError("crash after the Kafka sink committed the micro-batch")
+
+
+def test_an_exactly_once_sink_writes_a_replayed_micro_batch_once(
+    kafka_broker: Broker, new_topic: Callable[..., str], spark: Any, tmp_path: Path
+) -> None:
+    topic = new_topic(2)
+    prefix = f"eo-{uuid.uuid4().hex[:8]}"
+    batches = [[f"b{b}-{i}" for i in range(6)] for b in range(4)]
+    checkpoint = str(tmp_path / "checkpoint")
+
+    def run(function: Any) -> None:
+        env = StreamExecutionEnvironment.get_execution_environment(
+            SparkRunner(spark, checkpoint_location=checkpoint, trigger="available_now")
+        )
+        stream = env.from_micro_batches(batches, end_of_input=False)
+        stream.sink_to(_sink(kafka_broker.bootstrap, topic, DeliveryGuarantee.EXACTLY_ONCE, prefix)).set_parallelism(2)
+        stream.add_sink(function)
+        env.execute()
+
+    _FailOnce.failed = False
+    with pytest.raises(Exception, match="crash after the Kafka sink committed"):
+        run(_FailOnce("b2-0"))
+    # batch 2's transactions committed, Spark did not commit the batch: the restart replays it
+    run(lambda value: None)
+    expected = sorted(value for batch in batches for value in batch)
+    found = read_topic(kafka_broker.bootstrap, topic, len(expected) + 5, isolation="read_committed", deadline=5)
+    assert sorted(m.value().decode() for m in found) == expected
+    uncommitted = read_topic(kafka_broker.bootstrap, topic, len(expected) + 5, deadline=5)
+    assert sorted(m.value().decode() for m in uncommitted) == expected  # nothing was written twice, even aborted
