@@ -181,3 +181,17 @@ def test_panes_run_reads_a_source_that_does_not_end_up_to_max_records_on_the_loc
     assert "9" in done.stdout.splitlines() and "16" not in done.stdout.splitlines()
     assert panes("run", job, "--max-records", "0").returncode == 2
     assert panes("run", job, "--runner", "spark", "--max-records", "4").returncode == 2
+
+
+def test_a_run_ends_with_what_each_step_did() -> None:
+    done = panes("run", str(EXAMPLES / "late_data.py"))
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    start = lines.index("panes: what each step did:")
+    assert lines[start + 1 : start + 4] == [
+        "  Timestamps/Watermarks: 8 in, 8 out",
+        "  Window(Apply): 8 in, 4 out, 1 late to a late output",
+        "  Map: 1 in, 1 out",
+    ]
+    assert lines[start + 4].startswith("panes: done in")
+    assert "what each step did" not in panes("run", str(EXAMPLES / "late_data.py"), "--quiet").stderr

@@ -29,9 +29,11 @@ def test_panes_run_on_spark_is_quiet_and_agrees_with_the_local_runner(spark: Any
     assert {k: sorted(v) for k, v in printed(done.stdout).items()} == {
         k: sorted(v) for k, v in printed(local.stdout).items()
     }
-    # the console: the job's output and panes' own lines only
+    # the console: the job's output and panes' own lines only (the last: each step's line, then the summary)
     lines = done.stderr.splitlines()
-    assert all(line.startswith(("panes: ", "batch ")) for line in lines), done.stderr
+    steps = lines.index("panes: what each step did:")
+    assert all(line.startswith(("panes: ", "batch ")) for line in lines[:steps]), done.stderr
+    assert lines[steps + 1 : -1] == [line for line in local.stderr.splitlines() if line.startswith("  ")]
     logs = re.search(r"Spark's logs go to (\S+)", done.stderr)
     assert logs is not None and "TransformWithStateInPandas Python worker" in Path(logs.group(1)).read_text()
     # progress in real time: the watermark after each micro-batch, never Spark's shifted value

@@ -235,6 +235,8 @@ def run_job(options: RunOptions, out: TextIO | None = None) -> int:
         with view or contextlib.nullcontext():
             result = env.execute(job.name)
         sys.stdout.flush()
+        for line in step_summary(result.metrics):
+            say(line)
         say(summary(result, time.monotonic() - started, started - began))
     except Exception as error:
         sys.stdout.flush()
@@ -309,6 +311,28 @@ def progress_view(options: RunOptions, stream: TextIO) -> LiveView | LineView | 
     if options.quiet or options.runner == "local":
         return None
     return LiveView(stream) if stream.isatty() else LineView(stream)
+
+
+def step_summary(metrics: dict[str, Any]) -> list[str]:
+    """What each step with an operator did over the run (``result.metrics``, the same on both runners): a line
+    per step with its records in and out and, where there are any, late rows (to a late output; dropped), error
+    rows and what it still holds (open panes, timers); nothing for a job without such steps."""
+    lines = []
+    for name, step in metrics.items():
+        text = f"  {name}: {step.records_in:,} in, {step.records_out:,} out"
+        extras = [
+            f"{count:,} {what}"
+            for count, what in (
+                (step.late_out, "late to a late output"),
+                (step.late_dropped, "late dropped"),
+                (step.error_out, "to the error output"),
+                (step.open_panes, "open panes left"),
+                (step.timers, "timers left"),
+            )
+            if count
+        ]
+        lines.append(text + (f", {', '.join(extras)}" if extras else ""))
+    return ["panes: what each step did:", *lines] if lines else []
 
 
 def summary(result: Any, seconds: float, startup: float = 0.0) -> str:
