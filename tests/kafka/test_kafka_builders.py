@@ -272,25 +272,6 @@ def test_record_deserializers() -> None:
         KafkaSource.builder().set_deserializer(42)  # type: ignore[arg-type]
 
 
-def test_the_spark_runner_refuses_kafka_before_it_starts() -> None:
-    pytest.importorskip("pyspark")
-    from panes.datastream import StreamExecutionEnvironment
-    from panes.spark.runner import refuse_local_only
-
-    env = StreamExecutionEnvironment.get_execution_environment("local")
-    env.from_source(source_builder().build(), None, "clicks").sink_to(  # type: ignore[attr-defined]
-        KafkaSink.builder().set_bootstrap_servers("h:1").set_record_serializer(serializer()).build()
-    )
-    with pytest.raises(ValueError, match="step 'clicks': the Spark runner does not read a KafkaSource yet"):
-        refuse_local_only(env.plan())
-    env = StreamExecutionEnvironment.get_execution_environment("local")
-    env.from_collection(["x"]).sink_to(
-        KafkaSink.builder().set_bootstrap_servers("h:1").set_record_serializer(serializer()).build()
-    )
-    with pytest.raises(ValueError, match="the Spark runner does not write a KafkaSink yet"):
-        refuse_local_only(env.plan())
-
-
 def test_the_client_is_imported_only_when_a_job_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     import subprocess
     import sys

@@ -213,3 +213,51 @@ def test_an_exactly_once_sink_writes_a_replayed_micro_batch_once(
     assert sorted(m.value().decode() for m in found) == expected
     uncommitted = read_topic(kafka_broker.bootstrap, topic, len(expected) + 5, deadline=5)
     assert sorted(m.value().decode() for m in uncommitted) == expected  # nothing was written twice, even aborted
+
+
+def test_a_job_killed_with_its_transactions_open_writes_each_record_once(
+    kafka_broker: Broker, new_topic: Callable[..., str], tmp_path: Path
+) -> None:
+    """SIGKILL of the job's whole process group (driver JVM, Python workers) while the sink's writers of micro-batch
+    2 hold open transactions with their records and markers; the restart replays micro-batch 2, whose writers abort
+    what the killed ones left open (same transactional ids) and write it again."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from panes.spark.crash_hook import VARIABLE
+    from tests.kafka.kafka_fault_job import BATCHES
+
+    topic = new_topic(2)
+    prefix = f"kill-{uuid.uuid4().hex[:8]}"
+    checkpoint = str(tmp_path / "checkpoint")
+    marker = tmp_path / "held"
+    root = Path(__file__).resolve().parents[2]
+    command = [sys.executable, "-m", "tests.kafka.kafka_fault_job", kafka_broker.bootstrap, topic, prefix, checkpoint]
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    held = subprocess.Popen(
+        command,
+        env={**environment, VARIABLE: f"kafka:2:{marker}"},
+        cwd=root,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while not marker.exists() and held.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert marker.exists(), f"the job did not reach the kafka crash point (exit {held.poll()})"
+    finally:
+        os.killpg(held.pid, signal.SIGKILL)
+        held.wait(60)
+    expected = sorted(value for batch in BATCHES for value in batch)
+    before = read_topic(kafka_broker.bootstrap, topic, len(expected), deadline=3)
+    # what the killed writers had produced of micro-batch 2 sits in their open transactions
+    assert {m.value().decode() for m in before} & set(BATCHES[2])
+    rerun = subprocess.run(command, env=environment, cwd=root, capture_output=True, text=True, timeout=600, check=False)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    committed = read_topic(kafka_broker.bootstrap, topic, len(expected) + 10, isolation="read_committed", deadline=5)
+    assert sorted(m.value().decode() for m in committed) == expected

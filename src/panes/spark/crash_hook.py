@@ -14,7 +14,9 @@ dictionary lookup. The points (``tests/spark/crash_points.py`` describes Spark's
 - ``state``: every task of micro-batch ``batch`` finished (state stores committed), the driver is about to
   commit its sinks' files, and ``commits/<batch>`` is not written;
 - ``between``: ``commits/<batch>`` written, and the source is asked for the next micro-batch's offset (so
-  ``offsets/<batch + 1>`` is not written).
+  ``offsets/<batch + 1>`` is not written);
+- ``kafka``: a task of an ``EXACTLY_ONCE`` Kafka sink has produced its records of micro-batch ``batch`` and its
+  marker in its transaction, which is not committed (``panes.spark.kafka.sink``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import os
 import time
 
 VARIABLE = "PANES_CRASH_HOOK"
-POINTS = ("batch", "state", "between")
+POINTS = ("batch", "state", "between", "kafka")
 
 
 def released(marker: str) -> str:

@@ -37,6 +37,7 @@ from panes.connectors.base import DeliveryGuarantee
 from panes.connectors.kafka.serialization import ProducerRecord
 from panes.connectors.kafka.sink import KafkaSink, KafkaSinkWriter
 from panes.errors import BadRecordError
+from panes.spark import crash_hook
 from panes.spark.failures import carrying_iterators
 from panes.spark.layout import ChannelCodes, channel_mask, read_records
 
@@ -202,6 +203,7 @@ def transactional_writer(
                 writer.send_offsets([TopicPartition(topic, 0, batch_id + 1)], metadata.consumer_group_metadata())
             finally:
                 metadata.close()
+            crash_hook.reached("kafka", batch_id)
             writer.flush(True)  # commits the transaction
         except BaseException:
             writer.abort()
