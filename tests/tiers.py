@@ -161,6 +161,7 @@ QUICK_SPARK_BY_FILE: dict[str, dict[str, str]] = {
         "test_explained_stages_are_the_translated_ones[count_windows]": "panes explain: count windows",
         "test_explained_stages_are_the_translated_ones[sessions]": "panes explain: sessions",
         "test_a_script_on_spark_shows_the_live_table_on_a_terminal[True]": "the live progress table",
+        "test_a_print_in_a_user_function_on_local_spark_reaches_the_console": "a user function's print on the console",
     },
     "tests/spark/test_timers_and_watermarks.py": {
         "test_a_bounded_job_whose_sinks_receive_nothing_succeeds": "empty sinks of a bounded job",

@@ -78,3 +78,17 @@ def test_a_script_on_spark_shows_the_live_table_on_a_terminal(
         assert drawn == ""
     else:
         assert "\x1b[" in drawn and "rows in" in drawn and "watermark" in drawn, drawn
+
+
+def test_a_print_in_a_user_function_on_local_spark_reaches_the_console(spark: Any) -> None:
+    """As under PyFlink, whose own examples print inside a ProcessWindowFunction: the workers of a local session
+    write their standard output to the driver's (here a pipe), not to Spark's log."""
+    done = panes("run", "--runner", "spark", "tests/cli/jobs/printing_function.py")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert sorted(line for line in lines if line.startswith("the function saw")) == [
+        "the function saw 1",
+        "the function saw 2",
+        "the function saw 3",
+    ]
+    assert sorted(line for line in lines if not line.startswith("the function saw")) == ["10", "20", "30"]

@@ -8,7 +8,8 @@ creates; over Spark Connect only the session's SQL settings can be set (the serv
 
 Logs: a created session keeps the console for the job's own output. The JVM panes starts writes everything it
 and its Python workers print (log4j's console output, Spark's warnings, the ``transformWithState`` worker's
-messages, a ``print`` inside a user function) to a log file, whose path panes prints once on standard error;
+messages; on a cluster a ``print`` inside a user function too, which on a local master reaches the console as
+under PyFlink: ``worker_daemon``) to a log file, whose path panes prints once on standard error;
 py4j's log records go there too. Errors still reach the caller in full: a failing job raises its exception
 (panes' own, or Spark's with the JVM's stack trace) in the driver. See :func:`create_session`'s ``log_file``.
 
@@ -30,7 +31,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from panes.spark import class_archive, kafka_jars, settings
+from panes.spark import class_archive, kafka_jars, settings, worker_daemon
 
 ROCKSDB = settings.ROCKSDB
 SQL_CONFIG = settings.SQL_CONFIG
@@ -102,6 +103,26 @@ def spark_site_on_path() -> Iterator[None]:
             os.environ["PYTHONPATH"] = before
 
 
+_CONSOLE: list[str] = []
+
+
+def console_path() -> str | None:
+    """A path by which the Python workers of a local session open this process's standard output as it is now
+    (before the session sends it to the log): ``/proc/<pid>/fd/<a lasting copy of 1>``. ``None`` off Linux, and
+    when standard output is a regular file not opened for appending (``>``, not ``>>``): this process writes it
+    at an offset of its own, over what the workers would append."""
+    if sys.platform != "linux":
+        return None
+    import fcntl
+    import stat
+
+    if stat.S_ISREG(os.fstat(1).st_mode) and not fcntl.fcntl(1, fcntl.F_GETFL) & os.O_APPEND:
+        return None
+    if not _CONSOLE:
+        _CONSOLE.append(f"/proc/{os.getpid()}/fd/{os.dup(1)}")
+    return _CONSOLE[0]
+
+
 def _jvm_running() -> bool:
     from pyspark import SparkContext
 
@@ -155,6 +176,9 @@ def create_session(
         return session
     path = os.path.abspath(log_file or default_log_file(app_name))
     announce = log_file is None
+    console = console_path() if settings.is_local(master) else None
+    if console is not None:  # a print in a user function reaches this console, not the log (worker_daemon)
+        os.environ[worker_daemon.CONSOLE_VARIABLE] = console
     try:
         with output_to(path), spark_site_on_path():
             session = builder.getOrCreate()

@@ -19,6 +19,10 @@ without a daemon (the Python data sources' planners, the streaming source's runn
 driver worker) are freed the same way by ``spark_site/sitecustomize.py``, which a session panes creates puts
 on the import path of every Python process its JVM starts (``panes.spark.session``).
 
+On one machine (a ``local`` master), a worker's standard output (a ``print`` in a user function) goes to the
+driver's console, as PyFlink's does, rather than into Spark's log: the driver names its console in
+``PANES_CONSOLE`` (:func:`output_to_console`). On a cluster it stays Spark's (the executors' logs).
+
 This module imports no PySpark before the path is settled (``panes`` and ``panes.spark`` import nothing at
 import time).
 """
@@ -52,11 +56,46 @@ def free_import_path(path: list[str]) -> None:
     path[:] = [entry for entry in path if entry not in repeated]
 
 
+CONSOLE_VARIABLE = "PANES_CONSOLE"
+"""Where the workers' standard output goes: a path to the console of the driver of a local session (set by
+``panes.spark.session``); unset, or not to be opened, Spark's own (the JVM's log)."""
+
+
+def output_to_console(environment: dict[str, str] | os._Environ[str] = os.environ) -> bool:
+    """Point this worker's standard output (what a ``print`` in a user function writes) at the driver's console
+    that ``PANES_CONSOLE`` names, line by line; a shard keeper the worker starts inherits it, unbuffered.
+    ``False`` (nothing changed) when the variable is unset or the path cannot be opened (another machine)."""
+    path = environment.get(CONSOLE_VARIABLE)
+    if not path:
+        return False
+    try:
+        target = os.open(path, os.O_WRONLY | os.O_APPEND)
+    except OSError:
+        return False
+    sys.stdout.flush()
+    os.dup2(target, 1)
+    os.close(target)
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    environment["PYTHONUNBUFFERED"] = "1"
+    return True
+
+
 def main() -> None:
     free_import_path(sys.path)
-    from pyspark.daemon import manager
+    import pyspark.daemon
 
-    manager()
+    forked_worker = pyspark.daemon.worker
+    console = [False]
+
+    def worker(sock: object, authenticated: bool) -> int:
+        """PySpark's worker, in the forked process, its output first pointed at the console (once)."""
+        if not console[0]:
+            console[0] = output_to_console()
+        code: int = forked_worker(sock, authenticated)  # type: ignore[arg-type]
+        return code
+
+    pyspark.daemon.worker = worker  # manager() looks the function up when it forks
+    pyspark.daemon.manager()
 
 
 if __name__ == "__main__":
