@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from panes.spark.session import DEFAULT_CONFIG
+from panes.spark.settings import COMMON_CONFIG
 
 
 def process_table() -> dict[int, tuple[int, list[str]]]:
@@ -54,7 +54,7 @@ class ExecutorPython:
         return (*self.daemons, *self.workers, *self.keepers)
 
 
-DAEMON_MODULES = ("pyspark.daemon", DEFAULT_CONFIG["spark.python.daemon.module"])
+DAEMON_MODULES = ("pyspark.daemon", COMMON_CONFIG["spark.python.daemon.module"])
 """What Spark's Python daemons run: PySpark's own, and the one panes' sessions start (it runs PySpark's)."""
 
 
