@@ -161,3 +161,25 @@ def spark_session() -> Any:
     from tests.spark.conftest import spark
 
     return spark
+
+
+SPARK_KAFKA_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "spark-kafka.sh"
+
+
+def load_spark_connector(spark: Any) -> None:
+    """Make Spark's Kafka connector loadable by the shared session: its jars are fetched once by
+    ``scripts/spark-kafka.sh`` (Maven, like ``scripts/kafka.sh``) and, when the session was created before they were
+    cached, added to it (``ADD JAR``); fails the test with the script's output when they cannot be fetched."""
+    from panes.spark.kafka.connector import available
+
+    if available(spark):
+        return
+    fetched = subprocess.run(
+        ["bash", str(SPARK_KAFKA_SCRIPT), "fetch"], capture_output=True, text=True, timeout=START_TIMEOUT, check=False
+    )
+    if fetched.returncode != 0:
+        pytest.fail(f"scripts/spark-kafka.sh could not fetch Spark's Kafka connector:\n{fetched.stderr}", pytrace=False)
+    folder = Path(fetched.stdout.strip().splitlines()[-1])
+    for jar in sorted((folder / "jars").glob("*.jar")):
+        spark.sql(f"ADD JAR '{jar}'")
+    assert available(spark), f"the jars in {folder} do not give Spark a Kafka data source"

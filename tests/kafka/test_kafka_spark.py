@@ -27,9 +27,8 @@ from panes.datastream.sinks import ListSink
 from panes.errors import BadRecordError, ErrorRecord
 from panes.spark import SparkRunner
 from panes.spark.kafka import READER_SETTING, chosen_reader
-from panes.spark.kafka.connector import available
 from panes.windowing import TumblingEventTimeWindows
-from tests.kafka.conftest import Broker, produce, read_topic, spark_session
+from tests.kafka.conftest import Broker, load_spark_connector, produce, read_topic, spark_session
 
 spark = spark_session()
 pytestmark = pytest.mark.spark
@@ -40,8 +39,8 @@ READERS = ["spark", "python"]
 @pytest.fixture(params=READERS)
 def reader(request: Any, spark: Any) -> Any:
     """Each way Spark reads Kafka, chosen through the session's setting (restored afterwards)."""
-    if request.param == "spark" and not available(spark):
-        pytest.fail("Spark's Kafka connector is not on the class path: run bash scripts/spark-kafka.sh first")
+    if request.param == "spark":
+        load_spark_connector(spark)
     spark.conf.set(READER_SETTING, request.param)
     assert chosen_reader(spark) == request.param
     yield request.param
