@@ -94,7 +94,6 @@ QUICK_SPARK_BY_FILE: dict[str, dict[str, str]] = {
         "test_spark_writes_the_late_table_the_local_runner_writes": "late data tables and reconciliation",
         "test_the_reconciliation_loop_on_spark_gives_the_batch_result_over_all_data": "late data tables and reconciliation",
         "test_reconcile_on_spark_with_early_firings_and_retractions[early]": "reconcile beside early firings",
-        "test_reconcile_on_spark_with_early_firings_and_retractions[retracting]": "reconcile beside retractions",
     },
     "tests/spark/test_metrics.py": {
         "test_every_kind_of_step_counts_on_spark_what_it_counts_locally[bounded]": "step metrics",
@@ -179,9 +178,6 @@ QUICK_SPARK_BY_FILE: dict[str, dict[str, str]] = {
     "tests/spark/test_streaming_stop.py": {
         "test_stopping_over_a_source_that_does_not_end_needs_a_checkpoint": "stopping a streaming job: the refusal",
     },
-    "tests/spark/test_crash_points.py": {
-        "test_a_job_killed_at_a_crash_point_restarts_to_the_uninterrupted_output[tumbling-batch@3]": "a job killed at a crash point and restarted (the cheapest point)",
-    },
 }
 """File -> test (its name with its parameters) -> the subsystem of the Spark runner it stands for in the quick tier."""
 
@@ -200,10 +196,10 @@ FULL_ONLY: dict[str, str] = {
     "tests/spark/test_conformance_both_runners.py": "each scenario is a streaming query of several micro-batches (20-50 s); the quick tier keeps one per family (tumbling with lateness, sessions, composites, retractions) and every scenario runs on the local runner and the harness in the quick tier",
     "tests/spark/test_connect_in_ci.py": "starts a Spark Connect server (a JVM of its own, about 1.5 min)",
     "tests/spark/test_connected_keyed.py": "connected keyed streams run in the quick tier through the two-input scenario in BATCH and the interval join",
-    "tests/spark/test_crash_points.py": "each point kills a job run in its own JVM and restarts it (2-8 min a point); the quick tier keeps the cheapest",
+    "tests/spark/test_crash_points.py": "each point kills a job run in its own JVM and restarts it (1-4 min a point); the quick tier restarts from checkpoints without a kill (restart fingerprints, a sink schema kept across a restart)",
     "tests/spark/test_finite_jobs.py": "the other step kinds repeat the end-of-input path the two quick ones take",
     "tests/spark/test_joins.py": "window joins and co-groups in one job of a minute; their operators are a union and a window, which the quick tier runs",
-    "tests/spark/test_late_table_spark.py": "reconcile over the default trigger on columns repeats the quick reconciliation loop",
+    "tests/spark/test_late_table_spark.py": "reconcile beside retractions and over the default trigger on columns repeats the quick early-firing case and reconciliation loop",
     "tests/spark/test_metrics.py": "the streaming and restart variants repeat the counters of the bounded one over several micro-batches",
     "tests/spark/test_one_answer.py": "random jobs (hypothesis, four minutes) and a timer job with many keys",
     "tests/spark/test_one_watermark_per_query.py": "a query of several independent pipelines over many micro-batches (a minute)",
