@@ -8,6 +8,7 @@
 #                                          printed again)
 #   bash scripts/postgres.sh stop [DIR]    stop it (pg_ctl's fast shutdown) and remove DIR
 #   bash scripts/postgres.sh status [DIR]  print "running <URL> (pid N)" and exit 0, or "not running", exit 1
+#   bash scripts/postgres.sh install       install the server binaries when they are missing, nothing else
 #
 # DIR defaults to $PANES_POSTGRES_DIR, else <temp dir>/panes-postgres. The user `panes` is the cluster's superuser
 # (it may create databases, which the tests do once per test) with a random password kept in DIR/password; over
@@ -199,10 +200,16 @@ status() {
     fi
 }
 
+# install the server binaries when they are missing (what `start` does first), and nothing else
+install_if_missing() {
+    [ -n "$(bin_dir)" ] || install_server
+}
+
 case "${1:-}" in
 start | stop | status) "$1" "${2:-}" ;;
+install) install_if_missing ;;
 *)
-    echo "usage: bash $0 start|stop|status [DIR]" >&2
+    echo "usage: bash $0 start|stop|status [DIR] | install" >&2
     exit 2
     ;;
 esac

@@ -16,6 +16,11 @@ for arg in "$@"; do
 done
 bash scripts/bootstrap.sh
 export PYSPARK_PYTHON="$PWD/.venv/bin/python" PYSPARK_DRIVER_PYTHON="$PWD/.venv/bin/python"
+# the services the tests start on loopback, installed or fetched once here (not by two test processes at once):
+# Debian's PostgreSQL, Kafka's jars, Spark's Kafka connector (Maven Central)
+bash scripts/postgres.sh install
+bash scripts/kafka.sh fetch
+bash scripts/spark-kafka.sh fetch >/dev/null
 .venv/bin/ruff check src tests bench examples tools
 .venv/bin/ruff format --check src tests bench examples tools
 .venv/bin/mypy
