@@ -3,7 +3,7 @@ job (deserialize each record as a string, drop it in a filter) over ``N`` record
 a ``local[2]`` session panes creates, bounded (one batch read) and streaming (``trigger available_now`` over a new
 checkpoint). Each figure is the best of ``--repeat`` runs after a warm-up run, wall time of ``env.execute()``.
 
-    python tools/kafka_spark_throughput.py --bootstrap 127.0.0.1:PORT [--records 200000] [--repeat 2]
+    python bench/kafka_readers.py --bootstrap 127.0.0.1:PORT [--records 200000] [--repeat 2]
 
 Start a broker with ``bash scripts/kafka.sh start`` and fetch Spark's connector with ``bash
 scripts/spark-kafka.sh`` first (wrap the run in ``flock /tmp/panes-spark.lock`` on a shared machine).
