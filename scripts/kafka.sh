@@ -166,7 +166,14 @@ EOF
     local java_options=("$HEAP" -Xss1m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.awt.headless=true
         "-Dlog4j2.configurationFile=$dir/log4j2.properties")
     local cluster_id
-    cluster_id=$(python3 -c 'import base64, uuid; print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')
+    # a random id in Kafka's form (URL-safe base64 of 16 bytes), never starting with '-', which the tool's
+    # argument parser would take for an option (Kafka's own Uuid.randomUuid avoids it the same way)
+    cluster_id=$(python3 -c '
+import base64, uuid
+text = "-"
+while text.startswith("-"):
+    text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+print(text)')
     if ! java "${java_options[@]}" -cp "$LIBS/*" kafka.tools.StorageTool format -t "$cluster_id" \
         -c "$dir/server.properties" >"$dir/format.log" 2>&1; then
         cat "$dir/format.log" >&2

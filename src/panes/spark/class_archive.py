@@ -85,10 +85,12 @@ def archive_path() -> Path | None:
     parts = [_identity(java)]
     if os.path.exists(image):
         parts.append(_identity(image))
-    # the archive holds the class path it was written with: another installation's jars, even the same ones in
-    # another folder (a second virtual environment), would not match it
+    # the archive holds the class path it was written with, and Java checks each jar's size and modification
+    # time against it: another installation's jars, the same ones in another folder (a second virtual
+    # environment), or installed again in the same folder (new times) would not match it
     parts.append(os.path.realpath(home))
-    parts += sorted(os.listdir(os.path.join(home, "jars")))
+    jars = os.path.join(home, "jars")
+    parts += [_identity(os.path.join(jars, name)) for name in sorted(os.listdir(jars))]
     digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
     return cache_dir() / f"spark-jvm-{_spark_version(home)}-{digest}.jsa"
 
