@@ -6,7 +6,7 @@
 #   bash scripts/test.sh --all    everything CI runs (.ci/run): the quick tier and every other Spark test
 #
 # Other arguments go to pytest (for example -k, -x, --hypothesis-profile=panes-random). Markers left out by
-# default (pyproject.toml: deploy, faults, soak) stay out; the slowest tests are listed at the end of each phase.
+# default (pyproject.toml: deploy, faults, soak, quarantine) stay out; the slowest tests are listed at the end of each phase.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tier="not full"
@@ -27,7 +27,7 @@ bash scripts/spark-kafka.sh fetch >/dev/null
 # Two phases, each on both cores: the tests that start no Spark, then the Spark tests two files at a time (each
 # test process has its own local[2] session; a micro-batch mostly waits, so two processes share the cores well).
 # A phase with nothing selected (pytest's exit code 5, for example with -k) is not a failure.
-DEFAULT="not deploy and not faults and not soak"
+DEFAULT="not deploy and not faults and not soak and not quarantine"
 phase() {
     local code=0
     .venv/bin/python -m pytest -q --durations=15 "$@" || code=$?
