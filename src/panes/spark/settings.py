@@ -1,6 +1,6 @@
 """The Spark settings of a session panes creates, chosen by where it runs.
 
-Every session panes creates gets :data:`SQL_CONFIG` (the RocksDB state store, which ``transformWithState`` needs;
+Every session panes creates gets :data:`STATE_AND_TIME` (the RocksDB state store, which ``transformWithState`` needs;
 Arrow between the JVM and Python; UTC as the session's time zone), Spark's console progress bar off (panes
 shows its own) and its Python worker daemon (``panes.spark.worker_daemon``). Beyond those:
 
@@ -26,19 +26,19 @@ import re
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
-SQL_CONFIG: dict[str, str] = {
-    "spark.sql.shuffle.partitions": "2",
+STATE_AND_TIME: dict[str, str] = {
     "spark.sql.streaming.stateStore.providerClass": ROCKSDB,
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.session.timeZone": "UTC",
 }
+"""The SQL settings of every session panes uses, wherever it runs (a Connect session included)."""
+
+SQL_CONFIG: dict[str, str] = {"spark.sql.shuffle.partitions": "2", **STATE_AND_TIME}
 """Settings of the SQL session (also what panes sets over Spark Connect, whose server owns the rest). The shuffle
 partitions here are a Connect session's; a created session's follow its master (:func:`session_settings`)."""
 
 COMMON_CONFIG: dict[str, str] = {
-    "spark.sql.streaming.stateStore.providerClass": ROCKSDB,
-    "spark.sql.execution.arrow.pyspark.enabled": "true",
-    "spark.sql.session.timeZone": "UTC",
+    **STATE_AND_TIME,
     "spark.ui.showConsoleProgress": "false",
     # the Python workers import the installed PySpark's compiled modules rather than compiling its archive's
     "spark.python.daemon.module": "panes.spark.worker_daemon",
