@@ -286,7 +286,9 @@ class SparkRunner:
 
     # -- execution ----------------------------------------------------------------------------------------------
 
-    def _is_streaming(self, plan: Plan) -> bool:
+    @staticmethod
+    def _is_streaming(plan: Plan) -> bool:
+        """Whether ``plan`` runs as a streaming query: some source of it Spark reads as a stream."""
         return any(reads_as_stream(t.source) for t in plan if t.kind == "source")  # type: ignore[attr-defined]
 
     @with_carried
@@ -427,10 +429,9 @@ class SparkRunner:
         a plan of bounded sources, which runs as one Spark batch job and ends."""
         from panes.datastream.sources import MicroBatchSource
 
-        sources = [t for t in plan if t.kind == "source"]
-        if not any(reads_as_stream(t.source) for t in sources):  # type: ignore[attr-defined]
+        if not SparkRunner._is_streaming(plan):
             return []
-        return [t.name for t in sources if not isinstance(t.source, MicroBatchSource)]  # type: ignore[attr-defined]
+        return [t.name for t in plan if t.kind == "source" and not isinstance(t.source, MicroBatchSource)]  # type: ignore[attr-defined]
 
     def execute(self, plan: Plan, config: ExecutionConfig, job_name: str) -> JobExecutionResult:
         refuse_local_only(plan)
