@@ -3,11 +3,13 @@ checkpoint's rows, so a replay of that checkpoint finds it and writes nothing.
 
 A row is ``(sink_id, run_id, checkpoint_id, subtask)`` — the sink step's uid, the run (an id each sink instance of
 a job started afresh draws, kept in the job's snapshots: a job restored from a snapshot continues its run, a job
-started afresh writes anew), the checkpoint (1, 2, ... per run: each snapshot of the job, and its end) and the
-sink's parallel instance — with the
-number of rows the checkpoint brought and a digest of them (a replay must bring the same rows) and when it was
-committed. The table is created when missing (``CREATE TABLE IF NOT EXISTS``) in the sink's connection's schema;
-rows of runs no snapshot will restore can be deleted at any time.
+started afresh writes anew; on Spark a digest of the query's checkpoint location), the checkpoint (1, 2, ... per
+run: each snapshot of the job, and its end; on Spark the micro-batch's id) and the sink's parallel instance — with
+the number of rows the checkpoint brought and a digest of them (a replay must bring the same rows), the rows the
+table refused in it when the runner keeps them (``refused``: the Spark runner's error output, so that a replayed
+micro-batch gives them again; ``NULL`` otherwise) and when it was committed. The table is created when missing
+(``CREATE TABLE IF NOT EXISTS``) in the sink's connection's schema; rows of runs no snapshot or checkpoint will
+restore can be deleted at any time.
 """
 
 from __future__ import annotations
@@ -36,15 +38,16 @@ def create_table(table: str) -> str:
     return (
         f"CREATE TABLE IF NOT EXISTS {table} ("
         "sink_id text NOT NULL, run_id text NOT NULL, checkpoint_id bigint NOT NULL, subtask integer NOT NULL, "
-        "row_count bigint NOT NULL, digest text NOT NULL, committed_at timestamptz NOT NULL DEFAULT now(), "
+        "row_count bigint NOT NULL, digest text NOT NULL, refused bytea, "
+        "committed_at timestamptz NOT NULL DEFAULT now(), "
         "PRIMARY KEY (sink_id, run_id, checkpoint_id, subtask))"
     )
 
 
 def find(table: str) -> str:
-    """The committed row count and digest of a marker (no row: not committed)."""
+    """The committed row count, digest and refused rows of a marker (no row: not committed)."""
     return (
-        f"SELECT row_count, digest FROM {table} "
+        f"SELECT row_count, digest, refused FROM {table} "
         "WHERE sink_id = %s AND run_id = %s AND checkpoint_id = %s AND subtask = %s"
     )
 
@@ -52,11 +55,23 @@ def find(table: str) -> str:
 def insert(table: str) -> str:
     """Write a marker; returns no row when it was there already (another attempt committed it meanwhile)."""
     return (
-        f"INSERT INTO {table} (sink_id, run_id, checkpoint_id, subtask, row_count, digest) "
-        "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING 1"
+        f"INSERT INTO {table} (sink_id, run_id, checkpoint_id, subtask, row_count, digest, refused) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING 1"
     )
 
 
-def committed(row: Any) -> tuple[int, str] | None:
-    """A :func:`find` result as ``(row_count, digest)``."""
-    return None if row is None else (int(row[0]), str(row[1]))
+@dataclass(frozen=True)
+class Committed:
+    """What the marker of a committed checkpoint holds: how many rows it brought, their digest, and the rows the
+    table refused in it as its writer kept them (``None``: none kept)."""
+
+    row_count: int
+    digest: str
+    refused: bytes | None = None
+
+
+def committed(row: Any) -> Committed | None:
+    """A :func:`find` result (``None``: not committed)."""
+    if row is None:
+        return None
+    return Committed(int(row[0]), str(row[1]), None if row[2] is None else bytes(row[2]))

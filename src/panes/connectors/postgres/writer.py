@@ -10,6 +10,10 @@ sent in the open transaction are kept until it commits, to send them again on a 
 is lost; a commit whose answer was lost is settled by looking for the marker. Without a commit table
 (``commit_table=None``) every send is committed at once (at least once: a replay writes its rows again).
 
+A runner that replays checkpoints whose refused rows it must give again (the Spark runner's error output) sets
+:attr:`PostgresWriter.keep_refused`: what it returns is kept with the checkpoint's marker, in the same transaction,
+and a replay finds it in :attr:`PostgresWriter.replayed` after :meth:`PostgresWriter.flush`.
+
 Failures: a row the table refuses goes to the sink's error output as an ``ErrorRecord`` with the database's
 reason, or fails the job (``RefusedRowError``) naming the row and the constraint; a lost or refused connection is
 tried again ``max_retries`` times on a new connection (waiting 0 s, 1 s, 2 s, ...), then fails the job with
@@ -104,7 +108,13 @@ class PostgresWriter(SinkWriter):
         self.refuse: Callable[[StreamRecord[Any], ErrorRecord], None] | None = None
         self.connection: psycopg.Connection[Any] | None = None
         self.in_transaction = False
-        self.replaying: tuple[int, str] | None = None
+        self.replaying: commits.Committed | None = None
+        self.keep_refused: Callable[[], bytes | None] | None = None
+        """Called when a checkpoint commits: what its marker keeps of the rows refused in it (``None``: nothing);
+        unset, nothing is kept."""
+        self.replayed: commits.Committed | None = None
+        """After :meth:`flush`: the marker the last checkpoint found committed before (a replay, which wrote
+        nothing), ``None`` when it committed now or had nothing to commit."""
         self.pending: list[Change] = []
         self.sent: list[Change] = []
         self.received = 0
@@ -175,10 +185,12 @@ class PostgresWriter(SinkWriter):
     def flush(self, end_of_input: bool) -> None:
         """Commit the checkpoint (send what waits; with a commit table, write its marker in the same transaction).
         A checkpoint that received nothing commits nothing (and is numbered all the same)."""
+        self.replayed = None
         if self.commit_table is None:
             self._retrying(self._send)
         elif self.received or self.pending or self.sent:
             self._retrying(self._commit)
+            self.replayed = self.replaying
         self._next_checkpoint()
 
     def abort(self) -> None:
@@ -318,8 +330,9 @@ class PostgresWriter(SinkWriter):
         assert self.connection is not None and self.commit_table is not None
         digest = self.digest.hexdigest()
         if self.replaying is None:
+            refused = None if self.keep_refused is None else self.keep_refused()
             inserted = self.connection.execute(
-                commits.insert(self.commit_table), (*self._marker().key(), self.received, digest)
+                commits.insert(self.commit_table), (*self._marker().key(), self.received, digest, refused)
             ).fetchone()
             if inserted is not None:
                 self.connection.commit()
@@ -331,8 +344,8 @@ class PostgresWriter(SinkWriter):
             self._begin()
         self.connection.rollback()
         self.in_transaction = False
-        if self.replaying != (self.received, digest):
-            rows = "?" if self.replaying is None else self.replaying[0]
+        if self.replaying is None or (self.replaying.row_count, self.replaying.digest) != (self.received, digest):
+            rows = "?" if self.replaying is None else self.replaying.row_count
             raise JdbcReplayError(
                 f"{self.operator}: checkpoint {self.checkpoint} of run {self.run_id} was committed before with "
                 f"{rows} rows, and its replay brought {self.received} other rows: the table holds the committed "
