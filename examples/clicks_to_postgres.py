@@ -11,7 +11,8 @@ It needs a PostgreSQL; ``scripts/postgres.sh`` starts a throw-away one and print
     bash scripts/postgres.sh stop
 
 The tables are created when missing. Rows land exactly once per checkpoint (here: the end of the job), with their
-marker in the table ``panes_sink_commits`` (``docs/sources-and-sinks.md``, "PostgreSQL").
+marker in the table ``panes_sink_commits`` (``docs/sources-and-sinks.md``, "PostgreSQL"). On Spark (``panes run
+--runner spark examples/clicks_to_postgres.py``) Spark tasks write them, exactly once per micro-batch.
 """
 
 from __future__ import annotations

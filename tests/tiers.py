@@ -24,6 +24,9 @@ QUICK_SPARK_BY_FILE: dict[str, dict[str, str]] = {
         "test_a_bounded_job_gives_the_local_runners_results[python]": "Kafka read by panes' Python data source",
         "test_the_sink_writes_from_spark_tasks[EXACTLY_ONCE]": "the Kafka sink's transactions, written by Spark tasks",
     },
+    "tests/postgres/test_jdbc_spark.py": {
+        "test_upserts_and_retractions_from_spark_tasks_leave_the_local_runners_table": "the JDBC sink's transactions, written by Spark tasks",
+    },
     "tests/spark/test_conformance_both_runners.py": {
         "test_conformance_example[01_tumbling_ooo_lateness-spark]": "event-time windows with lateness and late data, element by element on Spark",
         "test_conformance_example[03_session_merge-spark]": "merging session windows",
@@ -188,6 +191,7 @@ QUICK_SPARK: frozenset[str] = frozenset(
 
 FULL_ONLY: dict[str, str] = {
     "tests/kafka/test_kafka_spark.py": "Spark's own Kafka connector, restarts and crashes of a streaming Kafka job (a JVM of its own), the other guarantees",
+    "tests/postgres/test_jdbc_spark.py": "merged sessions, refused rows, an unreachable server and replays repeat the writer path of the quick upsert test; the replay and the kill at the jdbc crash point (a job in a JVM of its own, run twice) are restarts",
     "tests/deploy/test_standalone_cluster.py": "starts a standalone cluster (a master and a worker, each a JVM) and runs the demo on it (about two minutes)",
     "tests/spark/test_accounting.py": "hypothesis over Spark (a new stream per example, 1-1.5 min per window kind); the quick tier's accounting is the local runner's property test and the Spark error outputs",
     "tests/spark/test_branching.py": "the other plan shapes repeat the fused and keyed steps the two quick ones run",

@@ -11,7 +11,7 @@ from panes.connectors.jdbc import JdbcConnectionOptions, JdbcExecutionOptions, J
 from panes.connectors.postgres.statements import translate_placeholders
 from panes.connectors.postgres.url import parse_url
 from panes.datastream import StreamEnvironment
-from panes.types import Types
+from panes.types import RecordType, Types
 
 URL = "jdbc:postgresql://db.example:6543/shop"
 
@@ -166,11 +166,52 @@ def test_an_upsert_sink_checks_its_table_keys_and_columns() -> None:
     )
 
 
-def test_the_spark_runner_refuses_a_jdbc_sink_before_it_starts() -> None:
+def test_the_spark_runner_takes_a_jdbc_sink_and_explains_it_without_the_password() -> None:
     pytest.importorskip("pyspark")
     from panes.spark.runner import refuse_local_only
+    from panes.spark.stages import describe_stages
 
     env = StreamEnvironment("local")
-    env.from_collection([{"a": 1}]).add_sink(JdbcSink.sink("INSERT INTO t (a) VALUES (?)", "a BIGINT", options()))
-    with pytest.raises(ValueError, match=r"step 'Sink: JdbcSink': the Spark runner does not write a JdbcSink yet"):
-        refuse_local_only(env.plan())
+    sink = JdbcSink.upsert_builder().with_connection_options(options()).with_table("counts").with_key_columns("a")
+    stream = env.from_collection([{"a": 1}], type_info="a BIGINT")
+    stream.add_sink(sink.build()).set_parallelism(3)
+    stream.add_sink(JdbcSink.sink("INSERT INTO t (a) VALUES (?)", "a BIGINT", options(), commit_table=None))
+    refuse_local_only(env.plan())  # nothing refused
+    [written] = [line for line in describe_stages(env.plan()) if line.startswith("write the sinks")]
+    assert (
+        "Sink: JdbcSink: upsert into counts by (a) at jdbc:postgresql://db.example:6543/shop: written by 3 Spark "
+        "tasks (by the key columns), one transaction per task with its marker in panes_sink_commits, exactly once "
+        "per micro-batch" in written
+    )
+    assert (
+        "Sink: JdbcSink: INSERT INTO t (a) VALUES (?) at jdbc:postgresql://db.example:6543/shop: written by 1 Spark "
+        "task, rows committed as sent, at least once (a replayed micro-batch writes its rows again)" in written
+    )
+    assert "s3cret-pw" not in written
+
+
+def test_a_rows_writer_on_spark_is_chosen_by_its_key_columns_the_same_in_every_process() -> None:
+    """A replayed micro-batch must give each writer the same rows: the hash of an upsert's key columns (of a plain
+    statement's whole row) does not depend on the process (Python's own string hash does)."""
+    pytest.importorskip("pyspark")
+    import subprocess
+    import sys
+
+    from panes.spark.jdbc_sink import spread_key
+
+    sink = JdbcSink.upsert_builder().with_connection_options(options()).with_table("t").with_key_columns("k")
+    key = spread_key(sink.with_columns("k", "n").build(), RecordType.of("k STRING, n BIGINT"))
+    assert key({"k": "x", "n": 1}) == key({"k": "x", "n": 2}) != key({"k": "y", "n": 1})
+    program = (
+        "from panes.connectors.jdbc import JdbcSink, JdbcConnectionOptions\n"
+        "from panes.spark.jdbc_sink import spread_key\n"
+        "from panes.types import RecordType\n"
+        "o = JdbcConnectionOptions.JdbcConnectionOptionsBuilder().with_url('jdbc:postgresql://h/d').build()\n"
+        "s = JdbcSink.upsert_builder().with_connection_options(o).with_table('t').with_key_columns('k')\n"
+        "print(spread_key(s.with_columns('k', 'n').build(), RecordType.of('k STRING, n BIGINT'))({'k': 'x', 'n': 1}))"
+    )
+    for seed in ("1", "2"):
+        done = subprocess.run(
+            [sys.executable, "-c", program], env={"PYTHONHASHSEED": seed}, capture_output=True, text=True, check=True
+        )
+        assert int(done.stdout) == key({"k": "x", "n": 1})

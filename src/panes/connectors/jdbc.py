@@ -1,4 +1,4 @@
-"""PyFlink's JDBC connector (``pyflink.datastream.connectors.jdbc``) for PostgreSQL, on the local runner.
+"""PyFlink's JDBC connector (``pyflink.datastream.connectors.jdbc``) for PostgreSQL, on both runners.
 
 - ``JdbcSink.sink(sql, type_info, connection_options, execution_options)`` runs ``sql`` — any DML with JDBC's ``?``
   parameters, ``INSERT ... ON CONFLICT ... DO UPDATE`` included — once per value, the value's columns as the
@@ -21,8 +21,14 @@ job restored from an older snapshot) finds the marker and writes nothing. This h
 checkpoint's statements run once; it needs replays to bring the same rows between the same snapshots (bounded
 input on the local runner does; otherwise the sink fails with ``JdbcReplayError`` rather than write twice).
 ``commit_table=None``: no commit table, rows committed as sent (at least once: a replay writes them again,
-harmless for an upsert, a duplicate for a plain ``INSERT``). The Spark runner does not write JDBC sinks yet (it refuses
-such a job before anything starts).
+harmless for an upsert, a duplicate for a plain ``INSERT``).
+
+On the Spark runner: exactly once per micro-batch. Spark tasks write (never the driver), the sink's parallelism
+``W`` of them per micro-batch (``add_sink(sink).set_parallelism(W)``, default 1): an upsert sink's rows spread by
+their key columns, a plain statement's by row, each task's rows in stream order in one transaction with its marker
+``(sink, run, micro-batch, task)`` in the commit table; a micro-batch replayed after a crash finds the markers and
+writes nothing twice, and the rows the table refused in it, kept with the markers, reach the error output again.
+See ``panes.spark.jdbc_sink``.
 
 Failures: a row the table refuses (a constraint, a value too long, the wrong type) goes to the sink's error output
 as an ``ErrorRecord`` with the database's message, or fails the job (``RefusedRowError``) naming the row and the
@@ -67,13 +73,7 @@ _DEFAULT = object()
 
 class JdbcSink(WriterSink):
     """A PostgreSQL sink (see the module docstring); build one with :meth:`sink` or :meth:`upsert_builder`.
-
-    The Spark runner does not write it yet: it refuses such a job with a ``ValueError`` before anything starts."""
-
-    local_runner_only = (
-        "the Spark runner does not write a JdbcSink yet: run the job on the local runner (--runner local), or on "
-        "Spark end the pipeline in stream.to_dataframe() and write it with foreachBatch and Spark's JDBC writer"
-    )
+    Both runners write it: the local runner once per checkpoint, the Spark runner once per micro-batch."""
 
     def __init__(
         self,

@@ -16,7 +16,9 @@ dictionary lookup. The points (``tests/spark/crash_points.py`` describes Spark's
 - ``between``: ``commits/<batch>`` written, and the source is asked for the next micro-batch's offset (so
   ``offsets/<batch + 1>`` is not written);
 - ``kafka``: a task of an ``EXACTLY_ONCE`` Kafka sink has produced its records of micro-batch ``batch`` and its
-  marker in its transaction, which is not committed (``panes.spark.kafka.sink``).
+  marker in its transaction, which is not committed (``panes.spark.kafka.sink``);
+- ``jdbc``: a writer task of a ``JdbcSink`` has committed its transaction of micro-batch ``batch`` (its rows and its
+  marker), and Spark has not committed the batch (``panes.spark.jdbc_sink``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import os
 import time
 
 VARIABLE = "PANES_CRASH_HOOK"
-POINTS = ("batch", "state", "between", "kafka")
+POINTS = ("batch", "state", "between", "kafka", "jdbc")
 
 
 def released(marker: str) -> str:

@@ -477,7 +477,8 @@ class SparkRunner:
 
 def refuse_local_only(plan: Plan) -> None:
     """Raise ``ValueError`` before anything starts when a source or sink of ``plan`` runs on the local runner only:
-    one whose ``local_runner_only`` attribute says why (the JDBC sink)."""
+    one whose ``local_runner_only`` attribute says why (none does today; a connector added to the local runner first
+    says so there)."""
     for transformation in plan:
         item = getattr(transformation, "source", None) or getattr(transformation, "sink", None)
         reason = getattr(item, "local_runner_only", None)

@@ -8,6 +8,8 @@ stateful operators run once, and each sink writes the rows of its channels:
 - ``ForeachBatchSink``: the user's function receives a DataFrame of the values (it stays on the executors);
 - ``KafkaSink``: the tasks serialize and produce the records, exactly once through Kafka transactions when asked
   (``panes.spark.kafka.sink``);
+- ``JdbcSink``: the tasks write PostgreSQL, one transaction per writer and micro-batch with its marker, exactly
+  once (``panes.spark.jdbc_sink``); the rows the table refused go to the sink's error output after it;
 - ``ListSink``, ``PrintSink``, ``FunctionSink``, ``MemorySink`` exist to bring results to the driver: their
   rows, and only theirs, are collected (one action per batch for all of them) and delivered in order.
 
@@ -30,8 +32,9 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import functions as F
 
+from panes.connectors.jdbc import JdbcSink
 from panes.connectors.kafka.sink import KafkaSink
-from panes.datastream.plan import error_output_channels
+from panes.datastream.plan import error_output_channels, shared_type
 from panes.datastream.sinks import (
     FileSink,
     FunctionSink,
@@ -52,6 +55,8 @@ from panes.elements import StreamRecord
 from panes.errors import BadRecordError, ErrorRecord
 from panes.spark.commits import batch_folder, commit_batch, local_path, staged_folder, stages
 from panes.spark.failures import carrying_iterators
+from panes.spark.jdbc_sink import check_sink as check_jdbc_sink
+from panes.spark.jdbc_sink import write_jdbc
 from panes.spark.kafka.sink import check_sink, write_kafka
 from panes.spark.layout import ChannelCodes, Layout, Record, channel_mask, read_records
 from panes.spark.linear import Step
@@ -146,6 +151,8 @@ class SinkWriter:
             if isinstance(sink, KafkaSink):
                 check_sink(sink, sink_name(step.transformation))
             codes = self.codes.codes(step.consumed)
+            if isinstance(sink, JdbcSink):
+                check_jdbc_sink(sink, sink_name(step.transformation), self.stream_type(codes))
             errors = step.consumed <= error_outputs
             schema = sink_stream_type(sink, [self.codes.types[code] for code in codes], bool(codes) and errors)
             error_tag = step.transformation.error_tag
@@ -154,6 +161,10 @@ class SinkWriter:
                 error_code = self.codes.code.get((step.transformation.id, error_tag.tag_id))
             key = step.transformation.uid or f"{step.index}-{type(sink).__name__}"
             self.targets.append(SinkTarget(step, sink, codes, schema, key, error_code))
+
+    def stream_type(self, codes: list[int]) -> RecordType | None:
+        """The declared type of the stream of channels ``codes`` (``None``: none, or they differ)."""
+        return shared_type(self.codes.types[code] for code in codes)
 
     def readers_of(self, code: int) -> list[SinkTarget]:
         return [t for t in self.targets if code in t.codes]
@@ -275,6 +286,28 @@ class SinkWriter:
             writers = target.step.transformation.parallelism or 1
             run = self.run or uuid.uuid4().hex[:16]
             write_kafka(batch, batch_id, target.sink, target.name, self.codes, target.codes, writers, run)
+            return
+        if isinstance(target.sink, JdbcSink):
+            # the tasks write the rows in transactions with their markers (``panes.spark.jdbc_sink``)
+            writers = target.step.transformation.parallelism or 1
+            run = self.run or uuid.uuid4().hex[:16]
+            refused = write_jdbc(
+                batch,
+                batch_id,
+                target.sink,
+                target.step.transformation.name,
+                target.key,
+                self.stream_type(target.codes),
+                self.codes,
+                target.codes,
+                target.error_code,
+                writers,
+                run,
+            )
+            if refused is not None:
+                assert target.error_code is not None
+                self.write(refused, batch_id, self.readers_of(target.error_code), part + 1)
+                refused.unpersist()
             return
         values, errors = self.values(batch, target)
         if values is None:

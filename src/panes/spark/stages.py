@@ -180,7 +180,21 @@ def describe_stage(stage: SparkStage) -> str:
         if stage.batch:
             return f"keyed step {names}: applyInArrow per shard, rows sorted by key and timestamp (BATCH), {how}"
         return f"keyed step {names}: applyInArrow per shard over the whole input, {how}"
-    return f"write the sinks from the final rows: {names}"
+    return f"write the sinks from the final rows: {names}" + "".join(sink_notes(stage))
+
+
+def sink_notes(stage: SparkStage) -> list[str]:
+    """What :func:`describe_stage` adds for sinks that Spark tasks write in their own way (the JDBC sink)."""
+    from panes.connectors.jdbc import JdbcSink
+
+    notes = []
+    for step in stage.steps:
+        sink = getattr(step.transformation, "sink", None)
+        if isinstance(sink, JdbcSink):
+            from panes.spark.jdbc_sink import describe
+
+            notes.append(f"; {step.transformation.name}: {describe(sink, step.transformation.parallelism or 1)}")
+    return notes
 
 
 def describe_stages(plan: Plan, config: ExecutionConfig | None = None) -> list[str]:
