@@ -66,4 +66,6 @@ def test_a_worker_killed_mid_stream_is_replaced_and_the_output_equals_an_uninter
     assert outputs == fault_jobs.read_outputs(JOB, str(reference))
     fault_jobs.JOBS[JOB].accounting(outputs)
     # the driver survived: its sink got every value exactly once
-    assert sorted(fault_jobs.read_driver_lines(str(output))) == sorted(fault_jobs.read_driver_lines(str(reference)))
+    assert sorted(fault_jobs.read_driver_lines(JOB, str(output))) == sorted(
+        fault_jobs.read_driver_lines(JOB, str(reference))
+    )

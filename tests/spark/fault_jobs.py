@@ -18,7 +18,8 @@ an uninterrupted run. The jobs:
   processing-time timers (which report it), at processing times the batches give;
 - ``branching``: one source, two keyed steps (windows per user, a keyed process function per page), and five
   sinks: three file sinks, a ``ForeachBatchSink`` writing Parquet per batch id, and a driver-side function
-  sink (so the query writes through ``foreachBatch``).
+  sink (so the query writes through ``foreachBatch``);
+- ``all``: the five above in one query over one source, each under a folder of its name.
 
 Each job's :attr:`FaultJob.accounting` states what every run must satisfy whatever the kill: each input row is
 counted once or reported late once.
@@ -44,6 +45,8 @@ BATCHES = 12
 ROWS_PER_BATCH = 5
 STEP_MS = 600
 """How far event time moves per micro-batch."""
+PROCESSING_TIMES = [b * 400 for b in range(BATCHES)]
+"""The processing time of each micro-batch (a replayed batch and an uninterrupted run's see the same times)."""
 
 Rows = dict[str, list[tuple[Any, ...]]]
 """A run's outputs: output name -> its rows, sorted (the micro-batch they came in last when the sink records it)."""
@@ -67,8 +70,9 @@ def events(batches: int = BATCHES) -> list[list[dict[str, Any]]]:
     return result
 
 
-def stamped(env: StreamEnvironment, processing_times: list[int] | None = None) -> Any:
-    source = env.from_micro_batches(events(), processing_times=processing_times)
+def stamped(env: StreamEnvironment) -> Any:
+    """The clicks of :func:`events`, each micro-batch at its processing time (:data:`PROCESSING_TIMES`)."""
+    source = env.from_micro_batches(events(), processing_times=PROCESSING_TIMES)
     return source.assign_timestamps_and_watermarks(
         WatermarkStrategy.for_bounded_out_of_orderness(200).with_timestamp_assigner("ts")
     )
@@ -100,19 +104,18 @@ def _windowed(stream: Any, assigner: Any, output: str, name: str, key: str = "us
     fired.get_side_output(LATE).sink_to_files(f"{output}/late", schema=LATE_SCHEMA)
 
 
-def build_tumbling(env: StreamEnvironment, output: str) -> None:
-    _windowed(stamped(env), TumblingEventTimeWindows.of(1000), output, "windows")
+def build_tumbling(clicks: Any, output: str) -> None:
+    _windowed(clicks, TumblingEventTimeWindows.of(1000), output, "windows")
 
 
-def build_sessions(env: StreamEnvironment, output: str) -> None:
+def build_sessions(clicks: Any, output: str) -> None:
     # a page comes back after 440 or 490 ms: sessions of one or two rows, some merged by a straggler
-    _windowed(stamped(env), EventTimeSessionWindows.with_gap(450), output, "windows", key="page")
+    _windowed(clicks, EventTimeSessionWindows.with_gap(450), output, "windows", key="page")
 
 
-def build_count(env: StreamEnvironment, output: str) -> None:
+def build_count(clicks: Any, output: str) -> None:
     fired = (
-        stamped(env)
-        .key_by("user")
+        clicks.key_by("user")
         .count_window(3)
         .allowed_lateness(500)
         .side_output_late_data(LATE)
@@ -165,14 +168,8 @@ class Flusher(KeyedProcessFunction):
 TIMER_SCHEMA = "kind STRING, key STRING, at BIGINT, elements BIGINT, total BIGINT"
 
 
-PROCESSING_TIMES = [b * 400 for b in range(BATCHES)]
-"""The processing time of each micro-batch (a replayed batch and an uninterrupted run's see the same times)."""
-
-
-def build_timers(env: StreamEnvironment, output: str) -> None:
-    flushed = (
-        stamped(env, processing_times=PROCESSING_TIMES).key_by("user").process(Flusher(), output_type=TIMER_SCHEMA)
-    )
+def build_timers(clicks: Any, output: str) -> None:
+    flushed = clicks.key_by("user").process(Flusher(), output_type=TIMER_SCHEMA)
     flushed.sink_to_files(f"{output}/timers", schema=TIMER_SCHEMA)
 
 
@@ -198,10 +195,9 @@ class AppendLines:
             handle.write(json.dumps(list(value)) + "\n")
 
 
-def build_branching(env: StreamEnvironment, output: str) -> None:
+def build_branching(clicks: Any, output: str) -> None:
     from panes.spark import ForeachBatchSink
 
-    clicks = stamped(env, processing_times=PROCESSING_TIMES)
     sampled = clicks.filter(lambda row: row["n"] % 5 == 0).map(
         lambda row: (row["n"], row["ts"]), output_type="n BIGINT, ts BIGINT"
     )
@@ -282,33 +278,49 @@ def _branching_account(outputs: Rows) -> None:
 
 @dataclass(frozen=True)
 class FaultJob:
-    """A job of this module: how to build it, its outputs (folders under the output path), and what its outputs
-    must satisfy (``accounting``)."""
+    """A job of this module: how to build it on the stamped clicks, its outputs (folders under the output path),
+    and what its outputs must satisfy (``accounting``)."""
 
     name: str
-    build: Callable[[StreamEnvironment, str], None]
+    build: Callable[[Any, str], None]
     outputs: tuple[str, ...]
     accounting: Callable[[Rows], None]
-    driver_lines: bool = False
-    """Whether the job has the at-least-once driver sink (``driver.jsonl``)."""
+    driver_lines: str | None = None
+    """The folder (under the output path) of the job's at-least-once driver sink's ``driver.jsonl``, if it has one."""
 
 
-JOBS: dict[str, FaultJob] = {
-    job.name: job
-    for job in (
-        FaultJob("tumbling", build_tumbling, ("windows", "late"), _windows_account),
-        FaultJob("sessions", build_sessions, ("windows", "late"), _windows_account),
-        FaultJob("count", build_count, ("windows", "late"), _count_account),
-        FaultJob("timers", build_timers, ("timers",), _timers_account),
-        FaultJob(
-            "branching",
-            build_branching,
-            ("sampled", "windows", "late", "per_page"),
-            _branching_account,
-            driver_lines=True,
-        ),
-    )
-}
+PARTS: tuple[FaultJob, ...] = (
+    FaultJob("tumbling", build_tumbling, ("windows", "late"), _windows_account),
+    FaultJob("sessions", build_sessions, ("windows", "late"), _windows_account),
+    FaultJob("count", build_count, ("windows", "late"), _count_account),
+    FaultJob("timers", build_timers, ("timers",), _timers_account),
+    FaultJob("branching", build_branching, ("sampled", "windows", "late", "per_page"), _branching_account, ""),
+)
+"""The jobs of one kind of step each."""
+
+
+def build_all(clicks: Any, output: str) -> None:
+    for part in PARTS:
+        part.build(clicks, os.path.join(output, part.name))
+
+
+def _all_account(outputs: Rows) -> None:
+    for part in PARTS:
+        part.accounting({name: outputs[f"{part.name}/{name}"] for name in part.outputs})
+
+
+ALL = FaultJob(
+    "all",
+    build_all,
+    tuple(f"{part.name}/{name}" for part in PARTS for name in part.outputs),
+    _all_account,
+    "branching",
+)
+"""Every job of :data:`PARTS` in one query, over one source, each under its own folder: a kill meets every kind
+of step (windows of three assigners with lateness, timers, a plan that branches into a driver sink and
+``foreachBatch``) at once."""
+
+JOBS: dict[str, FaultJob] = {job.name: job for job in (*PARTS, ALL)}
 
 
 def run(spark: Any, job: str, checkpoint: str, output: str, num_shards: int = 3) -> None:
@@ -316,7 +328,7 @@ def run(spark: Any, job: str, checkpoint: str, output: str, num_shards: int = 3)
     from panes.spark import SparkRunner
 
     env = StreamEnvironment(SparkRunner(spark, checkpoint_location=checkpoint, num_shards=num_shards))
-    JOBS[job].build(env, output)
+    JOBS[job].build(stamped(env), output)
     env.execute(f"fault-{job}")
 
 
@@ -341,9 +353,13 @@ def read_outputs(job: str, output: str) -> Rows:
     return result
 
 
-def read_driver_lines(output: str) -> list[tuple[Any, ...]]:
-    """The values the driver-side sink of ``branching`` received, in every process that ran it."""
-    path = os.path.join(output, "driver.jsonl")
+def read_driver_lines(job: str, output: str) -> list[tuple[Any, ...]]:
+    """The values the driver-side sink of ``job`` received, in every process that ran it (none when it has no
+    such sink)."""
+    folder = JOBS[job].driver_lines
+    if folder is None:
+        return []
+    path = os.path.join(output, folder, "driver.jsonl")
     if not os.path.exists(path):
         return []
     with open(path) as handle:

@@ -5,13 +5,15 @@ The crash points (``tests.spark.crash_points``): during a micro-batch (``offsets
 during the state commit (the state store's files of batch ``N`` written, ``commits/N`` not), and between
 batches (``commits/N`` written, ``offsets/N+1`` not); the jobs (``tests.spark.fault_jobs``): tumbling, session
 and count windows with allowed lateness and a late side output, a keyed process function with event-time and
-processing-time timers, and a plan that branches into two keyed steps and five sinks. Every restarted run's
-outputs are compared exactly with an uninterrupted run's (rows and the micro-batch that wrote them) and meet
-the job's accounting identity; the driver-side sink of ``branching`` receives every value at least once.
+processing-time timers, a plan that branches into two keyed steps and five sinks, and ``all`` of them in one
+query. Every restarted run's outputs are compared exactly with an uninterrupted run's (rows and the micro-batch
+that wrote them) and meet the job's accounting identity; the driver-side sink receives every value at least
+once.
 
 The kill lands exactly at its point: the job's crash hook (``panes.spark.crash_hook``) holds it there until the
-test kills it. The default run kills every job once (:data:`DEFAULT`); ``-m faults`` runs the full set
-(:data:`FULL`, 21 points)::
+test kills it. The default run (CI) kills the ``all`` job at every kind of point in turn (:data:`CHAIN`: each
+restart is killed again further on), so one run meets every kind of step at every kind of point; ``-m faults``
+adds every job alone at 21 points (:data:`FULL`)::
 
     PYTHONPATH=$PWD/src:$PWD python -m pytest -m faults tests/spark/test_crash_points.py -s
 """
@@ -34,16 +36,9 @@ pytestmark = pytest.mark.spark
 
 ROOT = Path(__file__).resolve().parents[2]
 
-DEFAULT = [
-    ("tumbling", "batch", 3),
-    ("sessions", "state", 6),
-    ("count", "between", 2),
-    ("timers", "between", 6),
-    ("branching", "state", 4),
-]
-"""One crash point of every job kind, every kind of point, run by default (CI): a kill at ``state`` meets both
-the files the query's tasks write directly (``sessions``) and those written through ``foreachBatch``
-(``branching``)."""
+CHAIN = [("batch", 3), ("state", 6), ("between", 8)]
+"""The kills of the default run, in turn on one checkpoint of the ``all`` job: a kill at ``state`` meets both the
+files the query's tasks write directly and those written through ``foreachBatch``."""
 
 FULL = [
     ("tumbling", "batch", 2),
@@ -88,7 +83,7 @@ def reference(spark: Any, job: str, folder: Path) -> Reference:
         fault_jobs.run(spark, job, str(checkpoint), str(output))
         commits = [int(n) for n in os.listdir(checkpoint / "commits") if n.isdigit()]
         _references[job] = Reference(
-            fault_jobs.read_outputs(job, str(output)), fault_jobs.read_driver_lines(str(output)), max(commits)
+            fault_jobs.read_outputs(job, str(output)), fault_jobs.read_driver_lines(job, str(output)), max(commits)
         )
     return _references[job]
 
@@ -98,44 +93,52 @@ def job_environment() -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
 
 
-def kill_and_restart(spark: Any, folder: Path, job: str, point: str, batch: int) -> Landing:
+def kill_and_restart(spark: Any, folder: Path, job: str, kills: list[tuple[str, int]]) -> list[Landing]:
+    """Run ``job`` on one checkpoint killed at each of ``kills`` (``(point, batch)``) in turn, each run but the first
+    restarted from the checkpoint the one before left, then restart it to its end in this process; check that its
+    outputs are the uninterrupted run's. The landings of the kills."""
     env = job_environment()
     checkpoint, output = folder / "checkpoint", folder / "out"
-    landing = kill_at(job, point, batch, checkpoint, output, env, log=folder / "killed.log")
+    landings = []
+    for point, batch in kills:
+        landing = kill_at(job, point, batch, checkpoint, output, env, log=folder / f"killed-{point}-{batch}.log")
+        print(f"\n[crash point] {job}: {landing.describe()}")
+        assert (landing.point, landing.batch) == (point, batch), landing.describe()  # the hook held it there
+        landings.append(landing)
     started = time.monotonic()
     fault_jobs.run(spark, job, str(checkpoint), str(output))
-    restart_s = time.monotonic() - started
-    print(f"\n[crash point] {job}: {landing.describe()}; restart {restart_s:.1f} s")
-    assert (landing.point, landing.batch) == (point, batch), landing.describe()  # the hook held it there
+    print(f"[crash point] {job}: restarted to the end in {time.monotonic() - started:.1f} s")
 
     expected = reference(spark, job, folder.parent)
-    assert landing.batch < expected.last_batch, "the kill should land before the last batch (work left to redo)"
+    assert landings[-1].batch < expected.last_batch, "the last kill should land before the last batch (work left)"
     outputs = fault_jobs.read_outputs(job, str(output))
     assert outputs == expected.outputs
     assert any(outputs.values()), "the job wrote something"
     fault_jobs.JOBS[job].accounting(outputs)
-    if fault_jobs.JOBS[job].driver_lines:
-        # a driver sink gets each value at least once: the killed process's and the restarted one's together
-        lines = fault_jobs.read_driver_lines(str(output))
+    if fault_jobs.JOBS[job].driver_lines is not None:
+        # a driver sink gets each value at least once: the killed processes' and the restarted one's together
+        lines = fault_jobs.read_driver_lines(job, str(output))
         assert set(lines) == set(expected.driver_lines)
         assert not Counter(expected.driver_lines) - Counter(lines)
-    return landing
+    return landings
 
 
-CASES = [*DEFAULT, *(pytest.param(*case, marks=pytest.mark.faults) for case in FULL if case not in DEFAULT)]
-"""The default points, and the full set behind ``-m faults``."""
+def test_a_job_killed_at_every_kind_of_point_in_turn_restarts_to_the_uninterrupted_output(
+    spark: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    folder = tmp_path_factory.mktemp("all-chain")
+    landings = kill_and_restart(spark, folder, "all", CHAIN)
+    assert [landing.point for landing in landings] == ["batch", "state", "between"]
+    assert all(not landing.finished for landing in landings)
 
 
-@pytest.mark.parametrize(
-    ("job", "point", "batch"),
-    CASES,
-    ids=[f"{j}-{p}@{b}" for j, p, b in [*DEFAULT, *(case for case in FULL if case not in DEFAULT)]],
-)
+@pytest.mark.faults
+@pytest.mark.parametrize(("job", "point", "batch"), FULL, ids=[f"{j}-{p}@{b}" for j, p, b in FULL])
 def test_a_job_killed_at_a_crash_point_restarts_to_the_uninterrupted_output(
     spark: Any, tmp_path_factory: pytest.TempPathFactory, job: str, point: str, batch: int
 ) -> None:
     folder = tmp_path_factory.mktemp(f"{job}-{point}-{batch}")
-    landing = kill_and_restart(spark, folder, job, point, batch)
+    [landing] = kill_and_restart(spark, folder, job, [(point, batch)])
     assert landing.point == point, landing.describe()
 
 
@@ -166,4 +169,4 @@ def test_a_job_whose_executor_python_dies_goes_on_to_the_uninterrupted_output(
     outputs = fault_jobs.read_outputs(job, str(output))
     assert outputs == expected.outputs
     fault_jobs.JOBS[job].accounting(outputs)
-    assert sorted(fault_jobs.read_driver_lines(str(output))) == sorted(expected.driver_lines)
+    assert sorted(fault_jobs.read_driver_lines(job, str(output))) == sorted(expected.driver_lines)

@@ -4,7 +4,9 @@ new shard (``panes.spark.rescaling``), and the job's output is what the uninterr
 from __future__ import annotations
 
 import os
+import shutil
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -83,23 +85,43 @@ def uninterrupted(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[
     return multisets(run(spark, tmp_path_factory.mktemp("whole"), 4, BATCHES, True))
 
 
+@dataclass(frozen=True)
+class Stopped:
+    """The job's first :data:`CUT` micro-batches run on four shards, then stopped: its checkpoint and outputs."""
+
+    checkpoint: Path
+    first: dict[str, Any]
+
+    def copy(self, to: Path) -> Path:
+        """A copy of the checkpoint at ``to`` (each test restarts its own)."""
+        shutil.copytree(self.checkpoint, to)
+        return to
+
+
+@pytest.fixture(scope="module")
+def stopped(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Stopped:
+    """The job stopped after its first micro-batches (once for every test that restarts it)."""
+    checkpoint = tmp_path_factory.mktemp("stopped") / "checkpoint"
+    return Stopped(checkpoint, run(spark, checkpoint, 4, BATCHES[:CUT], False))
+
+
 @pytest.mark.parametrize("after", [8, 2])
 def test_a_query_restarted_with_other_shard_counts_gives_the_uninterrupted_output(
-    spark: Any, tmp_path: Path, uninterrupted: dict[str, Counter[str]], after: int
+    spark: Any, tmp_path: Path, uninterrupted: dict[str, Counter[str]], stopped: Stopped, after: int
 ) -> None:
-    first = run(spark, tmp_path / "checkpoint", 4, BATCHES[:CUT], False)
-    second = run(spark, tmp_path / "checkpoint", after, BATCHES, True)
+    second = run(spark, stopped.copy(tmp_path / "checkpoint"), after, BATCHES, True)
     assert all(sum(found.values()) > 0 for found in uninterrupted.values()), uninterrupted
-    assert multisets(first, second) == uninterrupted
+    assert multisets(stopped.first, second) == uninterrupted
     for name, step in second["metrics"].items():
         if name.startswith(("Window", "KeyedProcess")):
             # the new shards that hold keys of the old ones restored once, from their pieces
             assert 0 < step.restores <= after, (name, step)
 
 
-def test_a_rescale_from_a_checkpoint_with_an_unfinished_batch_is_refused(spark: Any, tmp_path: Path) -> None:
-    checkpoint = tmp_path / "checkpoint"
-    run(spark, checkpoint, 4, BATCHES[:CUT], False)
+def test_a_rescale_from_a_checkpoint_with_an_unfinished_batch_is_refused(
+    spark: Any, tmp_path: Path, stopped: Stopped
+) -> None:
+    checkpoint = stopped.copy(tmp_path / "checkpoint")
     # the query planned one more micro-batch and stopped before committing it
     last = max(int(name) for name in os.listdir(checkpoint / "offsets") if name.isdigit())
     (checkpoint / "offsets" / str(last + 1)).write_text((checkpoint / "offsets" / str(last)).read_text())
