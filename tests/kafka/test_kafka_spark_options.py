@@ -152,3 +152,23 @@ def test_what_the_spark_runner_takes_and_refuses() -> None:
     check_sink(_sink(False, DeliveryGuarantee.EXACTLY_ONCE), "out")
     with pytest.raises(ValueError, match=r"sink 'out': on Spark an EXACTLY_ONCE KafkaSink .*\(set_topic\)"):
         check_sink(_sink(True, DeliveryGuarantee.EXACTLY_ONCE), "out")
+
+
+def test_a_range_the_cluster_does_not_serve_fails_saying_where_the_read_stood(
+    kafka_broker: Any, new_topic: Any
+) -> None:
+    """A read task waiting for offsets the cluster does not hold fails after ``default.api.timeout.ms``, naming the
+    offset it reached, the partition's offsets as the cluster gives them, and what librdkafka reported."""
+    from panes.connectors.kafka.errors import KafkaConnectorError
+    from panes.spark.kafka.python_source import ReadSpec, _Range, read_range
+    from tests.kafka.conftest import produce
+
+    topic = new_topic(1)
+    produce(kafka_broker.bootstrap, topic, [{"value": b"a", "timestamp": 1}, {"value": b"b", "timestamp": 2}])
+    spec = ReadSpec(kafka_broker.bootstrap, {}, {topic: {"0": 0}}, None, 1.0, "KafkaSource 'words'", "test")
+    with pytest.raises(KafkaConnectorError) as failed:
+        list(read_range(spec, _Range(topic, 0, 0, 5)))
+    message = str(failed.value)
+    assert "did not serve offsets 0 to 5 of partition 0" in message
+    assert "the read stood at offset 2, the partition holds offsets 0 to 2 now" in message
+    assert "the client reported" in message

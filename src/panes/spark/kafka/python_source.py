@@ -46,6 +46,9 @@ BATCH = 2000
 POLL_S = 0.5
 """Seconds one poll of a read task's consumer waits."""
 
+REPORTED = 5
+"""How many of the errors librdkafka reported a read task's failure for a range not served names."""
+
 Position = dict[str, dict[str, int]]
 """Offsets as the stream's offsets: topic -> partition (as a string) -> next offset."""
 
@@ -189,7 +192,9 @@ def _lowest(a: Position, b: Position) -> Position:
     return {t: {p: min(o, b.get(t, {}).get(p, o)) for p, o in parts.items()} for t, parts in a.items()}
 
 
-def _consumer(spec: ReadSpec, role: str) -> Any:
+def _consumer(spec: ReadSpec, role: str, reported: list[str] | None = None) -> Any:
+    """A consumer of the source's cluster; the errors librdkafka reports on its own (a broker down, a request
+    timed out) are kept in ``reported`` when given (the last :data:`REPORTED` of them)."""
     from confluent_kafka import Consumer, KafkaException
 
     from panes.connectors.kafka.errors import failure
@@ -203,6 +208,13 @@ def _consumer(spec: ReadSpec, role: str) -> Any:
         "enable.partition.eof": False,
     }
     config = client_config(spec.properties, **fixed)
+    if reported is not None:
+
+        def keep(error: Any) -> None:
+            reported.append(f"{error.name()}: {error.str()}")
+            del reported[:-REPORTED]
+
+        config["error_cb"] = keep
     config.setdefault("isolation.level", "read_uncommitted")
     config.pop("auto.offset.reset", None)
     try:
@@ -235,7 +247,8 @@ def read_range(spec: ReadSpec, part: _Range) -> Iterator[pa.RecordBatch]:
 
     from panes.connectors.kafka.errors import failure
 
-    client = _consumer(spec, f"{part.topic}-{part.partition}")
+    reported: list[str] = []
+    client = _consumer(spec, f"{part.topic}-{part.partition}", reported)
     try:
         client.assign([TopicPartition(part.topic, part.partition, part.start)])
         rows: dict[str, list[Any]] = {f.name: [] for f in KAFKA_SCHEMA}
@@ -252,7 +265,7 @@ def read_range(spec: ReadSpec, part: _Range) -> Iterator[pa.RecordBatch]:
                         spec.what,
                         f"the Kafka cluster at {spec.bootstrap} did not serve offsets {part.start} to {part.end} of "
                         f"partition {part.partition} of topic {part.topic!r} within {spec.timeout:g} s "
-                        "(default.api.timeout.ms)",
+                        f"(default.api.timeout.ms): {_where_it_stood(client, part, found.offset, reported)}",
                         spec.properties,
                     )
                 continue
@@ -291,6 +304,21 @@ def read_range(spec: ReadSpec, part: _Range) -> Iterator[pa.RecordBatch]:
             yield _batch(rows)
     finally:
         client.close()
+
+
+def _where_it_stood(client: Any, part: _Range, position: int, reported: list[str]) -> str:
+    """What a read that waited in vain knew: the position it reached, the partition's offsets as the cluster now
+    gives them, and the errors librdkafka reported meanwhile."""
+    from confluent_kafka import TopicPartition
+
+    reached = f"the read stood at offset {position}" if position >= 0 else "the read received no record"
+    try:
+        low, high = client.get_watermark_offsets(TopicPartition(part.topic, part.partition), timeout=5)
+        offsets = f"the partition holds offsets {low} to {high} now"
+    except Exception as error:  # the cluster is what failed: say so, the reading's failure follows
+        offsets = f"its offsets could not be read either ({type(error).__name__}: {error})"
+    errors = f"; the client reported {'; '.join(reported)}" if reported else "; the client reported no error"
+    return f"{reached}, {offsets}{errors}"
 
 
 def _batch(rows: dict[str, list[Any]]) -> pa.RecordBatch:
