@@ -203,3 +203,19 @@ def test_without_a_commit_table_rows_are_committed_as_they_are_sent(
     # no size of its own: each row waited 5 s (more than the interval), so each went, and was committed, at once
     assert seen == [1, 2, 3]
     assert hits(postgres) == ALL_ROWS
+
+
+def test_a_commit_table_made_before_the_refused_column_is_brought_up_to_date(postgres: Database) -> None:
+    """A commit table an earlier panes made has no ``refused`` column: the sink adds it and writes as usual, the
+    earlier markers kept (their ``refused`` is ``NULL``)."""
+    postgres.execute("CREATE TABLE hits (batch int, n int)")
+    postgres.execute(
+        "CREATE TABLE panes_sink_commits (sink_id text NOT NULL, run_id text NOT NULL, "
+        "checkpoint_id bigint NOT NULL, subtask integer NOT NULL, row_count bigint NOT NULL, digest text NOT NULL, "
+        "committed_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (sink_id, run_id, checkpoint_id, subtask))"
+    )
+    postgres.execute("INSERT INTO panes_sink_commits VALUES ('old', 'run', 1, 0, 3, 'digest')")
+    build(postgres).execute()
+    assert hits(postgres) == ALL_ROWS
+    assert markers(postgres) == [("old", 1, 0, 3), ("hits", 1, 0, 12)]
+    assert postgres.execute("SELECT count(*) FROM panes_sink_commits WHERE refused IS NOT NULL") == [(0,)]

@@ -8,8 +8,9 @@ run: each snapshot of the job, and its end; on Spark the micro-batch's id) and t
 the number of rows the checkpoint brought and a digest of them (a replay must bring the same rows), the rows the
 table refused in it when the runner keeps them (``refused``: the Spark runner's error output, so that a replayed
 micro-batch gives them again; ``NULL`` otherwise) and when it was committed. The table is created when missing
-(``CREATE TABLE IF NOT EXISTS``) in the sink's connection's schema; rows of runs no snapshot or checkpoint will
-restore can be deleted at any time.
+(``CREATE TABLE IF NOT EXISTS``) in the sink's connection's schema, and a table an earlier panes made without the
+``refused`` column gets it (:data:`LACKS_REFUSED`, :func:`add_refused`); rows of runs no snapshot or checkpoint
+will restore can be deleted at any time.
 """
 
 from __future__ import annotations
@@ -42,6 +43,21 @@ def create_table(table: str) -> str:
         "committed_at timestamptz NOT NULL DEFAULT now(), "
         "PRIMARY KEY (sink_id, run_id, checkpoint_id, subtask))"
     )
+
+
+LACKS_REFUSED = (
+    "SELECT 1 WHERE to_regclass(%(table)s) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_attribute "
+    "WHERE attrelid = to_regclass(%(table)s) AND attname = 'refused' AND NOT attisdropped)"
+)
+"""One row when the commit table named by parameter ``table`` (as written in SQL) exists without the ``refused``
+column (made by a panes before it), none otherwise. Asked before :func:`add_refused`, whose lock on the table
+would wait for every open transaction holding a marker."""
+
+
+def add_refused(table: str) -> str:
+    """Bring a commit table made before the ``refused`` column up to date (its markers keep ``NULL``: no rows
+    kept)."""
+    return f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS refused bytea"
 
 
 def find(table: str) -> str:

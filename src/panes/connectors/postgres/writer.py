@@ -234,6 +234,8 @@ class PostgresWriter(SinkWriter):
         failure: Exception | None = None
         try:
             self.connection.execute(commits.create_table(self.commit_table))
+            if self.connection.execute(commits.LACKS_REFUSED, {"table": self.commit_table}).fetchone() is not None:
+                self.connection.execute(commits.add_refused(self.commit_table))
             self.connection.commit()
         except Exception as error:
             with contextlib.suppress(Exception):
