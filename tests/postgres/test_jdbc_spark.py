@@ -1,8 +1,8 @@
 """The JDBC sink on the Spark runner, against a real PostgreSQL: Spark tasks write upserts and retractions that leave
 the local runner's table (pane info included); a micro-batch replayed after its writers committed writes nothing
-twice, and the rows the table refused in it reach the error output once; a job killed after a writer committed and
-restarted leaves the table of an uninterrupted run; refused rows and an unreachable server end as on the local
-runner."""
+twice, and the rows the table refused in it reach the error output once; a job killed before or after a writer
+committed and restarted leaves the table of an uninterrupted run; refused rows and an unreachable server end as on
+the local runner; ``reconcile`` on Spark applies its corrections through the sink, leaving the BATCH result."""
 
 from __future__ import annotations
 
@@ -182,12 +182,15 @@ def test_an_unreachable_server_fails_the_spark_job_after_the_retries(postgres: D
     assert postgres.server.password not in message
 
 
-def test_a_job_killed_after_its_writers_committed_leaves_the_table_of_an_uninterrupted_run(
-    postgres: Database, tmp_path: Path
+@pytest.mark.parametrize("point", ["jdbc_open", "jdbc"])
+def test_a_job_killed_before_or_after_its_writers_committed_leaves_the_table_of_an_uninterrupted_run(
+    postgres: Database, tmp_path: Path, point: str
 ) -> None:
     """SIGKILL of the job's whole process group (driver JVM, Python workers) while a writer of micro-batch 2 holds at
-    the ``jdbc`` crash point, its transaction with its rows and marker committed and Spark's batch not; the restart
-    replays micro-batch 2, whose writers find their markers (or, the other writer, write it), and goes on."""
+    a crash point: ``jdbc_open``, its rows and marker sent in its transaction, not committed (the server rolls it
+    back when the connection dies; every writer of the micro-batch stops there, so none of its rows is in the
+    table); ``jdbc``, its transaction committed and Spark's batch not. The restart replays micro-batch 2, whose
+    writers write it, or find their markers and write nothing, and goes on."""
     from panes.spark.crash_hook import VARIABLE
     from tests.postgres.jdbc_fault_job import BATCHES
 
@@ -198,7 +201,7 @@ def test_a_job_killed_after_its_writers_committed_leaves_the_table_of_an_uninter
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     held = subprocess.Popen(
         command,
-        env={**environment, VARIABLE: f"jdbc:2:{marker}"},
+        env={**environment, VARIABLE: f"{point}:2:{marker}"},
         cwd=ROOT,
         start_new_session=True,
         stdout=subprocess.DEVNULL,
@@ -208,14 +211,38 @@ def test_a_job_killed_after_its_writers_committed_leaves_the_table_of_an_uninter
         deadline = time.monotonic() + 300
         while not marker.exists() and held.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert marker.exists(), f"the job did not reach the jdbc crash point (exit {held.poll()})"
+        assert marker.exists(), f"the job did not reach the {point} crash point (exit {held.poll()})"
     finally:
         os.killpg(held.pid, signal.SIGKILL)
         held.wait(60)
-    # a writer of micro-batch 2 committed before the kill
     committed = postgres.execute("SELECT DISTINCT batch FROM hits ORDER BY 1")
-    assert (2,) in committed and (3,) not in committed
+    if point == "jdbc":  # a writer of micro-batch 2 committed before the kill
+        assert (2,) in committed and (3,) not in committed
+    else:  # micro-batches 0 and 1 committed, 2 held open, then rolled back
+        assert committed == [(0,), (1,)]
     rerun = subprocess.run(command, env=environment, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     expected = sorted(row for batch in BATCHES for row in batch)
     assert postgres.execute("SELECT batch, n FROM hits ORDER BY 1, 2") == expected  # each row once
+
+
+def test_reconcile_on_spark_applies_its_corrections_through_the_sink(
+    postgres: Database, spark: Any, tmp_path: Path
+) -> None:
+    """The stream, reconcile's two runs and the corrections' writers all on Spark (two writers): the table the
+    stream left, wrong by its elements too late, becomes the BATCH run's result over all the data."""
+    from panes.connectors.jdbc_corrections import apply_corrections
+    from panes.datastream.reconcile import reconcile
+    from tests.postgres import test_jdbc_reconcile as loop
+
+    postgres.execute(loop.TABLE)
+    late = str(tmp_path / "late")
+    env = StreamEnvironment(SparkRunner(spark, num_shards=2))
+    loop.job(late, loop.table_sink(postgres.url), "retracting")(env)
+    env.execute()
+    expected = loop.batch_result("retracting", str(tmp_path / "unused"))
+    assert loop.sums(postgres) != expected
+    corrections = reconcile(loop.job(late, ListSink(), "retracting"), late, SparkRunner(spark, num_shards=2))
+    assert corrections.late_elements == 2
+    apply_corrections(corrections, loop.table_sink(postgres.url), SparkRunner(spark), parallelism=2)
+    assert loop.sums(postgres) == expected

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from panes.cli import run as run_command
 from panes.cli.timeline import add_timeline_command
@@ -57,16 +58,25 @@ def _parser() -> argparse.ArgumentParser:
         "must find the table's elements late) and in BATCH mode over every element, and write the difference as "
         "corrections: retractions of the rows the streaming job emitted that a table keyed by (key, window) "
         "holds, then the complete results, each row with a 'retract' column (docs/late-data-reconciliation.md). "
+        "--apply writes them through the job's upsert JdbcSink of the window's results instead (or as well), "
+        "so that its PostgreSQL table equals the BATCH result over all the data. "
         "The job's sources must give the same elements again. " + JOB_FILES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     reconcile.add_argument("job", metavar="JOB.py", help="a Python file defining build(env)")
     reconcile.add_argument("--late", required=True, metavar="PATH", help="the folder of the window's late data table")
-    reconcile.add_argument("--output", required=True, metavar="FILE", help="the Parquet file the corrections go to")
+    reconcile.add_argument("--output", metavar="FILE", help="the Parquet file the corrections go to")
     reconcile.add_argument(
-        "--runner", choices=("local", "spark"), default="local", help="what runs the two jobs (default local)"
+        "--apply",
+        action="store_true",
+        help="apply the corrections to the table of the job's upsert JdbcSink that takes the window's results",
     )
-    reconcile.set_defaults(handler=lambda args: reconcile_job(args.job, args.late, args.output, args.runner))
+    reconcile.add_argument(
+        "--runner", choices=("local", "spark"), default="local", help="what runs the jobs (default local)"
+    )
+    reconcile.set_defaults(
+        handler=lambda args: reconcile_job(args.job, args.late, args.output, args.runner, apply=args.apply)
+    )
 
     demo = commands.add_parser(
         "demo",
@@ -131,23 +141,44 @@ def explain_job(path: str) -> int:
     return run_command.DONE
 
 
-def reconcile_job(path: str, late: str, output: str, runner: str) -> int:
-    """Write the corrections the late table ``late`` makes to the job file's results (``datastream.reconcile``)."""
+def reconcile_job(path: str, late: str, output: str | None, runner: str, apply: bool = False) -> int:
+    """Write the corrections the late table ``late`` makes to the job file's results (``datastream.reconcile``)
+    to the Parquet file ``output``, and with ``apply`` to the table of the job's upsert ``JdbcSink`` of the
+    window's results (``connectors.jdbc_corrections``); usage (exit 2) when neither is asked for."""
     from panes.datastream.reconcile import reconcile
 
+    if output is None and not apply:
+        print("panes reconcile: say where the corrections go: --output FILE, --apply, or both", file=sys.stderr)
+        return run_command.USAGE
     job = load_job(path)
+    written = []
     try:
         corrections = reconcile(job.build, late, runner)
-        corrections.write(output)
+        if output is not None:
+            written.append(corrections.write(output))
+        if apply:
+            written.append(_apply(job.build, corrections, runner))
     except Exception as error:
         run_command.report_failure(error, sys.stderr)
         return run_command.FAILED
     retracted = sum(1 for row in corrections.rows if row["retract"])
     print(
         f"{corrections.late_elements} late elements of step {corrections.step_uid}: {retracted} results retracted, "
-        f"{len(corrections.rows) - retracted} new results, written to {output}"
+        f"{len(corrections.rows) - retracted} new results, written to {' and '.join(written)}"
     )
     return run_command.DONE
+
+
+def _apply(build: Any, corrections: Any, runner: str) -> str:
+    """Apply ``corrections`` through the job's upsert ``JdbcSink`` of the window's results; what was written to."""
+    from panes.connectors.jdbc_corrections import apply_corrections, sink_of_step
+    from panes.datastream import StreamEnvironment
+
+    env = StreamEnvironment("local")
+    build(env)
+    step = sink_of_step(env.plan(), corrections.step_uid)
+    apply_corrections(corrections, step.sink, runner, step.parallelism or 1)
+    return repr(step.sink)
 
 
 if __name__ == "__main__":

@@ -70,12 +70,14 @@ Table = dict[WindowId, list[Any]]
 class Corrections:
     """What :func:`reconcile` found: ``rows`` (retractions first, then new results; each a ``dict`` with
     ``retract``), their ``record_type`` (``None`` when the window's results have no type panes knows or can
-    read off the rows), the window step's uid, and how many late elements were read."""
+    read off the rows), the window step's uid, how many late elements were read, and the window's accumulation
+    mode (``accumulating``, ``discarding`` or ``retracting``: how a consumer applies the rows)."""
 
     rows: list[dict[str, Any]]
     record_type: RecordType | None
     step_uid: str
     late_elements: int
+    accumulation: str = "accumulating"
 
     def write(self, path: str) -> str:
         """Write the rows as one Parquet file ``path`` (its folder is made); returns ``path``. Without a
@@ -189,7 +191,7 @@ def reconcile(build: Callable[[Any], None], late: str, runner: Any = "local") ->
     result_type = _result_type(plan, env, window, late_rows.input_type)
     if result_type is not None:
         rows = [change_row(result_type.conform(_plain(row)), row[RETRACT]) for row in rows]
-    return Corrections(rows, retracting_type(result_type), uid, len(elements))
+    return Corrections(rows, retracting_type(result_type), uid, len(elements), window.spec.accumulation)
 
 
 def _refuse_merging(late_rows: LateRows) -> None:

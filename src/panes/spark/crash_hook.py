@@ -17,6 +17,8 @@ dictionary lookup. The points (``tests/spark/crash_points.py`` describes Spark's
   ``offsets/<batch + 1>`` is not written);
 - ``kafka``: a task of an ``EXACTLY_ONCE`` Kafka sink has produced its records of micro-batch ``batch`` and its
   marker in its transaction, which is not committed (``panes.spark.kafka.sink``);
+- ``jdbc_open``: a writer task of a ``JdbcSink`` has sent its rows of micro-batch ``batch`` and its marker in its
+  transaction, which is not committed (``panes.spark.jdbc_sink``);
 - ``jdbc``: a writer task of a ``JdbcSink`` has committed its transaction of micro-batch ``batch`` (its rows and its
   marker), and Spark has not committed the batch (``panes.spark.jdbc_sink``).
 """
@@ -27,7 +29,7 @@ import os
 import time
 
 VARIABLE = "PANES_CRASH_HOOK"
-POINTS = ("batch", "state", "between", "kafka", "jdbc")
+POINTS = ("batch", "state", "between", "kafka", "jdbc_open", "jdbc")
 
 
 def released(marker: str) -> str:

@@ -167,6 +167,7 @@ def transactional_writer(
             writer.open(where)
             writer.restore_state({"run_id": run, "checkpoint": batch_id})  # the marker names the micro-batch
             writer.keep_refused = lambda: pack([errors.encode(refused)], errors.schema) if refused else None
+            writer.before_commit = lambda: crash_hook.reached("jdbc_open", batch_id)
             for record in records:
                 streamed = StreamRecord(record.value, record.timestamp)
                 of_record[id(streamed)] = record

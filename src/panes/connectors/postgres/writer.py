@@ -112,6 +112,9 @@ class PostgresWriter(SinkWriter):
         self.keep_refused: Callable[[], bytes | None] | None = None
         """Called when a checkpoint commits: what its marker keeps of the rows refused in it (``None``: nothing);
         unset, nothing is kept."""
+        self.before_commit: Callable[[], None] | None = None
+        """Called with the checkpoint's rows and marker sent in its open transaction, just before it commits (the
+        Spark runner's crash point ``jdbc_open``); unset, nothing is called."""
         self.replayed: commits.Committed | None = None
         """After :meth:`flush`: the marker the last checkpoint found committed before (a replay, which wrote
         nothing), ``None`` when it committed now or had nothing to commit."""
@@ -337,6 +340,8 @@ class PostgresWriter(SinkWriter):
                 commits.insert(self.commit_table), (*self._marker().key(), self.received, digest, refused)
             ).fetchone()
             if inserted is not None:
+                if self.before_commit is not None:
+                    self.before_commit()
                 self.connection.commit()
                 self.in_transaction = False
                 return
