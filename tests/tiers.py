@@ -215,7 +215,7 @@ FULL_ONLY: dict[str, str] = {
     "tests/spark/test_soak.py": "a soak of 30 micro-batches watching worker memory (two minutes)",
     "tests/spark/test_spark_pipelines.py": "chained keyed steps over many micro-batches (a minute); the quick tier keeps a keyed step feeding a sink",
     "tests/spark/test_state_log.py": "the element-by-element window's state log repeats the columnar one's layout rule",
-    "tests/spark/test_streaming_stop.py": "Ctrl-C and SIGTERM stop a job run in its own JVM, then resume it (1.5 min each)",
+    "tests/spark/test_streaming_stop.py": "one job stopped by Ctrl-C, resumed and stopped by SIGTERM, then resumed to the end: three JVMs of its own (about 1.5 min)",
     "tests/spark/test_task_slots.py": "local[8] and the no-keeper run each start a JVM of their own over 9 micro-batches of 1,500 rows",
     "tests/spark/test_time_range.py": "windows at the edges of Spark's timestamps over many micro-batches",
     "tests/spark/test_timer_scenarios_spark.py": "the first timer scenario repeats the second's rules with more keys (a minute)",
