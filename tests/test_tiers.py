@@ -36,3 +36,20 @@ def test_every_file_of_spark_tests_is_wholly_quick_or_says_why_it_waits_for_the_
 def test_every_entry_gives_its_reason() -> None:
     subsystems = [reason for tests in tiers.QUICK_SPARK_BY_FILE.values() for reason in tests.values()]
     assert all(reason.strip() for reason in [*subsystems, *tiers.FULL_ONLY.values()])
+
+
+def test_the_slowest_files_are_files_of_spark_tests_named_once(collected: dict[str, bool]) -> None:
+    spark_files = {file_of(node) for node, spark in collected.items() if spark}
+    assert sorted(set(tiers.SLOWEST_FIRST) - spark_files) == []
+    assert len(set(tiers.SLOWEST_FIRST)) == len(tiers.SLOWEST_FIRST)
+
+
+def test_the_slowest_files_come_first_and_each_file_keeps_its_order() -> None:
+    class Item:
+        def __init__(self, nodeid: str) -> None:
+            self.nodeid = nodeid
+
+    names = ["tests/a.py::one", "tests/a.py::two", f"{tiers.SLOWEST_FIRST[1]}::x", f"{tiers.SLOWEST_FIRST[0]}::y"]
+    items = [Item(name) for name in names]
+    tiers.order_slowest_first(items)  # type: ignore[arg-type]
+    assert [item.nodeid for item in items] == [names[3], names[2], names[0], names[1]]

@@ -225,6 +225,32 @@ FULL_ONLY: dict[str, str] = {
 }
 """File -> why its Spark tests (those not in :data:`QUICK_SPARK`) run in the full tier only."""
 
+SLOWEST_FIRST: tuple[str, ...] = (
+    "tests/spark/test_crash_points.py",
+    "tests/spark/test_conformance_both_runners.py",
+    "tests/deploy/test_standalone_cluster.py",
+    "tests/spark/test_rescaling.py",
+    "tests/kafka/test_kafka_spark.py",
+    "tests/spark/test_late_table_spark.py",
+    "tests/spark/test_task_slots.py",
+    "tests/spark/test_timers_and_watermarks.py",
+    "tests/spark/test_two_input_scenarios_spark.py",
+    "tests/postgres/test_jdbc_spark.py",
+    "tests/spark/test_accounting.py",
+    "tests/spark/test_connect_in_ci.py",
+)
+"""The files of Spark tests that took longest in a full run (``--durations=0``, summed per file), longest first.
+The Spark phase hands whole files to its two processes (``--dist loadfile``) in collection order; these come
+first (``order_slowest_first``), so that no long file starts last while the other process idles."""
+
+
+def order_slowest_first(items: list[pytest.Item]) -> None:
+    """Move the tests of :data:`SLOWEST_FIRST` to the front, in its order (the order within a file, and of the
+    other files, is kept)."""
+    rank = {path: index for index, path in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
+
+
 COLLECTED = pytest.StashKey[tuple[bool, dict[str, bool]]]()
 """What this run collected: whether the collection was whole (no ``-k``, only folders given) and every node id
 with whether it is a Spark test."""
