@@ -1,7 +1,10 @@
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -21,7 +24,7 @@ CLI run, a Connect server), through ``SPARK_SUBMIT_OPTS``, which ``spark-submit`
 every JVM it starts: compile with C1 only. Such a JVM lives for seconds to a minute or two, and C2's optimising
 compiler spent more than half of its CPU (15 one-element micro-batches run twice in one session: 54 of 98 JVM
 CPU-seconds in compiler threads, 9 of 48 with C1 only, the same time per micro-batch once warm). The shared
-session of the Spark tests (``tests/spark/conftest.py``) lives for the whole run and keeps the default: C1's code
+session of the Spark tests (the ``spark`` fixture below) lives for the whole run and keeps the default: C1's code
 cache is 48 MB rather than 240, its code never gets C2's optimisations, and one full run of the Spark tests with
 that JVM C1-only too took 1,973 s against 1,716 s for the run before. Set ``SPARK_SUBMIT_OPTS`` with a
 ``TieredStopAtLevel`` of your own to choose otherwise (the shared session then keeps it too)."""
@@ -54,3 +57,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.full)
     tiers.order_slowest_first(items)
     tiers.record_collection(config, items)
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """A real local SparkSession (``local[2]``) shared by every Spark test of the test process, in any folder;
+    the Python workers can import the test modules."""
+    pytest.importorskip("pyspark")
+    # functions defined in test modules travel by reference: the Python workers must be able to import them
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from panes.spark import create_session
+
+    # this JVM lives for the whole run: the default compilers (C1, then C2 for hot code), not the short-lived
+    # JVMs' QUICK_JIT (unless whoever runs the tests chose a level)
+    submit_options = os.environ["SPARK_SUBMIT_OPTS"] if QUICK_JIT_ADDED else None
+    if submit_options is not None:
+        os.environ["SPARK_SUBMIT_OPTS"] = submit_options.replace(QUICK_JIT, "").strip()
+    try:
+        session = create_session("local[2]", app_name="panes-tests")
+    finally:
+        if submit_options is not None:
+            os.environ["SPARK_SUBMIT_OPTS"] = submit_options
+    yield session
+    session.stop()

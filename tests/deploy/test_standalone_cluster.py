@@ -48,11 +48,23 @@ def run_demo(folder: Path, events: int, batches: int, master: str) -> dict[str, 
     return demo_outputs(folder)
 
 
+def demo_in_this_session(spark: Any, folder: Path, events: int, batches: int) -> dict[str, list[tuple[Any, ...]]]:
+    """The demo's pipeline run on this process's local session, as ``panes demo`` runs it (its shards)."""
+    from panes.cli import demo
+    from panes.datastream import StreamEnvironment
+    from panes.spark import SparkRunner
+
+    env = StreamEnvironment(SparkRunner(spark, num_shards=4))
+    demo.build(env, demo.click_batches(events, batches), folder)
+    env.execute("panes demo")
+    return demo_outputs(folder)
+
+
 @pytest.mark.spark
-def test_the_demo_on_a_one_worker_cluster_equals_local(tmp_path: Path) -> None:
+def test_the_demo_on_a_one_worker_cluster_equals_local(spark: Any, tmp_path: Path) -> None:
     with standalone_cluster(1, tmp_path / "cluster") as master:
         on_cluster = run_demo(tmp_path / "cluster-out", 2_000, 3, master)
-    local = run_demo(tmp_path / "local-out", 2_000, 3, "local[2]")
+    local = demo_in_this_session(spark, tmp_path / "local-out", 2_000, 3)
     assert on_cluster == local
     assert on_cluster["sessions"] and on_cluster["page_counts"]
 

@@ -155,14 +155,6 @@ def closed_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def spark_session() -> Any:
-    """The Spark tests' shared session fixture (``tests/spark/conftest.py``), for the Kafka tests that run on Spark
-    (imported by ``test_kafka_spark``)."""
-    from tests.spark.conftest import spark
-
-    return spark
-
-
 SPARK_KAFKA_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "spark-kafka.sh"
 
 

@@ -28,9 +28,8 @@ from panes.errors import BadRecordError, ErrorRecord
 from panes.spark import SparkRunner
 from panes.spark.kafka import READER_SETTING, chosen_reader
 from panes.windowing import TumblingEventTimeWindows
-from tests.kafka.conftest import Broker, load_spark_connector, produce, read_topic, spark_session
+from tests.kafka.conftest import Broker, load_spark_connector, produce, read_topic
 
-spark = spark_session()
 pytestmark = pytest.mark.spark
 ROW = Types.ROW_NAMED(["user", "n"], [Types.STRING(), Types.LONG()])
 READERS = ["spark", "python"]

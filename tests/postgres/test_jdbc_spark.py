@@ -33,9 +33,7 @@ from tests.postgres.test_jdbc_upsert import (
     totals,
     upsert,
 )
-from tests.spark import conftest as spark_conftest
 
-spark = spark_conftest.spark
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[2]
 TOTALS_COLUMNS = "customer, window_start, window_end, total, pane_index, pane_timing, pane_last"
