@@ -72,7 +72,8 @@ QUICK_SPARK_BY_FILE: dict[str, dict[str, str]] = {
         "test_without_an_error_output_both_runners_fail_naming_the_file_and_line": "JSON and CSV lines, bad lines to the error output",
     },
     "tests/spark/test_error_outputs.py": {
-        "test_an_error_output_of_timestamp_errors_writes_its_fixed_columns_on_spark": "error outputs' columns",
+        "test_an_error_output_of_timestamp_errors_writes_its_fixed_columns_on_spark[beside-the-stream]": "error outputs' columns",
+        "test_an_error_output_of_timestamp_errors_writes_its_fixed_columns_on_spark[alone]": "an error output read alone",
         "test_outputs_that_received_nothing_exist_with_their_columns_on_spark[bounded]": "error outputs' columns",
         "test_outputs_that_received_nothing_exist_with_their_columns_on_spark[micro-batches]": "error outputs' columns",
     },

@@ -20,13 +20,15 @@ ROWS = [{"user": "u1", "ts": 1_000}, {"user": "u2"}, {"user": "u3", "ts": None},
 """Two rows without a timestamp: the timestamps step refuses them (their ``timestamp`` is ``None``)."""
 
 
-def build(env: StreamEnvironment, folder: Path) -> None:
+def build(env: StreamEnvironment, folder: Path, main: bool = True) -> None:
+    """The timestamps step's error output to files, and (``main``) its stream to files too."""
     stamped = env.from_collection(ROWS).assign_timestamps_and_watermarks(
         WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner("ts")
     )
     stamped = stamped.side_output_errors(ERRORS)
     stamped.get_side_output(ERRORS).sink_to_files(str(folder / "errors"))
-    stamped.map(lambda row: {"user": row["user"]}, output_type="user STRING").sink_to_files(str(folder / "users"))
+    if main:
+        stamped.map(lambda row: {"user": row["user"]}, output_type="user STRING").sink_to_files(str(folder / "users"))
 
 
 def read_errors(folder: Path) -> list[dict[str, Any]]:
@@ -67,11 +69,15 @@ def test_an_error_output_of_timestamp_errors_writes_its_fixed_columns_on_the_loc
 
 
 @pytest.mark.spark
-def test_an_error_output_of_timestamp_errors_writes_its_fixed_columns_on_spark(spark: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("main", [True, False], ids=["beside-the-stream", "alone"])
+def test_an_error_output_of_timestamp_errors_writes_its_fixed_columns_on_spark(
+    spark: Any, tmp_path: Path, main: bool
+) -> None:
+    """Also when the error output is all that is read of the step (the stream's own rows go nowhere)."""
     from panes.spark import SparkRunner
 
     env = StreamEnvironment(SparkRunner(spark))
-    build(env, tmp_path)
+    build(env, tmp_path, main)
     env.execute()
     check(read_errors(tmp_path))
 

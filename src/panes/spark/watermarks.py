@@ -119,12 +119,16 @@ def rate_watermarks(
 ) -> tuple[list[Record], list[int]]:
     """Assign timestamps to ``rows`` and rate each with the watermark its generator emits after it.
 
-    Returns the stamped rows (bad records go to the step's error channel, if any) and the ratings.
+    Returns the stamped rows (bad records go to the step's error channel, if any) and the ratings. Only the rows
+    of channels a later step reads are returned (``step.needed_outputs``: a stream whose only reader is its error
+    output gives no main rows); every row is rated.
     """
     stamped: list[Record] = []
     ratings: list[int] = []
     own = step.transformation.id
     main = (own, None)
+    needed = step.needed_outputs
+    keep_main = main in needed
     consumed = step.consumed
     operator.error_tag = step.transformation.error_tag
     generator = operator.watermark_generator
@@ -148,7 +152,8 @@ def rate_watermarks(
             if type(extracted) is int and EVENT_TIMES.lowest <= extracted <= EVENT_TIMES.highest:
                 generator.on_event(value, extracted, emitter)
                 ratings.append(generator.max_timestamp - generator.out_of_orderness - 1)  # type: ignore[attr-defined]
-                stamped.append(Record(main, value, extracted, seq, phase))
+                if keep_main:
+                    stamped.append(Record(main, value, extracted, seq, phase))
                 fast += 1
                 continue
         operator.process_record(StreamRecord(value, timestamp))
@@ -157,12 +162,15 @@ def rate_watermarks(
         else:
             generator.on_periodic_emit(emitter)
             ratings.append(emitter.current_watermark)
-        for out in captured:
-            stamped.append(Record(main, out.value, out.timestamp, seq, phase))
+        if keep_main:
+            stamped.extend(Record(main, out.value, out.timestamp, seq, phase) for out in captured)
         captured.clear()
         if capture.side:
-            for tag, out in capture.side:
-                stamped.append(Record((own, tag), out.value, out.timestamp, seq, phase))
+            stamped.extend(
+                Record((own, tag), out.value, out.timestamp, seq, phase)
+                for tag, out in capture.side
+                if (own, tag) in needed
+            )
             capture.side.clear()
     # the rows the direct path stamped, counted as the operator counts the others
     operator.counters.records_in += fast
