@@ -1,9 +1,18 @@
 """What ``panes run`` shows while a streaming job runs on Spark, one micro-batch at a time.
 
 Each micro-batch arrives as a ``panes.spark.metrics.BatchProgress`` (rows in, duration, the counters of every
-step in that batch, the results the sinks received, the watermark it ran with). :class:`ProgressTotals` adds
-them up: counters are summed; the gauges (open panes, timers, state bytes) arrive as changes since the step's
-previous report, so their sums are the current values. Two views read the totals:
+step in that batch, the results the sinks received, the inputs the sources could not read, the watermark it ran
+with). :class:`ProgressTotals` adds them up: counters are summed; the gauges (open panes, timers, state bytes)
+arrive as changes since the step's previous report, so their sums are the current values. What the figures count:
+
+- rows in: the records the sources read (a file source's rows, not its files); an input a source could not read
+  (a bad line, a record its deserializer refused) is not one: it is an error row;
+- results: the records the steps whose main output a sink reads emitted (not side outputs, not the rows of a
+  late data table);
+- error rows: the records routed to error outputs, by the steps (``side_output_errors``) and by the sources
+  (their bad inputs).
+
+Two views read the totals:
 
 - :class:`LiveView`, on a terminal: a table redrawn in place after every batch (``rich``'s ``Live``): rows in,
   results, rate, the watermark in real time (ISO-8601 UTC), batch duration, and per step the records in and out, open
@@ -50,6 +59,8 @@ class ProgressTotals:
     batches: int = 0
     rows_in: int = 0
     results: int = 0
+    source_errors: int = 0
+    """Inputs the sources could not read (sent to their error outputs) so far."""
     last_rows: int = 0
     last_duration_ms: int = 0
     watermark: int = LONG_MIN
@@ -60,6 +71,7 @@ class ProgressTotals:
         self.batches += 1
         self.rows_in += batch.input_rows
         self.results += batch.results
+        self.source_errors += getattr(batch, "source_errors", 0)
         self.last_rows = batch.input_rows
         self.last_duration_ms = batch.duration_ms
         self.watermark = batch.watermark
@@ -76,6 +88,11 @@ class ProgressTotals:
     def total(self, key: str) -> int:
         """``key`` summed over the steps."""
         return sum(step[key] for step in self.steps.values())
+
+    @property
+    def error_rows(self) -> int:
+        """Every record routed to an error output so far: the steps' and the sources' bad inputs."""
+        return self.total("error_out") + self.source_errors
 
 
 def progress_line(batch: Any, totals: ProgressTotals) -> str:
@@ -98,8 +115,8 @@ def progress_line(batch: Any, totals: ProgressTotals) -> str:
         extras.append(f"{totals.total('late_out')} late rows to late outputs")
     if totals.total("late_dropped"):
         extras.append(f"{totals.total('late_dropped')} late rows dropped")
-    if totals.total("error_out"):
-        extras.append(f"{totals.total('error_out')} error rows")
+    if totals.error_rows:
+        extras.append(f"{totals.error_rows} error rows")
     if totals.total("restores"):
         seconds = totals.total("restore_ms") / 1000
         extras.append(f"{totals.total('restores')} operators rebuilt from stored state ({seconds:.1f} s)")
@@ -117,6 +134,7 @@ def render(totals: ProgressTotals) -> Group:
         f"batch {max(totals.batches - 1, 0)}  ",
         f"{totals.rows_in:,} rows in  ",
         f"{totals.results:,} results  ",
+        *([f"{totals.error_rows:,} error rows  "] if totals.error_rows else []),
         f"{totals.rate:,.0f} rows/s\n",
         "watermark ",
         (watermark_text(totals.watermark), "cyan"),
@@ -195,6 +213,7 @@ class LineView:
 
     def __call__(self, batch: Any) -> None:
         quiet = self.totals.batches > 0 and not batch.input_rows and not batch.results
+        quiet = quiet and not getattr(batch, "source_errors", 0)
         quiet = quiet and batch.watermark == self.totals.watermark
         self.totals.add(batch)
         if not quiet:

@@ -235,7 +235,7 @@ def run_job(options: RunOptions, out: TextIO | None = None) -> int:
         with view or contextlib.nullcontext():
             result = env.execute(job.name)
         sys.stdout.flush()
-        for line in step_summary(result.metrics):
+        for line in step_summary(result.metrics, result.details.get("source_errors", {})):
             say(line)
         say(summary(result, time.monotonic() - started, started - began))
     except Exception as error:
@@ -313,11 +313,15 @@ def progress_view(options: RunOptions, stream: TextIO) -> LiveView | LineView | 
     return LiveView(stream) if stream.isatty() else LineView(stream)
 
 
-def step_summary(metrics: dict[str, Any]) -> list[str]:
-    """What each step with an operator did over the run (``result.metrics``, the same on both runners): a line
-    per step with its records in and out and, where there are any, late rows (to a late output; dropped), error
-    rows and what it still holds (open panes, timers); nothing for a job without such steps."""
-    lines = []
+def step_summary(metrics: dict[str, Any], source_errors: dict[str, int] | None = None) -> list[str]:
+    """What each step did over the run (the same on both runners): first a line per source that sent inputs it
+    could not read to its error output (``source_errors``, ``result.details["source_errors"]``: source name ->
+    count), then a line per step with an operator (``result.metrics``) with its records in and out and, where
+    there are any, late rows (to a late output; dropped), error rows and what it still holds (open panes,
+    timers); nothing for a job without either."""
+    lines = [
+        f"  {name}: {count:,} unreadable inputs to the error output" for name, count in (source_errors or {}).items()
+    ]
     for name, step in metrics.items():
         text = f"  {name}: {step.records_in:,} in, {step.records_out:,} out"
         extras = [

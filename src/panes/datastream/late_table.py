@@ -89,6 +89,12 @@ def _fields(value: Any) -> Iterable[Any]:
     return value.values() if isinstance(value, dict) else tuple(value)
 
 
+def writes_late_table(transformation: Any) -> bool:
+    """Whether ``transformation`` is the step that makes a late table's rows (their count is not the job's
+    results: progress figures leave it out)."""
+    return isinstance(getattr(transformation, "spec", None), LateRows)
+
+
 def fill_step_uids(plan: Plan) -> None:
     """Tell every :class:`LateRows` of ``plan`` the uid of its window step."""
     from panes.datastream.fingerprint import operator_uids

@@ -387,6 +387,9 @@ class LocalJob:
         self._sources = [inst for node in self.nodes for inst in self.instances[id(node)] if inst.reader is not None]
         self._next_source = 0
         self.records_read = 0
+        self.source_errors: dict[str, int] = {}
+        """By source name, the inputs each source could not read and sent to its error output (sources that sent
+        any; like the steps' counters, 0 again after a restore)."""
         self._started = time.monotonic()
         if snapshot is not None:
             self._restore(snapshot)
@@ -555,6 +558,7 @@ class LocalJob:
         if tag is None:
             raise line.error(transformation.name)
         instance.output.collect_side(tag, StreamRecord(line.record(transformation.name)))
+        self.source_errors[transformation.name] = self.source_errors.get(transformation.name, 0) + 1
 
     def _tick(self) -> None:
         """Move a stepping clock one step (other clocks are read as they are) and tell the operators."""

@@ -126,7 +126,11 @@ class LocalRunner:
             raise
         metrics = job.metrics()
         job.close()
-        details: dict[str, Any] = {"records_read": read, "mode": "batch" if job.batch else "streaming"}
+        details: dict[str, Any] = {
+            "records_read": read,
+            "mode": "batch" if job.batch else "streaming",
+            "source_errors": dict(job.source_errors),
+        }
         return JobExecutionResult(job_name, int((time.monotonic() - started) * 1000), details, metrics)
 
 

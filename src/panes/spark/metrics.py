@@ -13,6 +13,9 @@ nothing collected on the driver.
   shard keeps in Spark's state store (:data:`FIELDS`). Summing the changes over the batches gives the
   current totals, whichever shards a batch called.
 - A bounded keyed step reports its counters and final gauges on a metrics row per shard.
+- The first fused call after a file or Kafka source counts that source (:data:`SOURCE_FIELDS`) on its metrics
+  row: a micro-batch's rows in are then records, not the files Spark read, and the inputs the source could not
+  read are counted as error rows.
 
 Streaming, each micro-batch's progress carries the sums under ``observedMetrics["panes-..."]``; bounded,
 Spark ``Observation`` objects hold them once the job ran. :class:`JobMetrics` adds them up per step. Spark's
@@ -43,6 +46,10 @@ FIELDS = (*COUNTERS, *GAUGES, "state_bytes_written", "shard_calls", "shard_call_
 bytes it wrote, and the call itself (1, and the milliseconds it took in the Python worker, the work in a shard
 keeper included): ``restores / shard_calls`` is the share of calls that found no live operator."""
 DDL = ", ".join(f"{name} BIGINT" for name in FIELDS)
+SOURCE_FIELDS = ("records_out", "error_out", "spark_rows")
+"""What the first fused call after a file or Kafka source counts of it (:func:`metered`): the records it made,
+the inputs it could not read (sent to the source's error output), and the rows Spark read for them (a file
+source's rows are whole files, so Spark's ``numInputRows`` counts files)."""
 
 
 @dataclass
@@ -145,8 +152,10 @@ class BatchProgress:
     """One micro-batch: its id, input rows (the records its sources read, see :func:`source_records`),
     duration, the Flink watermark it ran with (Spark's watermark of the batch, moved by the batches before
     it; epoch ms; ``LONG_MIN`` before any, ``LONG_MAX`` at the end of input), the counters of each step (by
-    step name), and its ``results``: the records the steps whose main output a sink reads emitted there (not
-    the rows a step passes on to a further step, nor side outputs)."""
+    step name), its ``results``: the records the steps whose main output a sink reads emitted there (not
+    the rows a step passes on to a further step, nor side outputs, nor the rows of a late data table), and its
+    ``source_errors``: the inputs its sources could not read (bad lines of a file, records a Kafka
+    deserializer refused), sent to the sources' error outputs; they are not among ``input_rows``."""
 
     batch: int
     input_rows: int
@@ -154,6 +163,7 @@ class BatchProgress:
     watermark: int
     steps: dict[str, dict[str, int]]
     results: int
+    source_errors: int = 0
 
 
 def _field(progress: Any, name: str) -> Any:
@@ -187,13 +197,31 @@ def source_records(progress: Any) -> int:
     return (read if total is None else int(total)) - control
 
 
+def source_counts(observed: dict[str, Any], sources: dict[int, str]) -> dict[str, int]:
+    """The :data:`SOURCE_FIELDS` of ``sources`` (step indices) in one batch's observed metrics, summed."""
+    counts = dict.fromkeys(SOURCE_FIELDS, 0)
+    for key, row in observed.items():
+        if not key.startswith("panes-") or row is None:
+            continue
+        for name, value in observed_values(row).items():
+            match = _COLUMN.match(name)
+            if match is not None and int(match.group(1)) in sources and match.group(2) in counts:
+                counts[match.group(2)] += int(value or 0)
+    return counts
+
+
 @dataclass
 class JobMetrics:
     """Totals per step (``steps``: index -> name), and per micro-batch, from a query's observed metrics;
-    ``results`` are the indices of the steps whose main output a sink reads (see ``BatchProgress``)."""
+    ``results`` are the indices of the steps whose main output a sink reads, a late data table's writer left out
+    (see ``BatchProgress``); ``sources``
+    the file and Kafka sources (index -> name) whose records the first fused call counts (:data:`SOURCE_FIELDS`),
+    totalled in ``source_totals`` (name -> field -> count)."""
 
     steps: dict[int, str]
     results: frozenset[int] = frozenset()
+    sources: dict[int, str] = field(default_factory=dict)
+    source_totals: dict[str, dict[str, int]] = field(default_factory=dict)
     totals: dict[str, dict[str, int]] = field(default_factory=dict)
     peak_open_panes: int = 0
     peak_state_bytes_per_pane: float | None = None
@@ -203,16 +231,23 @@ class JobMetrics:
     def add(self, progress: Any) -> BatchProgress:
         """Count one micro-batch's progress entry (Spark's: its ``observedMetrics`` named ``panes-...``);
         returns it as a :class:`BatchProgress`."""
-        batch = self.add_observed(progress.get("observedMetrics") or {})
+        observed = progress.get("observedMetrics") or {}
+        batch = self.add_observed(observed)
+        read = source_counts(observed, self.sources)
         durations = _field(progress, "durationMs") or {}
         return BatchProgress(
             batch=int(_field(progress, "batchId") or 0),
-            input_rows=source_records(progress),
+            input_rows=source_records(progress) - read["spark_rows"] + read["records_out"],
             duration_ms=int(durations.get("triggerExecution") or 0),
             watermark=progress_watermark(progress),
             steps=batch,
             results=sum(batch.get(self.steps[index], {}).get("records_out", 0) for index in self.results),
+            source_errors=read["error_out"],
         )
+
+    def source_errors(self) -> dict[str, int]:
+        """By source name, the inputs each source sent to its error output so far (sources that sent any)."""
+        return {name: total["error_out"] for name, total in self.source_totals.items() if total["error_out"]}
 
     def add_observed(self, observed: dict[str, Any]) -> dict[str, dict[str, int]]:
         """Add one batch's observed metrics: name -> row (or dict) of ``m<step>_<field>`` sums; returns the
@@ -228,6 +263,11 @@ class JobMetrics:
                     continue
                 step = batch.setdefault(self.steps[int(match.group(1))], dict.fromkeys(FIELDS, 0))
                 step[match.group(2)] = step.get(match.group(2), 0) + int(value or 0)
+        for index, name in self.sources.items():
+            counted = source_counts(observed, {index: name})
+            total = self.source_totals.setdefault(name, dict.fromkeys(SOURCE_FIELDS, 0))
+            for f in SOURCE_FIELDS:
+                total[f] += counted[f]
         for name, step in batch.items():
             total = self.totals.setdefault(name, dict.fromkeys(FIELDS, 0))
             for f, value in step.items():
@@ -247,4 +287,5 @@ class JobMetrics:
             "steps": self.totals,
             "per_batch": self.batches,
             "peak_state_bytes_per_pane": self.peak_state_bytes_per_pane,
+            "sources": self.source_totals,
         }
