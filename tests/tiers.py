@@ -205,7 +205,7 @@ FULL_ONLY: dict[str, str] = {
     "tests/spark/test_finite_jobs.py": "the other step kinds repeat the end-of-input path the two quick ones take",
     "tests/spark/test_joins.py": "window joins and co-groups in one job of a minute; their operators are a union and a window, which the quick tier runs",
     "tests/spark/test_late_table_spark.py": "reconcile beside retractions and over the default trigger on columns repeats the quick early-firing case and reconciliation loop",
-    "tests/spark/test_metrics.py": "the streaming and restart variants repeat the counters of the bounded one over several micro-batches",
+    "tests/spark/test_metrics.py": "the streaming and restart variants repeat the counters of the bounded one over several micro-batches; the file source's progress figures are checked quick on progress entries (tests/cli/test_true_figures.py)",
     "tests/spark/test_one_answer.py": "random jobs (hypothesis, four minutes) and a timer job with many keys",
     "tests/spark/test_one_watermark_per_query.py": "a query of several independent pipelines over many micro-batches (a minute)",
     "tests/spark/test_reliability.py": "null keys over micro-batches and DataFrames repeat the bad-record paths the quick tier runs",

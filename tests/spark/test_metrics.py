@@ -53,3 +53,38 @@ def test_gauges_after_a_restart_are_the_state_now(spark: Any, tmp_path: Any) -> 
     # restarted (the source resumes after the lists it had read): an element at 150 opens a window and, in the
     # empty batch after it, its watermark fires the eight older ones
     assert run([*first, [("k0", 150)], []]) == 1
+
+
+def test_progress_figures_of_a_file_source_are_records_errors_and_results(spark: Any, tmp_path: Any) -> None:
+    """A streaming JSON folder read one file per micro-batch: the progress's rows in are the files' records (not
+    the files), its error rows the bad lines, its results the window's rows (not the late data table's);
+    ``tests/figures_job.py`` says why each figure is what it is."""
+    import pyarrow.parquet as pq
+
+    from panes.cli.live import ProgressTotals, progress_line
+    from panes.spark import SparkRunner
+    from tests.figures_job import BAD_LINES, LATE, RECORDS, RESULTS, SOURCE, build, write_input
+
+    batches: list[Any] = []
+    runner = SparkRunner(
+        spark,
+        num_shards=1,
+        trigger="available_now",
+        checkpoint_location=str(tmp_path / "cp"),
+        on_progress=batches.append,
+    )
+    env = StreamEnvironment(runner)
+    results, errors = build(env, write_input(tmp_path / "in"), tmp_path / "late", streaming=True)
+    result = env.execute("figures")
+    # a.json, then b.json, whose record of key a comes after the watermark passed its window
+    assert results.values == RESULTS and len(errors.values) == BAD_LINES
+    assert pq.read_table(tmp_path / "late").num_rows == LATE
+    totals = ProgressTotals()
+    for batch in batches:
+        totals.add(batch)
+    assert [batch.input_rows for batch in batches][:2] == [3, 1]
+    assert (totals.rows_in, totals.error_rows, totals.results) == (RECORDS, BAD_LINES, len(RESULTS))
+    # key c's window stays open: the folder does not end
+    line = progress_line(batches[-1], totals)
+    assert line.endswith(f"so far 1 open panes, {LATE} late rows to late outputs, {BAD_LINES} error rows"), line
+    assert result.details["source_errors"] == {SOURCE: BAD_LINES}

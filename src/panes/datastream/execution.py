@@ -33,7 +33,8 @@ class ExecutionConfig:
 class JobExecutionResult:
     """What ``execute`` returns: the job's name, how long it ran, runner-specific details, and ``metrics``:
     one :class:`~panes.operators.metrics.OperatorMetrics` per step that hosts an operator, by step name
-    (:func:`metric_names`), at the end of the job."""
+    (:func:`metric_names`), at the end of the job. On both runners ``details["source_errors"]`` holds, by source
+    name, the inputs a source could not read and sent to its error output (sources that sent any)."""
 
     job_name: str
     net_runtime_ms: int = 0

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from panes.datastream.plan import Channel
 from panes.datastream.text_files import BadLine, TextFormat
@@ -50,7 +51,7 @@ from panes.spark.layout import (
     unpack,
 )
 from panes.spark.linear import Step
-from panes.spark.metrics import FIELDS, metered, metric_fields
+from panes.spark.metrics import FIELDS, SOURCE_FIELDS, metered, metric_fields
 from panes.spark.watermarks import END_MS, rate_watermarks, stamp_columns, timestamps_operator, to_spark_watermark
 from panes.time import LONG_MIN
 from panes.watermarks import (
@@ -87,6 +88,9 @@ class Chain:
     """Rate only end-of-input sentinels (a plan without watermark strategy still ends with ``LONG_MAX``)."""
     metered: list[int] = field(default_factory=list)
     """The steps (indices) whose counters the call reports on a metrics row (``metrics.metered``)."""
+    source_index: int | None = None
+    """The source step (index) whose records, refused inputs and Spark rows the call counts on its metrics row
+    (``metrics.SOURCE_FIELDS``); ``None``: no source is counted here."""
 
     @property
     def has_timestamps(self) -> bool:
@@ -114,7 +118,17 @@ class Chain:
         fields = list(layout.schema) if self.keyed is None else list(SHARD_FIELDS)
         if self.rates:
             fields.append(WM)
-        return pa.schema(fields + metric_fields(self.metered))
+        return pa.schema(fields + self.metric_fields())
+
+    def metric_fields(self) -> list[pa.Field]:
+        """The metric columns of the call: the metered steps' counters, then the counted source's."""
+        counted = [] if self.source_index is None else metric_fields([self.source_index], SOURCE_FIELDS)
+        return metric_fields(self.metered) + counted
+
+    @property
+    def is_metered(self) -> bool:
+        """Whether the call adds a metrics row."""
+        return bool(self.metered) or self.source_index is not None
 
     @property
     def mark(self) -> str:
@@ -193,24 +207,30 @@ def chain_function(
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The ``mapInArrow`` function of ``chain`` writing ``layout`` (see the module docstring)."""
     full_schema = chain.output_schema(layout)
-    schema = pa.schema(list(full_schema)[: len(full_schema) - len(metric_fields(chain.metered))])
+    schema = pa.schema(list(full_schema)[: len(full_schema) - len(chain.metric_fields())])
     rated_layout = layout.with_extra(WM)
     sources = chain.timestamp_sources
     metered_steps = chain.metered
 
     @carrying_iterators
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        if not metered_steps:
-            yield from _run(batches, {})
+        read = dict.fromkeys(SOURCE_FIELDS, 0)
+        if not chain.is_metered:
+            yield from _run(batches, {}, read)
             return
         counters = {index: OperatorCounters() for index in metered_steps}
 
         def values() -> dict[int, dict[str, int]]:
-            return {index: c.values() for index, c in counters.items()}
+            found = {index: c.values() for index, c in counters.items()}
+            if chain.source_index is not None:
+                found[chain.source_index] = dict(read)
+            return found
 
-        yield from metered(_run(batches, counters), full_schema, chain.mark, values)
+        yield from metered(_run(batches, counters, read), full_schema, chain.mark, values)
 
-    def _run(batches: Iterator[pa.RecordBatch], counters: dict[int, OperatorCounters]) -> Iterator[pa.RecordBatch]:
+    def _run(
+        batches: Iterator[pa.RecordBatch], counters: dict[int, OperatorCounters], read: dict[str, int]
+    ) -> Iterator[pa.RecordBatch]:
         keyed_counters = None if chain.keyed is None else counters.get(chain.keyed.index)
         hosts: dict[int, StepHost] = {}
         stamps: dict[int, TimestampsAndWatermarksOperator] = {}
@@ -223,6 +243,7 @@ def chain_function(
             if chain.source is not None:
                 batch = _source_batch(incoming, chain, codes, base, count)
                 count += batch.num_rows
+                _count_source(read, incoming, batch, chain, codes)
             else:
                 batch, clock = clock_of(batch)
                 if clock is not None:
@@ -322,6 +343,19 @@ def chain_function(
             host.close()
 
     return run
+
+
+def _count_source(
+    read: dict[str, int], incoming: pa.RecordBatch, rows: pa.RecordBatch, chain: Chain, codes: ChannelCodes
+) -> None:
+    """Add to ``read`` (``metrics.SOURCE_FIELDS``) what the source's batch ``incoming`` (Spark's rows: files, or
+    Kafka records) became in ``rows``: records on the source's channel, refused inputs on its error output."""
+    assert chain.source is not None
+    channels = rows.column("ch")
+    read["spark_rows"] += incoming.num_rows
+    read["records_out"] += int(pc.sum(pc.equal(channels, codes.code[chain.source])).as_py() or 0)
+    if chain.source_errors is not None:
+        read["error_out"] += int(pc.sum(pc.equal(channels, codes.code[chain.source_errors])).as_py() or 0)
 
 
 def _share(counters: dict[int, OperatorCounters], index: int, operator: Any) -> None:

@@ -298,7 +298,7 @@ class SparkRunner:
         ran)."""
         translation = self._translate(plan, config, streaming=False, batch=batch)
         writer = SinkWriter(translation.steps, translation.codes, None, session=self.spark)
-        metrics = JobMetrics(translation.metrics_steps, translation.result_steps)
+        metrics = JobMetrics(translation.metrics_steps, translation.result_steps, translation.counted_sources)
         with observed_metrics_kept(self.spark):
             written = writer.write(translation.rows(), 0)
         writer.complete_outputs(self.spark)
@@ -390,7 +390,7 @@ class SparkRunner:
         store_fingerprint(self.spark, checkpoint, own_fingerprint)
         job = SparkJob(stream.start(), checkpoint, owns, self.spark, writer if staged else None, self.on_progress)
         job.writer = writer
-        job.observed = JobMetrics(translation.metrics_steps, translation.result_steps)
+        job.observed = JobMetrics(translation.metrics_steps, translation.result_steps, translation.counted_sources)
         return job
 
     def to_dataframe(self, transformation: Transformation, config: ExecutionConfig, schema: RecordType | None) -> Any:
@@ -439,7 +439,11 @@ class SparkRunner:
         batch = self.runtime_mode(plan, config) is RuntimeExecutionMode.BATCH
         if batch or not self._is_streaming(plan):
             counted = self.run_bounded(plan, config, batch=batch)
-            details: dict[str, Any] = {"mode": "batch" if batch else "bounded", "metrics": counted.as_dict()}
+            details: dict[str, Any] = {
+                "mode": "batch" if batch else "bounded",
+                "metrics": counted.as_dict(),
+                "source_errors": counted.source_errors(),
+            }
             elapsed = int((time.monotonic() - started) * 1000)
             return JobExecutionResult(job_name, elapsed, details, counted.operators())
         job = self.start(plan, config, job_name)
@@ -470,6 +474,7 @@ class SparkRunner:
             "batches": len(progress),
             "progress": [json.loads(p.json) if hasattr(p, "json") else p for p in progress],
             "metrics": job.observed.as_dict(),
+            "source_errors": job.observed.source_errors(),
         }
         elapsed = int((time.monotonic() - started) * 1000)
         return JobExecutionResult(job_name, elapsed, details, job.observed.operators())

@@ -24,13 +24,14 @@ from typing import Any
 from pyspark.sql import functions as F
 
 from panes.datastream.execution import ExecutionConfig, metric_names
+from panes.datastream.late_table import writes_late_table
 from panes.datastream.plan import Channel, Plan, Transformation, declared_source_type
 from panes.datastream.sources import MicroBatchSource
 from panes.spark.fused import Chain, chain_function, keyed_shard_function
 from panes.spark.layout import ChannelCodes, Layout
 from panes.spark.linear import Step, after, linearize, sink_channels
 from panes.spark.live_shards import PIECE
-from panes.spark.metrics import FIELDS, column, metric_fields, observe, observe_keyed
+from panes.spark.metrics import FIELDS, column, observe, observe_keyed
 from panes.spark.processor import PAYLOAD_DDL, ShardProcessor
 from panes.spark.rescaling import CONTROL_DDL
 from panes.spark.session import executor_slots
@@ -106,13 +107,21 @@ class Translation:
     """Each keyed step's number of shards (transformation id -> shards), its parallel instances."""
     processors: dict[int, ShardProcessor] = field(default_factory=dict)
     """A streaming query's keyed steps' processors, by step index (in the order Spark numbers their state)."""
+    counted_sources: dict[int, str] = field(default_factory=dict)
+    """The file and Kafka sources whose records and refused inputs the first fused call counts (index -> name,
+    ``metrics.SOURCE_FIELDS``)."""
 
     @property
     def result_steps(self) -> frozenset[int]:
-        """The metered steps whose main output a sink reads: their records out are the job's results."""
+        """The metered steps whose main output a sink reads: their records out are the job's results (a late data
+        table's rows are not results, ``late_table.writes_late_table``)."""
         read = sink_channels(self.steps)
         return frozenset(
-            s.index for s in self.steps if s.index in self.metrics_steps and (s.transformation.id, None) in read
+            s.index
+            for s in self.steps
+            if s.index in self.metrics_steps
+            and (s.transformation.id, None) in read
+            and not writes_late_table(s.transformation)
         )
 
     def rows(self) -> Any:
@@ -171,6 +180,7 @@ class Translator:
         self.names = {s.index: names[s.transformation.id] for s in self.steps if s.transformation.id in names}
         """The steps that report metrics: index -> name (an operator's step, not a copy the translation added)."""
         self.metrics_steps: dict[int, str] = dict(self.names)
+        self.counted_sources: dict[int, str] = {}
         self.observations: list[Any] = []
         self._observed = 0
         self.shards: dict[int, int] = {}
@@ -214,6 +224,7 @@ class Translator:
             packed,
             self.shards,
             self.processors,
+            self.counted_sources,
         )
 
     # -- steps -------------------------------------------------------------------------------------------------
@@ -226,6 +237,9 @@ class Translator:
         columnar = self.inputs.get(id(t.source))  # type: ignore[attr-defined]
         if columnar is not None:
             chain = Chain(source=channel, text=columnar.text, kafka=columnar.kafka, source_name=t.name)
+            if columnar.text is not None or columnar.kafka is not None:
+                chain.source_index = step.index
+                self.counted_sources[step.index] = t.name
             if (columnar.text is not None or columnar.kafka is not None) and t.error_tag is not None:
                 errors = (t.id, t.error_tag.tag_id)
                 chain.source_errors = errors if errors in step.needed_outputs else None
@@ -351,8 +365,8 @@ class Translator:
         shards = self.num_shards if keyed is None else self.shards_of(keyed)
         function = chain_function(chain, self.codes, layout, shards, self.max_parallelism)
         df = branch.df.mapInArrow(function, Layout.ddl_of(chain.output_schema(layout)))
-        if chain.metered:
-            df = self._observe(df, [f.name for f in metric_fields(chain.metered)], chain.mark)
+        if chain.is_metered:
+            df = self._observe(df, [f.name for f in chain.metric_fields()], chain.mark)
         if chain.rates:
             column, marker = chain.carrier()
             if self.streaming:
