@@ -54,7 +54,16 @@ from panes.elements import StreamRecord
 from panes.errors import ErrorRecord
 from panes.spark import crash_hook
 from panes.spark.failures import carrying_iterators
-from panes.spark.layout import ChannelCodes, Layout, Record, channel_mask, pack, read_records, unpack
+from panes.spark.layout import (
+    ChannelCodes,
+    Layout,
+    Record,
+    channel_mask,
+    pack,
+    read_records,
+    records_in_stream_order,
+    unpack,
+)
 from panes.types import RecordType
 
 SPREAD = "__jdbc_writer"
@@ -142,10 +151,9 @@ def transactional_writer(
     def run_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
 
-        records = [r for batch in batches for r in read_records(batch, codes, channel_mask(batch, wanted))]
+        records = records_in_stream_order(batches, codes, wanted)
         if not records:
             return
-        records.sort(key=lambda r: (r.phase, r.seq))
         context = TaskContext.get()
         index = 0 if context is None else context.partitionId()
         of_record: dict[int, Record] = {}

@@ -255,6 +255,14 @@ def read_records(batch: pa.RecordBatch, codes: ChannelCodes, mask: np.ndarray) -
     return read_columns(batch, codes, mask).records(codes)
 
 
+def records_in_stream_order(batches: Iterable[pa.RecordBatch], codes: ChannelCodes, wanted: list[int]) -> list[Record]:
+    """The rows of channels ``wanted`` in ``batches`` as records, in the order the stream made them (phase, then
+    sequence number): what a sink's task writes, whatever order its rows reached the task in."""
+    records = [r for batch in batches for r in read_records(batch, codes, channel_mask(batch, wanted))]
+    records.sort(key=lambda r: (r.phase, r.seq))
+    return records
+
+
 def pack(batches: Iterable[pa.RecordBatch], schema: pa.Schema) -> bytes:
     """Record batches as one Arrow IPC stream payload."""
     sink = pa.BufferOutputStream()

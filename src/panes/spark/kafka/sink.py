@@ -39,7 +39,7 @@ from panes.connectors.kafka.sink import KafkaSink, KafkaSinkWriter
 from panes.errors import BadRecordError
 from panes.spark import crash_hook
 from panes.spark.failures import carrying_iterators
-from panes.spark.layout import ChannelCodes, channel_mask, read_records
+from panes.spark.layout import ChannelCodes, channel_mask, read_records, records_in_stream_order
 
 SERIALIZED_DDL = "topic STRING, key BINARY, value BINARY, ts BIGINT, ph INT, seq BIGINT"
 WRITTEN_DDL = "written BIGINT"
@@ -81,10 +81,9 @@ def plain_writer(
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
 
-        records = [r for batch in batches for r in read_records(batch, codes, channel_mask(batch, wanted))]
+        records = records_in_stream_order(batches, codes, wanted)
         if not records:
             return
-        records.sort(key=lambda r: (r.phase, r.seq))
         context = TaskContext.get()
         writer = KafkaSinkWriter(sink, 0 if context is None else context.partitionId())
         try:
