@@ -7,12 +7,12 @@ The job is the same for both: ``--events`` events over ``--keys`` keys in ``--ba
 query, ``trigger available_now`` over a new checkpoint), tumbling 10 s windows of event time firing early every
 ``--early`` elements and on time (``AnyOf(CountTrigger, EventTimeTrigger)``), each firing a row (key, window start
 and end, count) upserted into a table keyed by (key, window_start, window_end). Rows per second are the rows the
-window emitted over the wall time of ``env.execute()``; each figure is the best of ``--repeat`` runs after a
-warm-up run, the table emptied before each, and both tables must end equal (the window's final counts) for the
-figures to count. panes sends each key's last change of a micro-batch's writer (``batches``), the hand-written
-sink every row.
+window emitted over the wall time of ``env.execute()``; each figure is the best of ``--repeat`` runs after a warm-up
+run (the two sinks' runs in turn, so neither has the warmer JVM), the table emptied before each, and both tables
+must end equal (the window's final counts) for the figures to count. panes sends each key's last change of a
+micro-batch's writer (``batches``), the hand-written sink every row.
 
-    flock /tmp/panes-spark.lock .venv/bin/python bench/postgres_sink.py [--events 200000] [--repeat 2]
+    flock /tmp/panes-spark.lock .venv/bin/python bench/postgres_sink.py [--events 200000] [--repeat 3]
 
 A throw-away server is started with ``scripts/postgres.sh`` and stopped at the end, unless ``--url`` names one
 (libpq's ``postgresql://user:password@host:port/database``).
@@ -141,7 +141,7 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=1_000)
     parser.add_argument("--batches", type=int, default=10)
     parser.add_argument("--early", type=int, default=2, help="an early firing every this many elements")
-    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     import psycopg
 
@@ -156,13 +156,20 @@ def main() -> None:
             )
         # the rows the window emits: one per firing (the same for both sinks)
         rows = count_firings(data, args.early)
-        figures: dict[str, float] = {}
-        final: dict[str, list[tuple[Any, ...]]] = {}
-        for name, make in (("panes JdbcSink", panes_sink), ("foreachBatch executemany", hand_written_sink)):
+        sinks = {"panes JdbcSink": panes_sink, "foreachBatch executemany": hand_written_sink}
+        for make in sinks.values():
             run_once(spark, url, warm, args.early, make(url))
-            figures[name] = min(run_once(spark, url, data, args.early, make(url)) for _ in range(args.repeat))
-            final[name] = table(url)
-            print(f"{name:25} {rows} rows in {figures[name]:6.2f} s: {rows / figures[name]:9,.0f} rows/s")
+        # the sinks' runs in turn, so that neither has the warmer JVM
+        times: dict[str, list[float]] = {name: [] for name in sinks}
+        final: dict[str, list[tuple[Any, ...]]] = {}
+        for _ in range(args.repeat):
+            for name, make in sinks.items():
+                times[name].append(run_once(spark, url, data, args.early, make(url)))
+                final[name] = table(url)
+        figures = {name: min(runs) for name, runs in times.items()}
+        for name, best in figures.items():
+            runs = ", ".join(f"{t:.2f}" for t in times[name])
+            print(f"{name:25} {rows} rows in {best:6.2f} s: {rows / best:9,.0f} rows/s (runs: {runs} s)")
     same = final["panes JdbcSink"] == final["foreachBatch executemany"]
     ratio = figures["foreachBatch executemany"] / figures["panes JdbcSink"]
     verdict = "identical" if same else "DIFFER"

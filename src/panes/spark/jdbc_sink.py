@@ -3,16 +3,19 @@ commit table (the default), for a bounded run once.
 
 Each micro-batch's rows of the sink are spread over its ``W`` writers (``W`` is the sink's parallelism,
 ``add_sink(...).set_parallelism(W)``, default 1; keep it across restarts): an upsert sink's by its key columns, so
-every change of one key lands in one writer; a plain ``JdbcSink.sink(sql, ...)``'s by the whole row (one writer
-with ``W = 1``). The spreading is a hash of the values, the same in every run, so a replayed micro-batch gives each
-writer the same rows. Writer ``i`` is one Spark task: it takes its rows in stream order (as the local runner sends
-them: each key's changes, retractions included, in the order they were made) and writes them with the local
-runner's writer (``panes.connectors.postgres.writer``): in one transaction, committed together with its marker
-``(sink, run, micro-batch, i)`` in the commit table, where the run is a digest of the query's checkpoint location.
-A writer that finds its marker writes nothing: a micro-batch replayed after a crash (the job killed after its
-writers committed and before Spark committed the batch) writes nothing twice, and one whose transaction did not
-commit is written again. A replay must bring each writer the same rows (count and digest), else it fails with
-``JdbcReplayError``; deterministic steps over a replayable source do.
+every change of one key lands in one writer; a plain ``JdbcSink.sink(sql, ...)``'s by the whole row (one writer with
+``W = 1``). The spreading is a hash of the values, the same in every run, so a replayed micro-batch gives each
+writer the same rows: Spark's own hash of the columns where the rows are a struct Spark can read (no Python stage),
+else a hash computed in Python; with ``W = 1`` no shuffle at all. (A panes version that changes which hash a sink
+uses gives a replayed micro-batch's writers other rows: upgrade between runs, not across a crash.) Writer ``i`` is
+one Spark task: it takes its rows in stream order (as the local runner sends them: each key's changes, retractions
+included, in the order they were made) and writes them with the local runner's writer
+(``panes.connectors.postgres.writer``): in one transaction, committed together with its marker ``(sink, run,
+micro-batch, i)`` in the commit table, where the run is a digest of the query's checkpoint location. A writer that
+finds its marker writes nothing: a micro-batch replayed after a crash (the job killed after its writers committed
+and before Spark committed the batch) writes nothing twice, and one whose transaction did not commit is written
+again. A replay must bring each writer the same rows (count and digest), else it fails with ``JdbcReplayError``;
+deterministic steps over a replayable source do.
 
 Guarantee: exactly once per micro-batch and writer, for any statement, a plain ``INSERT`` included (each
 writer's statements of a micro-batch run in one committed transaction, once). Each writer commits on its own: a
@@ -39,9 +42,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator
+from functools import reduce
 from typing import Any
 
 import pyarrow as pa
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StructField, StructType
 
@@ -115,7 +120,8 @@ def spread_key(sink: JdbcSink, record_type: RecordType | None) -> Callable[[Any]
 def spreader(
     sink: JdbcSink, record_type: RecordType | None, codes: ChannelCodes, wanted: list[int]
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """``mapInArrow`` function adding :data:`SPREAD` to rows of channels ``wanted`` (all the rows it gets)."""
+    """``mapInArrow`` function adding :data:`SPREAD` to rows of channels ``wanted`` (all the rows it gets): the
+    spreading where Spark cannot hash the columns itself (see :func:`spread_columns`)."""
     key = spread_key(sink, record_type)
 
     @carrying_iterators
@@ -128,6 +134,25 @@ def spreader(
             )
 
     return run
+
+
+def spread_columns(sink: JdbcSink, codes: ChannelCodes, wanted: list[int]) -> list[Any] | None:
+    """The Spark columns whose hash (Spark's own Murmur3, the same in every process and run) chooses a row's
+    writer, when Spark can read them: every channel in ``wanted`` carries one struct type, the sink declares no
+    type of its own (its rows are the struct's fields as they are) and the struct holds the upsert's key columns
+    (a plain statement spreads by every field). ``None`` otherwise: the rows are spread in Python
+    (:func:`spreader`)."""
+    types = {codes.types[code] for code in wanted}
+    if sink.type_info is not None or len(types) != 1:
+        return None
+    [record_type] = types
+    if record_type is None or record_type.shape == "scalar":
+        return None
+    fields = record_type.columns().names
+    keys = list(sink.target.keys) if isinstance(sink.target, UpsertTarget) else fields
+    if not set(keys) <= set(fields):
+        return None
+    return [F.coalesce(*(F.col(codes.column(code))[key] for code in wanted)) for key in keys]
 
 
 def transactional_writer(
@@ -146,6 +171,9 @@ def transactional_writer(
     """``mapInArrow`` function of writer ``i`` (the task's partition): writes its rows of micro-batch ``batch_id``
     (see the module docstring) and gives the rows refused in it as rows of ``errors`` (the error output's layout;
     none without ``error_channel``, where a refused row fails the task)."""
+
+    # values decoded from columns of the sink's own row type need no conforming
+    canonical = sink.type_info is None and {codes.types[code] for code in wanted} == {record_type}
 
     @carrying_iterators
     def run_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -171,6 +199,7 @@ def transactional_writer(
         where = WriterContext(
             key, f"{name} ({index + 1}/{writers})", record_type, None if error_channel is None else refuse
         )
+        writer.canonical_values = canonical
         try:
             writer.open(where)
             writer.restore_state({"run_id": run, "checkpoint": batch_id})  # the marker names the micro-batch
@@ -214,8 +243,11 @@ def write_jdbc(
     refused as a persisted DataFrame in the error output's layout (for the caller to write and unpersist), or
     ``None`` when the sink has no error output."""
     rows = batch.filter(F.col("ch").isin(wanted))
+    columns = spread_columns(sink, codes, wanted)
     if writers == 1:
-        spread = rows.repartition(1)
+        spread = rows.coalesce(1)  # ``batch`` is persisted: one task reads its partitions, no shuffle
+    elif columns is not None:
+        spread = rows.repartition(writers, *columns)
     else:
         schema = StructType([*rows.schema.fields, StructField(SPREAD, LongType())])
         spread = rows.mapInArrow(spreader(sink, record_type, codes, wanted), schema).repartition(writers, SPREAD)

@@ -7,7 +7,8 @@ refused row is known with the database's reason. Other errors propagate (a lost 
 cannot work).
 
 An upsert batch is first reduced to the last change of each key (a retraction followed by the new row of the
-same key is the new row), then sent as deletes (keys whose last change is a retraction) and upserts.
+same key is the new row), then sent as deletes (keys whose last change is a retraction) and upserts; many upserts
+go through a staging table where that stores the same (``staged``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from panes.connectors.postgres.failures import is_refusal
+from panes.connectors.postgres.staged import StagedUpserts
 from panes.connectors.postgres.statements import UpsertStatements
 from panes.elements import StreamRecord
 
@@ -46,6 +48,10 @@ class SqlBatches:
     def statement_text(self) -> str:
         return self.sql
 
+    def pending_key(self, change: Change, number: int) -> Any:
+        """What a waiting row is kept under: its number (``number``), as every row is sent."""
+        return number
+
     def send(self, connection: psycopg.Connection[Any], changes: Sequence[Change]) -> tuple[list[Change], Refused]:
         """The changes that landed and the refused ones with their errors (see the module docstring)."""
         try:
@@ -64,9 +70,14 @@ class UpsertBatches:
     def __init__(self, statements: UpsertStatements) -> None:
         self.statements = statements
         self.keys = statements.key_positions()
+        self.staged = StagedUpserts(statements)
 
     def statement_text(self) -> str:
         return self.statements.upsert
+
+    def pending_key(self, change: Change, number: int) -> Any:
+        """What a waiting row is kept under: its key (a newer change of the key replaces it)."""
+        return self.key_of(change)
 
     def key_of(self, change: Change) -> Any:
         key = tuple(change.params[i] for i in self.keys)
@@ -76,13 +87,17 @@ class UpsertBatches:
             return change  # an unhashable key (jsonb): not reduced
         return key
 
-    def reduce(self, changes: Sequence[Change]) -> list[Change]:
+    def reduce(self, changes: Sequence[Change]) -> tuple[list[Change], bool]:
+        """Each key's last change, in the order of the last changes; whether their keys are distinct (keys Python
+        cannot hash, jsonb, are not reduced and may repeat)."""
         last: dict[Any, Change] = {}
+        distinct = True
         for change in changes:
             key = self.key_of(change)
+            distinct = distinct and key is not change
             last.pop(key, None)
             last[key] = change
-        return list(last.values())
+        return list(last.values()), distinct
 
     def _statement(self, change: Change) -> tuple[str, tuple[Any, ...]]:
         if change.retract:
@@ -90,14 +105,14 @@ class UpsertBatches:
         return self.statements.upsert, change.params
 
     def send(self, connection: psycopg.Connection[Any], changes: Sequence[Change]) -> tuple[list[Change], Refused]:
-        reduced = self.reduce(changes)
+        reduced, distinct = self.reduce(changes)
         deletes = [self._statement(c)[1] for c in reduced if c.retract]
         upserts = [c.params for c in reduced if not c.retract]
         try:
             with connection.transaction(), connection.cursor() as cursor:
                 if deletes:
                     cursor.executemany(self.statements.delete, deletes)
-                if upserts:
+                if upserts and not (distinct and self.staged.send(connection, upserts)):
                     cursor.executemany(self.statements.upsert, upserts)
             return reduced, []
         except Exception as error:

@@ -181,8 +181,9 @@ class JdbcExecutionOptions:
     """How a JDBC sink sends its rows (PyFlink's ``JdbcExecutionOptions``; ``JdbcExecutionOptions.builder()``).
 
     - ``batch_size`` (default 5000, Flink's): rows go to the database in statements of at most this many, sent
-      when that many arrived; ``0``: no size of its own, rows are sent at the interval and at each checkpoint.
-      Refused below 0.
+      when that many wait; ``0``: no size of its own, rows are sent at the interval and at each checkpoint.
+      Refused below 0. An upsert sink keeps one waiting row per key, its latest change (as Flink's upsert writer
+      reduces its buffer by key): ``batch_size`` counts the keys waiting, not the changes that arrived.
     - ``batch_interval_ms`` (default 0: none): rows waiting that long are sent with the next row (the local runner
       has no timer thread). Refused below 0 (Flink fails when the job opens).
     - ``max_retries`` (default 3, Flink's): how often a failed connection or send is tried again, on a new

@@ -38,8 +38,16 @@ class RowShape:
             return None
         return tuple(f.name for f in sink_row_type(self.record_type).columns())
 
-    def row_maker(self) -> Callable[[Any], dict[str, Any]]:
-        """A function of a value to its row (a dict of columns in order); it raises :class:`RowRefused`."""
+    def row_maker(self, canonical: bool = False) -> Callable[[Any], dict[str, Any]]:
+        """A function of a value to its row (a dict of columns in order); it raises :class:`RowRefused`.
+        ``canonical``: the values are known to be rows of :attr:`record_type` already (decoded from its Arrow
+        columns, a ``"dict"``-shaped type), and are taken as they are."""
+        if canonical and self.record_type is not None and self.record_type.shape == "dict":
+
+            def as_decoded(value: Any) -> dict[str, Any]:
+                return value  # type: ignore[no-any-return]
+
+            return as_decoded
         if self.record_type is None:
 
             def untyped(value: Any) -> dict[str, Any]:

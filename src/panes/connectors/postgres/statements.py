@@ -152,8 +152,14 @@ class UpsertStatements:
 
     @property
     def upsert(self) -> str:
+        return self._upsert(f"VALUES ({', '.join('%s' for _ in self.columns)})")
+
+    def upsert_from(self, stage: str) -> str:
+        """The upsert of every row of table ``stage`` (holding :attr:`columns`; keys distinct)."""
+        return self._upsert(f"SELECT {', '.join(quote_name(c) for c in self.columns)} FROM {stage}")
+
+    def _upsert(self, rows: str) -> str:
         names = ", ".join(quote_name(c) for c in self.columns)
-        values = ", ".join("%s" for _ in self.columns)
         conflict = ", ".join(quote_name(k) for k in self.keys)
         others = [c for c in self.columns if c not in self.keys]
         action = (
@@ -161,7 +167,7 @@ class UpsertStatements:
             if others
             else "DO NOTHING"
         )
-        return f"INSERT INTO {self.table} ({names}) VALUES ({values}) ON CONFLICT ({conflict}) {action}"
+        return f"INSERT INTO {self.table} ({names}) {rows} ON CONFLICT ({conflict}) {action}"
 
     @property
     def delete(self) -> str:

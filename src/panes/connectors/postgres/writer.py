@@ -1,7 +1,8 @@
 """The writer of one parallel instance of a JDBC sink: rows into PostgreSQL in transactions, one per checkpoint.
 
 Exactly once (a sink with a commit table, the default). Rows are sent into an open transaction (in batches of
-``batch_size``, or after ``batch_interval_ms``), and the transaction is committed when the job is snapshotted and
+``batch_size``, or after ``batch_interval_ms``; an upsert sink's waiting rows reduced to each key's latest
+change), and the transaction is committed when the job is snapshotted and
 when it ends — each a *checkpoint*, numbered 1, 2, ... in the run — together with the checkpoint's marker in the
 commit table (``commits``). The first send of a checkpoint looks for its marker: a replay of a checkpoint that was
 committed (a job restored from a snapshot older than its last commit) writes nothing, and at its end checks that
@@ -112,13 +113,18 @@ class PostgresWriter(SinkWriter):
         self.keep_refused: Callable[[], bytes | None] | None = None
         """Called when a checkpoint commits: what its marker keeps of the rows refused in it (``None``: nothing);
         unset, nothing is kept."""
+        self.canonical_values = False
+        """Set by a runner whose values are decoded from Arrow columns of the rows' own type (a ``"dict"``-shaped
+        type equal to the sink's row type): they are taken as rows without being conformed again."""
         self.before_commit: Callable[[], None] | None = None
         """Called with the checkpoint's rows and marker sent in its open transaction, just before it commits (the
         Spark runner's crash point ``jdbc_open``); unset, nothing is called."""
         self.replayed: commits.Committed | None = None
         """After :meth:`flush`: the marker the last checkpoint found committed before (a replay, which wrote
         nothing), ``None`` when it committed now or had nothing to commit."""
-        self.pending: list[Change] = []
+        self.pending: dict[Any, Change] = {}
+        """The rows waiting to be sent, by what makes a row replace another (``batches``: an upsert's key, a plain
+        statement's row number), in the order of their last change."""
         self.sent: list[Change] = []
         self.received = 0
         self.digest = hashlib.sha256()
@@ -136,7 +142,7 @@ class PostgresWriter(SinkWriter):
         self.sink_id = context.sink_id
         self.refuse = context.refuse
         shape = RowShape(self.type_info if self.type_info is not None else context.record_type)
-        make_row = shape.row_maker()
+        make_row = shape.row_maker(self.canonical_values)
         target = self.target
         unfit: str | None = None
         try:
@@ -179,7 +185,10 @@ class PostgresWriter(SinkWriter):
             return
         self.received += 1
         self.digest.update(repr((change.params, change.retract)).encode())
-        self.pending.append(change)
+        assert self.batches is not None
+        key = self.batches.pending_key(change, self.received)
+        self.pending.pop(key, None)  # a key's newer change replaces the waiting one, and moves to the end
+        self.pending[key] = change
         size = self.execution.get_batch_size()
         interval = self.execution.get_batch_interval_ms()
         if (size > 0 and len(self.pending) >= size) or (interval > 0 and (_now() - self.last_send) * 1000 >= interval):
@@ -198,7 +207,7 @@ class PostgresWriter(SinkWriter):
 
     def abort(self) -> None:
         """Roll back the open transaction and forget what it held."""
-        self.pending, self.sent = [], []
+        self.pending, self.sent = {}, []
         self._drop_connection()
 
     def close(self) -> None:
@@ -211,7 +220,7 @@ class PostgresWriter(SinkWriter):
     def restore_state(self, state: Any) -> None:
         self.run_id = str(state["run_id"])
         self.checkpoint = int(state["checkpoint"])
-        self.pending, self.sent = [], []
+        self.pending, self.sent = {}, []
         self._reset_checkpoint()
 
     # -- connections and retries ------------------------------------------
@@ -305,9 +314,10 @@ class PostgresWriter(SinkWriter):
         assert self.connection is not None and self.batches is not None
         fresh = self._begin()
         if self.replaying is not None:
-            self.pending, self.sent = [], []
+            self.pending, self.sent = {}, []
             return
-        changes = (self.sent + self.pending) if fresh else self.pending
+        waiting = list(self.pending.values())
+        changes = (self.sent + waiting) if fresh else waiting
         if not changes:
             return
         failure: Exception | None = None
@@ -325,7 +335,7 @@ class PostgresWriter(SinkWriter):
             self.sent = []
         else:
             self.sent = landed if fresh else self.sent + landed
-        self.pending = []
+        self.pending = {}
         self.last_send = _now()
         for change, refusal in refused:
             self._refused_by_table(change, refusal)
