@@ -76,6 +76,7 @@ QUICK_SPARK_BY_FILE: dict[str, dict[str, str]] = {
         "test_an_error_output_of_timestamp_errors_writes_its_fixed_columns_on_spark[alone]": "an error output read alone",
         "test_outputs_that_received_nothing_exist_with_their_columns_on_spark[bounded]": "error outputs' columns",
         "test_outputs_that_received_nothing_exist_with_their_columns_on_spark[micro-batches]": "error outputs' columns",
+        "test_error_records_name_the_step_alike_on_both_runners": "error records: one step name on both runners",
     },
     "tests/spark/test_failures.py": {
         "test_a_failing_job_raises_the_same_exception_on_both_runners[bad-record-in-a-keyed-step]": "failures: one exception on both runners",

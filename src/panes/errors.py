@@ -28,6 +28,7 @@ differs (see ``panes.datastream.fingerprint``).
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
@@ -151,12 +152,28 @@ def _json_text(value: Any) -> str | None:
     return None if value is None else json.dumps(value, default=str, ensure_ascii=False)
 
 
+_INSTANCE = re.compile(r" \((?:shard )?\d+/\d+\)$")
+"""The instance a runner appends to a step's name in its messages: ``" (2/4)"`` (the local runner, a sink's
+writer), ``" (shard 1/4)"`` (a keyed step's shard on Spark)."""
+
+
+def step_name(operator: str) -> str:
+    """``operator`` (a step's name as a runner's messages give it) without the instance: the step as the plan names
+    it, the same on every runner."""
+    return _INSTANCE.sub("", operator)
+
+
 @dataclass(frozen=True)
 class ErrorRecord:
     """An element on an error side output: the element (``None`` for a failure while firing a timer), its
     timestamp (``None`` if none), why it was refused, the type of the error (the user's exception's for a
-    failing user function), by which operator instance, and the key and window the operator was working on
-    (``None`` when there is none)."""
+    failing user function), the step that refused it, and the key and window the operator was working on
+    (``None`` when there is none).
+
+    ``operator`` is the step as the plan names it (``"Timestamps/Watermarks"``, ``"Window(Reduce)"``, a name given
+    with ``.name(...)``, ``"Sink: JdbcSink"``), the same on every runner: an instance given at construction
+    (``"Map (1/2)"``, ``"Window(Reduce) (shard 0/4)"``) is dropped (:func:`step_name`), since runners number
+    their instances differently. The ``reason`` may name the instance."""
 
     value: Any
     timestamp: int | None
@@ -165,6 +182,9 @@ class ErrorRecord:
     operator: str
     key: Any = None
     window: Any = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "operator", step_name(self.operator))
 
     def as_row(self) -> dict[str, Any]:
         """The record as a row of :data:`ERROR_RECORD_DDL` (what file sinks and DataFrames hold): the value, the

@@ -139,3 +139,21 @@ def test_a_window_that_fires_at_once_for_a_late_element_reports_its_window(align
     late.process_element(("b", 60), 60)  # its window [0, 100) is past the watermark but within the lateness
     [record] = late.get_side_output(ERRORS)
     assert (record.value.value, record.value.key, record.value.window) == (("b", 60), "b", TimeWindow(0, 100))
+
+
+@pytest.mark.parametrize(
+    ("given", "kept"),
+    [
+        ("Map (1/1)", "Map"),
+        ("Window(Reduce) (shard 2/4)", "Window(Reduce)"),
+        ("Sink: JdbcSink (2/3)", "Sink: JdbcSink"),
+        ("Timestamps/Watermarks", "Timestamps/Watermarks"),
+        ("counts (by page)", "counts (by page)"),
+    ],
+)
+def test_an_error_record_names_the_step_without_its_instance(given: str, kept: str) -> None:
+    from panes.errors import ErrorRecord
+
+    record = ErrorRecord({"v": 1}, None, "why", "ValueError", given)
+    assert record.operator == kept
+    assert ErrorRecord(**record.__dict__).operator == kept  # made again from its fields: the same

@@ -76,8 +76,8 @@ def test_rows_the_table_refuses_go_to_the_error_output_with_the_databases_reason
     )
     refused = sink.get_side_output(errors).execute_and_collect()
     assert postgres.execute("SELECT page, n FROM hits ORDER BY n") == [("/a", 1), ("/c", 6)]
-    operator = "Sink: JdbcSink (1/1)"
-    prefix = f"{operator}: PostgreSQL refused the row (the sink's statement): "
+    operator = "Sink: JdbcSink"  # the step; its reason names the writer
+    prefix = f"{operator} (1/1): PostgreSQL refused the row (the sink's statement): "
     assert [(r.value, r.reason, r.error_type, r.operator) for r in refused] == [
         (
             Row(page="/toolong", n=2),

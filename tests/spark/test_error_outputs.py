@@ -132,3 +132,54 @@ def test_outputs_that_received_nothing_exist_with_their_columns_on_spark(
     build_quiet(env, tmp_path)
     env.execute()
     check_quiet(tmp_path)
+
+
+def refusing(value: dict[str, Any]) -> dict[str, Any]:
+    if value["user"] == "u2":
+        raise ValueError("u2 is refused")
+    return value
+
+
+def first_unless_u9(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    if b["user"] == "u9":
+        raise ValueError("u9 is refused")
+    return a
+
+
+def error_steps(env: StreamEnvironment) -> list[tuple[str, str, str]]:
+    """The (step, error type, value) of each error record of a map, a timestamps step and a keyed window's
+    reduce, all routed to one error output."""
+    from panes.datastream import ListSink
+    from panes.windowing import TumblingEventTimeWindows
+
+    rows = [*ROWS, {"user": "u9", "ts": 1_500}, {"user": "u9", "ts": 1_600}]
+    mapped = env.from_collection(rows).map(refusing).name("refusing").side_output_errors(ERRORS)
+    stamped = mapped.assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner("ts")
+    ).side_output_errors(ERRORS)
+    reduced = (
+        stamped.key_by(lambda row: row["user"])
+        .window(TumblingEventTimeWindows.of(10_000))
+        .reduce(first_unless_u9)
+        .side_output_errors(ERRORS)
+    )
+    reduced.sink_to(ListSink())
+    errors = ListSink()
+    parts = [step.get_side_output(ERRORS) for step in (mapped, stamped, reduced)]
+    parts[0].union(*parts[1:]).sink_to(errors)
+    env.execute()
+    return sorted((e.operator, e.error_type, json.dumps(e.value, sort_keys=True)) for e in errors.values)
+
+
+def test_error_records_name_the_step_alike_on_both_runners(spark: Any) -> None:
+    """The step as the plan names it, without the instance each runner numbers its own way (the local runner's
+    ``(1/1)``, a Spark shard's ``(shard 2/4)``); the timestamps step on Spark by its name, not its class."""
+    from panes.spark import SparkRunner
+
+    local = error_steps(StreamEnvironment("local"))
+    assert [(step, kind) for step, kind, _ in local] == [
+        ("Timestamps/Watermarks", "BadRecordError"),
+        ("Window(Reduce)", "ValueError"),
+        ("refusing", "ValueError"),
+    ]
+    assert error_steps(StreamEnvironment(SparkRunner(spark, num_shards=4))) == local

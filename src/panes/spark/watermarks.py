@@ -184,7 +184,7 @@ def timestamps_operator(step: Step) -> TimestampsAndWatermarksOperator:
     factory = step.transformation.operator_factory  # type: ignore[attr-defined]
     operator: TimestampsAndWatermarksOperator = factory()
     operator.event_time_range = EVENT_TIMES
-    operator.setup(_Capture([]))
+    operator.setup(_Capture([]), task_name=step.transformation.name)  # as its error records name it
     operator.open()
     return operator
 
