@@ -241,10 +241,9 @@ def write_jdbc(
     refused as a persisted DataFrame in the error output's layout (for the caller to write and unpersist), or
     ``None`` when the sink has no error output."""
     rows = batch.filter(F.col("ch").isin(wanted))
-    columns = spread_columns(sink, codes, wanted)
     if writers == 1:
         spread = rows.coalesce(1)  # ``batch`` is persisted: one task reads its partitions, no shuffle
-    elif columns is not None:
+    elif (columns := spread_columns(sink, codes, wanted)) is not None:
         spread = rows.repartition(writers, *columns)
     else:
         schema = StructType([*rows.schema.fields, StructField(SPREAD, LongType())])
