@@ -165,9 +165,12 @@ class StreamEnvironment:
         source_name: str = "Source",
         type_info: Any = None,
     ) -> DataStream:
-        """A stream from ``source``; with ``watermark_strategy`` timestamps and watermarks are assigned at once.
-        ``type_info`` (a ``Types`` type, a Spark DDL string or a pyarrow schema) declares the elements' type:
-        each must fit it, and runners move them as typed columns."""
+        """A stream from ``source``; with ``watermark_strategy`` timestamps and watermarks are assigned at once,
+        as Flink's source does: per split when the source's reader says which split each element comes from (a
+        ``KafkaSource``: a generator per partition, the instance's watermark their minimum; see
+        ``panes.watermarks.splits``), else one generator per instance. ``type_info`` (a ``Types`` type, a Spark DDL
+        string or a pyarrow schema) declares the elements' type: each must fit it, and runners move them as typed
+        columns."""
         from panes.datastream.stream import DataStream, declared_type
 
         transformation = SourceTransformation(
@@ -178,7 +181,7 @@ class StreamEnvironment:
         )
         stream = DataStream(self, transformation)
         if watermark_strategy is not None:
-            stream = stream.assign_timestamps_and_watermarks(watermark_strategy)
+            stream = stream._watermarks(watermark_strategy, per_split=True)
         return stream
 
     def from_collection(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -72,6 +72,24 @@ class SplitsReader(ABC):
 
     def close(self) -> None:
         """Release what the reader holds (connections); called once it ended, and when the job closes."""
+
+    # -- splits, for watermarks per split (``panes.watermarks.splits``) ----------------------------------------
+
+    def split_ids(self) -> list[Hashable] | None:
+        """The splits this reader reads, each by a hashable, picklable id that stays the same across a restore
+        (a Kafka partition's ``KafkaTopicPartition``), when the reader says which split each element comes from
+        (:meth:`current_split`); ``None`` (the default): it does not, and a source's watermark strategy runs one
+        generator per instance."""
+        return None
+
+    def current_split(self) -> Hashable | None:
+        """The split of the element :meth:`__next__` returned last (``None`` by default)."""
+        return None
+
+    def finished_splits(self) -> Collection[Hashable]:
+        """The splits that ended (read to their end) so far: they no longer hold the watermark back. Empty by
+        default."""
+        return ()
 
 
 class CollectionSource(Source):

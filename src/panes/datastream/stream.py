@@ -194,7 +194,14 @@ class DataStream:
         )
 
     def assign_timestamps_and_watermarks(self, watermark_strategy: Any) -> DataStream:
-        """Assign timestamps and generate watermarks with ``watermark_strategy`` (a ``WatermarkStrategy``)."""
+        """Assign timestamps and generate watermarks with ``watermark_strategy`` (a ``WatermarkStrategy``): one
+        generator per parallel instance of the step."""
+        return self._watermarks(watermark_strategy, per_split=False)
+
+    def _watermarks(self, watermark_strategy: Any, per_split: bool) -> DataStream:
+        """The timestamps step; ``per_split``: a source's own strategy (``env.from_source``), whose instances run
+        a generator per split of a source that says which split each element comes from
+        (``panes.watermarks.splits``)."""
         from panes.watermarks import TimestampsAndWatermarksOperator, WatermarkStrategy
 
         if not isinstance(watermark_strategy, WatermarkStrategy):
@@ -204,7 +211,9 @@ class DataStream:
             "Timestamps/Watermarks",
             "timestamps_watermarks",
             watermark_strategy,
-            lambda: TimestampsAndWatermarksOperator(watermark_strategy, auto_watermark_interval=interval),
+            lambda: TimestampsAndWatermarksOperator(
+                watermark_strategy, auto_watermark_interval=interval, per_split=per_split
+            ),
             parallelism=self.transformation.parallelism,
             output_type=INHERIT,
         )

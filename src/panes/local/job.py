@@ -29,7 +29,7 @@ from typing import Any
 
 from panes.datastream.execution import metric_names
 from panes.datastream.fingerprint import STATE_FORMAT, JobFingerprint, check_restart, fingerprint, is_keyed
-from panes.datastream.partitioning import StreamPartitioner
+from panes.datastream.partitioning import ForwardPartitioner, StreamPartitioner
 from panes.datastream.plan import (
     OneInputTransformation,
     Plan,
@@ -280,6 +280,35 @@ class _SourceReader:
         self._iterator: Iterator[Any] | None = None
         self.exhausted = not self.splits
         self.together: SplitsReader | None = None if self.exhausted else source.read_splits(self.splits)
+        self.split_targets: list[TimestampsAndWatermarksOperator] = []
+        """The source's own watermark operators, told the split of every element (``link``)."""
+        self._released: set[Any] = set()
+
+    def link(self, operator: TimestampsAndWatermarksOperator) -> bool:
+        """Let ``operator`` (a source's own, per-split watermark step right after this instance) run a generator
+        per split, when the splits are read together by a reader that says which split each element comes from
+        (``SplitsReader.split_ids``); whether it does."""
+        together = self.together
+        ids = None if together is None else together.split_ids()
+        if ids is None:
+            return False
+        operator.assign_splits(ids)
+        self.split_targets.append(operator)
+        return True
+
+    def tell_split(self) -> None:
+        """Tell the linked operators the split of the element just read, and release the splits that ended."""
+        together = self.together
+        assert together is not None
+        split = together.current_split()
+        finished = together.finished_splits()
+        for operator in self.split_targets:
+            operator.set_current_split(split)
+        if len(finished) != len(self._released):
+            for ended in set(finished) - self._released:
+                for operator in self.split_targets:
+                    operator.release_split(ended)
+            self._released = set(finished)
 
     def next(self) -> tuple[bool, Any]:
         """``(True, element)``, or ``(False, None)`` once every split is read."""
@@ -385,6 +414,8 @@ class LocalJob:
         for node in self.nodes:
             self.instances[id(node)] = [_Instance(self, node, i) for i in range(node.parallelism)]
         self._sources = [inst for node in self.nodes for inst in self.instances[id(node)] if inst.reader is not None]
+        self._split_sources = {id(inst) for inst in self._sources if self._link_split_watermarks(inst)}
+        """The source instances whose own watermark strategy runs a generator per split."""
         self._next_source = 0
         self.records_read = 0
         self.source_errors: dict[str, int] = {}
@@ -396,6 +427,26 @@ class LocalJob:
         for instance in self._all_instances():
             if instance.operator is not None:
                 instance.operator.open()
+
+    def _link_split_watermarks(self, instance: _Instance) -> bool:
+        """Link ``instance`` (a source's) to the source's own watermark step when it follows on a forward edge,
+        instance to instance (``env.from_source(source, strategy, ...)``), so that step runs a generator per split
+        (``panes.watermarks.splits``); whether it does."""
+        reader = instance.reader
+        assert reader is not None
+        linked = False
+        for edge in instance.node.outputs:
+            downstream = edge.downstream
+            if (
+                edge.tag is not None
+                or downstream.parallelism != instance.node.parallelism
+                or not isinstance(edge.resolved_partitioner(), ForwardPartitioner)
+            ):
+                continue
+            operator = self.instances[id(downstream)][instance.index].operator
+            if isinstance(operator, TimestampsAndWatermarksOperator) and operator.per_split and not self.batch:
+                linked = reader.link(operator) or linked
+        return linked
 
     def checked_outputs(self, node: Node) -> dict[str | None, RecordType]:
         """By side-output tag id (``None``: main output): the declared types ``node``'s values are checked
@@ -541,6 +592,8 @@ class LocalJob:
         if has_element:
             record = element if isinstance(element, StreamRecord) else StreamRecord(element)
             self.records_read += 1
+            if id(instance) in self._split_sources:
+                reader.tell_split()
             instance.output.collect(record)
             if not self.batch and not self.ticks_per_step:
                 self._tick()

@@ -33,6 +33,7 @@ from panes.watermarks.generators import (
     WatermarkGeneratorSupplier,
 )
 from panes.watermarks.idleness import IdlenessTimer, WatermarksWithIdleness, validate_idle_timeout
+from panes.watermarks.multiplexer import PartialWatermark, WatermarkMultiplexer, combined_watermark
 from panes.watermarks.operator import (
     DEFAULT_AUTO_WATERMARK_INTERVAL,
     TimestampsAndWatermarksOperator,
@@ -40,6 +41,7 @@ from panes.watermarks.operator import (
     validate_auto_watermark_interval,
 )
 from panes.watermarks.output import WatermarkOutput
+from panes.watermarks.splits import SplitWatermarks
 from panes.watermarks.strategy import WatermarkStrategy, WatermarkStrategyKind
 from panes.watermarks.time_range import EventTimeRange
 from panes.watermarks.valve import InputChannelStatus, StatusWatermarkValve, ValveOutput
@@ -57,9 +59,11 @@ __all__ = [
     "IdlenessTimer",
     "InputChannelStatus",
     "NoWatermarksGenerator",
+    "PartialWatermark",
     "PausableClock",
     "RecordTimestampAssigner",
     "SourceWatermarkAlignment",
+    "SplitWatermarks",
     "StatusWatermarkValve",
     "TimestampAssigner",
     "TimestampAssignerLike",
@@ -72,12 +76,14 @@ __all__ = [
     "WatermarkGenerator",
     "WatermarkGeneratorContext",
     "WatermarkGeneratorSupplier",
+    "WatermarkMultiplexer",
     "WatermarkOutput",
     "WatermarkStrategy",
     "WatermarkStrategyKind",
     "WatermarksWithIdleness",
     "as_timestamp_assigner",
     "checked_timestamp",
+    "combined_watermark",
     "max_allowed_watermark",
     "validate_auto_watermark_interval",
     "validate_idle_timeout",

@@ -9,8 +9,15 @@ through a :class:`WatermarkEmitter`, which forwards only strictly increasing one
 
 Upstream watermarks are ignored, except the final ``LONG_MAX`` one (end of input), which is forwarded;
 upstream watermark statuses are ignored (this operator's own generator decides idleness). ``finish()``
-asks the generator for a last periodic watermark. The operator keeps no checkpointed state: after a restore
-its generator and emitter start afresh, as in Flink.
+asks the generator for a last periodic watermark. Flink keeps none of this in checkpoints; panes snapshots the
+generator's progress (:meth:`TimestampsAndWatermarksOperator.snapshot_extra`) so a restored job goes on as an
+uninterrupted one.
+
+Per split: the operator a source's watermark strategy makes (``env.from_source(source, strategy, name)``) is
+``per_split``. When the runner tells it the splits its source instance reads (:meth:`assign_splits`, before
+``open``) and the split of each record (:meth:`set_current_split`), it runs a generator per split and emits their
+minimum, as Flink's ``SourceOperator`` does (``panes.watermarks.splits``); otherwise, and always for
+``assign_timestamps_and_watermarks``, it runs one generator.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from panes.watermarks.assigners import TimestampAssigner, checked_timestamp
 from panes.watermarks.clock import PausableClock
 from panes.watermarks.generators import NoWatermarksGenerator, WatermarkGenerator, WatermarkGeneratorContext
 from panes.watermarks.output import WatermarkOutput
+from panes.watermarks.splits import SplitWatermarks
 from panes.watermarks.strategy import WatermarkStrategy
 from panes.watermarks.time_range import EventTimeRange
 
@@ -80,7 +88,9 @@ class TimestampsAndWatermarksOperator(OneInputStreamOperator):
     - ``emit_progressive_watermarks``: ``False`` (Flink's batch mode) replaces the generator with
       :class:`NoWatermarksGenerator` and emits no periodic watermarks;
     - ``auto_watermark_interval``: processing time between periodic emits (``timedelta`` or ``int`` ms,
-      default 200 ms, ``0`` disables them, negative raises ``ValueError``).
+      default 200 ms, ``0`` disables them, negative raises ``ValueError``);
+    - ``per_split`` (default ``False``): a source's own strategy, which runs a generator per split once the
+      runner assigns splits (:meth:`assign_splits`).
 
     Periodic emission follows Flink's timer: ``open()`` schedules the first emit at ``now + interval``;
     when processing time reaches it (:meth:`advance_processing_time`), the generator emits once and the next
@@ -95,6 +105,7 @@ class TimestampsAndWatermarksOperator(OneInputStreamOperator):
         *,
         emit_progressive_watermarks: bool = True,
         auto_watermark_interval: DurationLike = DEFAULT_AUTO_WATERMARK_INTERVAL,
+        per_split: bool = False,
     ) -> None:
         super().__init__()
         if not isinstance(strategy, WatermarkStrategy):
@@ -107,6 +118,10 @@ class TimestampsAndWatermarksOperator(OneInputStreamOperator):
         self._emitter: WatermarkEmitter | None = None
         self._next_periodic_emit: int | None = None
         self.input_activity_clock: PausableClock | None = None
+        self.per_split = bool(per_split)
+        self._assigned_splits: list[Any] | None = None
+        self._splits: SplitWatermarks | None = None
+        self._current_split: Any = None
         self.event_time_range = EventTimeRange()
         """The event times the host represents; a record whose timestamp is outside is a bad record (the
         default, Java's whole long range, refuses none; the Spark runner sets its own)."""
@@ -123,10 +138,36 @@ class TimestampsAndWatermarksOperator(OneInputStreamOperator):
         else:
             self._generator = NoWatermarksGenerator()
         self._emitter = WatermarkEmitter(self.output)
+        if self._assigned_splits is not None and self.emit_progressive_watermarks:
+            self._splits = SplitWatermarks(self.strategy, context, self._emitter)
+            self._splits.add_all(self._assigned_splits)
         if self.auto_watermark_interval > 0 and self.emit_progressive_watermarks:
             now = self.processing_time_service.get_current_processing_time()
             self._next_periodic_emit = now + self.auto_watermark_interval
         self._apply_restored()
+
+    # -- splits -----------------------------------------------------------------------------------------------
+
+    def assign_splits(self, splits: list[Any]) -> None:
+        """The splits (hashable, picklable ids) the source instance before this operator reads, told by the runner
+        before ``open``: each gets its own generator. ``ValueError`` unless the operator is ``per_split``."""
+        if not self.per_split:
+            raise ValueError("only a source's own watermark strategy (env.from_source) runs a generator per split")
+        self._assigned_splits = list(splits)
+
+    def set_current_split(self, split: Any) -> None:
+        """The split of the records that follow (a split not assigned yet is added, at ``LONG_MIN``)."""
+        self._current_split = split
+
+    def release_split(self, split: Any) -> None:
+        """``split`` ended: it no longer holds the watermark back."""
+        if self._splits is not None:
+            self._splits.release(split)
+
+    @property
+    def split_watermarks(self) -> SplitWatermarks | None:
+        """The per-split generators, when the operator runs them (after :meth:`assign_splits` and ``open``)."""
+        return self._splits
 
     def _require_open(self) -> tuple[TimestampAssigner, WatermarkGenerator, WatermarkEmitter]:
         if self._assigner is None or self._generator is None or self._emitter is None:
@@ -137,7 +178,13 @@ class TimestampsAndWatermarksOperator(OneInputStreamOperator):
         """End of input: one last periodic emit (Flink's ``finish``)."""
         super().finish()
         _, generator, emitter = self._require_open()
-        generator.on_periodic_emit(emitter)
+        self._periodic_emit(generator, emitter)
+
+    def _periodic_emit(self, generator: WatermarkGenerator, emitter: WatermarkEmitter) -> None:
+        if self._splits is not None:
+            self._splits.on_periodic_emit()
+        else:
+            generator.on_periodic_emit(emitter)
 
     # -- elements -----------------------------------------------------------------------------------------
 
@@ -160,7 +207,10 @@ class TimestampsAndWatermarksOperator(OneInputStreamOperator):
         if timestamp not in self.event_time_range:
             self.event_time_range.check(timestamp, value)
         self.output.collect(StreamRecord(value, timestamp))
-        generator.on_event(value, timestamp, emitter)
+        if self._splits is not None:
+            self._splits.on_event(self._current_split, value, timestamp)
+        else:
+            generator.on_event(value, timestamp, emitter)
 
     def process_watermark(self, watermark: Watermark) -> None:
         """Upstream watermarks are ignored, except ``LONG_MAX`` (end of input), which is forwarded."""
@@ -179,7 +229,7 @@ class TimestampsAndWatermarksOperator(OneInputStreamOperator):
         due = self._next_periodic_emit
         if due is not None and now >= due:
             _, generator, emitter = self._require_open()
-            generator.on_periodic_emit(emitter)
+            self._periodic_emit(generator, emitter)
             self._next_periodic_emit = now + self.auto_watermark_interval
 
     def next_processing_time_timer(self) -> int | None:
@@ -200,6 +250,8 @@ class TimestampsAndWatermarksOperator(OneInputStreamOperator):
             "emitted": emitter.current_watermark,
             "idle": emitter.idle,
             "next_emit": self._next_periodic_emit,
+            "splits": None if self._splits is None else self._splits.snapshot_state(),
+            "current_split": self._current_split,
         }
 
     def restore_extra(self, data: Any) -> None:
@@ -215,6 +267,9 @@ class TimestampsAndWatermarksOperator(OneInputStreamOperator):
         emitter.idle = data["idle"]
         if data["next_emit"] is not None and self._next_periodic_emit is not None:
             self._next_periodic_emit = data["next_emit"]
+        if self._splits is not None and data.get("splits") is not None:
+            self._splits.restore_state(data["splits"])
+            self._current_split = data.get("current_split")
 
     # -- introspection --------------------------------------------------------------------------------------
 

@@ -3,7 +3,9 @@ when it first reads (or restored from a snapshot), element by element.
 
 Each record goes through the source's deserializer; its elements are emitted one by one with the record's
 timestamp, a record the deserializer raised on as one :class:`~panes.connectors.kafka.deserialization.KafkaBadRecord`.
-The position (:meth:`KafkaSplitsReader.position`) is the next offset of every partition, the stopping offsets of
+Each partition is a split (:meth:`KafkaSplitsReader.split_ids`, :meth:`KafkaSplitsReader.current_split`), so a
+watermark strategy given to ``env.from_source`` runs a generator per partition. The position
+(:meth:`KafkaSplitsReader.position`) is the next offset of every partition, the stopping offsets of
 a bounded source and how many elements of a record were emitted, so a job restored from a snapshot reads on from
 the element after the last one it had emitted.
 
@@ -67,6 +69,7 @@ class KafkaSplitsReader(SplitsReader):
         self._fetched: deque[Any] = deque()
         self._pending: deque[Any] = deque()
         self._current: tuple[KafkaTopicPartition, int] | None = None
+        self._last: KafkaTopicPartition | None = None
         self._emitted = 0
         self._skip: tuple[KafkaTopicPartition, int, int] | None = None
         self._trouble_since: float | None = None
@@ -161,8 +164,9 @@ class KafkaSplitsReader(SplitsReader):
             if self._pending:
                 element = self._pending.popleft()
                 self._emitted += 1
+                assert self._current is not None
+                self._last = self._current[0]
                 if not self._pending:
-                    assert self._current is not None
                     self._finished(*self._current)
                 return element
             if self._stop is not None and len(self._done) == len(self._partitions):
@@ -290,6 +294,20 @@ class KafkaSplitsReader(SplitsReader):
             self._source.properties,
             RuntimeError(f"{error.name()}: {error.str()}"),
         )
+
+    # -- splits ------------------------------------------
+
+    def split_ids(self) -> list[Any]:
+        """The partitions read (``KafkaTopicPartition``), each a split with its own watermark generator."""
+        return list(self._partitions)
+
+    def current_split(self) -> KafkaTopicPartition | None:
+        """The partition of the element returned last."""
+        return self._last
+
+    def finished_splits(self) -> set[KafkaTopicPartition]:
+        """The partitions of a bounded source that reached their stopping offsets."""
+        return self._done
 
     # -- position and closing ------------------------------------------
 

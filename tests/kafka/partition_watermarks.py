@@ -1,0 +1,105 @@
+"""The scenarios of the watermark-per-partition tests (issue 40), shared by the local runner's and Spark's: a topic of
+two partitions, records counted per tumbling window of their Kafka timestamps, what a window's firing should hold
+worked out from the definition of Flink's ``KafkaSource`` watermark (a generator per partition, the minimum over the
+partitions that are not idle, a partition without a record at ``LONG_MIN``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from panes.common import SimpleStringSchema
+from panes.connectors.kafka import KafkaOffsetsInitializer, KafkaSource
+from panes.datastream import OutputTag
+from panes.datastream.sinks import ListSink
+from panes.time import LONG_MIN
+from panes.watermarks import WatermarkStrategy
+from panes.windowing import TumblingEventTimeWindows
+from tests.kafka.conftest import produce
+
+SIZE = 2_000
+"""The windows' size (ms)."""
+
+BOUND = 100
+"""The strategy's out-of-orderness bound (ms)."""
+
+IDLE_TIMEOUT = 1_000
+"""The idleness timeout of the idleness scenarios (ms of processing time)."""
+
+Records = list[tuple[int, int]]
+"""``(partition, Kafka timestamp)`` in the order written."""
+
+LEADING: Records = [(0, t) for t in range(1_000, 13_000, 500)]
+"""Partition 0, ahead."""
+
+LAGGING: Records = [(1, t) for t in range(1_000, 9_000, 500)]
+"""Partition 1, whose records are far behind partition 0's."""
+
+QUIET_EARLY: Records = [(1, 1_000), (0, 1_000), (1, 1_500), (0, 1_500)]
+"""Both partitions' first records; partition 1 gets nothing more afterwards."""
+
+LEADING_ON: Records = [(0, t) for t in range(2_000, 17_000, 500)]
+"""Partition 0 alone, later."""
+
+
+def write(bootstrap: str, topic: str, records: Records) -> None:
+    """Write ``records`` (value ``p<partition>-<timestamp>``) and wait for the acknowledgements."""
+    produce(
+        bootstrap,
+        topic,
+        [{"value": f"p{p}-{t}".encode(), "partition": p, "timestamp": t} for p, t in records],
+    )
+
+
+def kafka_source(bootstrap: str, topic: str) -> KafkaSource:
+    """An unbounded source of ``topic`` from its start."""
+    return (
+        KafkaSource.builder()
+        .set_bootstrap_servers(bootstrap)
+        .set_topics(topic)
+        .set_value_only_deserializer(SimpleStringSchema())
+        .set_starting_offsets(KafkaOffsetsInitializer.earliest())
+        .build()
+    )
+
+
+def strategy(idleness: bool) -> WatermarkStrategy:
+    chosen = WatermarkStrategy.for_bounded_out_of_orderness(BOUND)
+    return chosen.with_idleness(IDLE_TIMEOUT) if idleness else chosen
+
+
+def count_windows(env: Any, source: KafkaSource, watermarks: WatermarkStrategy) -> tuple[ListSink, ListSink]:
+    """Records counted per tumbling window with the strategy given to ``from_source``: the windows' ``(start,
+    count)`` and the late records (values)."""
+    late: OutputTag[Any] = OutputTag("late")
+    counts = (
+        env.from_source(source, watermarks, "kafka")
+        .map(lambda value: (value, 1))
+        .key_by(lambda pair: 0)
+        .window(TumblingEventTimeWindows.of(SIZE))
+        .side_output_late_data(late)
+        .process(_count)
+    )
+    out, late_out = ListSink(), ListSink()
+    counts.sink_to(out)
+    counts.get_side_output(late).sink_to(late_out)
+    return out, late_out
+
+
+def _count(key: Any, context: Any, elements: Any) -> Any:
+    yield (context.window().start, sum(1 for _ in elements))
+
+
+def watermark(records: Records, idle: set[int]) -> int:
+    """The source's watermark once every record is read: the minimum over the partitions not in ``idle`` of
+    ``max timestamp - BOUND - 1``."""
+    highest: dict[int, int] = {}
+    for partition, timestamp in records:
+        highest[partition] = max(highest.get(partition, LONG_MIN), timestamp)
+    return min(top - BOUND - 1 for partition, top in highest.items() if partition not in idle)
+
+
+def fired(records: Records, upto: int) -> list[tuple[int, int]]:
+    """The windows a watermark at ``upto`` fired, each with every record of it (a partition's records ascend, so
+    none is late when the watermark is the minimum over the partitions)."""
+    starts = sorted({t - t % SIZE for _, t in records})
+    return [(s, sum(1 for _, t in records if s <= t < s + SIZE)) for s in starts if s + SIZE - 1 <= upto]
