@@ -34,10 +34,10 @@ LEADING: Records = [(0, t) for t in range(1_000, 13_000, 500)]
 LAGGING: Records = [(1, t) for t in range(1_000, 9_000, 500)]
 """Partition 1, whose records are far behind partition 0's."""
 
-QUIET_EARLY: Records = [(1, 1_000), (0, 1_000), (1, 1_500), (0, 1_500)]
-"""Both partitions' first records; partition 1 gets nothing more afterwards."""
+QUIET_EARLY: Records = [(1, 1_000), (0, 1_000), (1, 2_500), (0, 2_500), (1, 4_500), (0, 4_500)]
+"""Both partitions' first records (their watermark fires the first two windows); partition 1 gets nothing more."""
 
-LEADING_ON: Records = [(0, t) for t in range(2_000, 17_000, 500)]
+LEADING_ON: Records = [(0, t) for t in range(5_000, 20_000, 500)]
 """Partition 0 alone, later."""
 
 
