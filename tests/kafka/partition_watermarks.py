@@ -1,7 +1,8 @@
 """The scenarios of the watermark-per-partition tests (issue 40), shared by the local runner's and Spark's: a topic of
-two partitions, records counted per tumbling window of their Kafka timestamps, what a window's firing should hold
-worked out from the definition of Flink's ``KafkaSource`` watermark (a generator per partition, the minimum over the
-partitions that are not idle, a partition without a record at ``LONG_MIN``)."""
+two partitions, records counted per tumbling window of their Kafka timestamps. What the windows should hold is worked
+out from definitions: Flink's ``KafkaSource`` watermark (a generator per partition, the minimum over the partitions
+that are not idle, a partition without a record at ``LONG_MIN``: :func:`watermark`, :func:`fired`), which the local
+runner makes, and Spark's one watermark over all partitions moved between micro-batches (:func:`one_watermark`)."""
 
 from __future__ import annotations
 
@@ -103,3 +104,27 @@ def fired(records: Records, upto: int) -> list[tuple[int, int]]:
     none is late when the watermark is the minimum over the partitions)."""
     starts = sorted({t - t % SIZE for _, t in records})
     return [(s, sum(1 for _, t in records if s <= t < s + SIZE)) for s in starts if s + SIZE - 1 <= upto]
+
+
+def one_watermark(runs: list[Records]) -> list[tuple[list[tuple[int, int]], int]]:
+    """Spark's answer when each of ``runs`` is one micro-batch: one watermark over all partitions, the largest
+    ``timestamp - BOUND - 1`` of any record so far, moved after each micro-batch; a record whose window's last
+    millisecond the watermark before its micro-batch reached is late. Per run: the windows it fired (start, count)
+    and how many records were late."""
+    current = LONG_MIN
+    pending: dict[int, int] = {}
+    found = []
+    for records in runs:
+        late = 0
+        for _, timestamp in records:
+            start = timestamp - timestamp % SIZE
+            if start + SIZE - 1 <= current:
+                late += 1
+            else:
+                pending[start] = pending.get(start, 0) + 1
+        current = max(current, max(t for _, t in records) - BOUND - 1)
+        due = sorted((start, count) for start, count in pending.items() if start + SIZE - 1 <= current)
+        for start, _ in due:
+            del pending[start]
+        found.append((due, late))
+    return found

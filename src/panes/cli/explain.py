@@ -83,6 +83,25 @@ def strategy_lines(strategy: Any) -> list[str]:
     return lines
 
 
+def split_lines(node: OneInputTransformation) -> list[str]:
+    """How a source's own strategy (``env.from_source``) makes its watermark from the source's splits: for a Kafka
+    source, per partition (``panes.watermarks.splits``), and on Spark one watermark over all of them."""
+    factory = node.operator_factory
+    if factory is None or not getattr(factory(), "per_split", False):
+        return []
+    upstream = node.inputs[0]
+    if not isinstance(upstream, SourceTransformation) or upstream.source.__class__.__name__ != "KafkaSource":
+        return ["per split: a generator per split when the source says which split each element comes from"]
+    return [
+        "per partition: a generator per Kafka partition, the watermark their minimum (a partition without a record "
+        "holds it at Long.MIN_VALUE), as Flink's KafkaSource",
+        "on Spark: one watermark over all partitions (the largest timestamp of any, between micro-batches): Spark "
+        "refuses a second watermark operator in one lineage ('Redefining watermark is disallowed'), so a partition "
+        "behind another has its records judged late there and windows fire once the fastest partition passed them; "
+        "with_idleness is refused there",
+    ]
+
+
 def window_lines(spec: Any) -> list[str]:
     """A window step's configuration, line by line."""
     function = spec.function
@@ -128,6 +147,7 @@ def step_lines(node: Transformation, types: dict[Channel, RecordType | None] | N
         lines.append(f"{node.name} ({node.op_kind}{keyed})")
         if node.op_kind == "timestamps_watermarks":
             lines += strategy_lines(node.spec)
+            lines += split_lines(node)
         elif node.op_kind == "window":
             lines += window_lines(node.spec)
             if types is not None and node.spec.keyed:

@@ -5,9 +5,10 @@ so most plans give one answer on both. :func:`runner_differences` lists what a p
 streaming file source (Spark reads files as they arrive, in micro-batches it sizes), punctuated or custom
 watermark generators (on Spark a watermark takes effect at the end of a micro-batch, and a generator starts
 afresh in every micro-batch), idleness (measured on processing time), processing-time windows without given
-processing times (the wall clock on Spark), several watermarked inputs (Spark's one watermark per query), and the
-local runner's ``advance="per_element"``. ``panes explain`` prints the list and a job's first progress line
-says how many there are. BATCH execution has none: both runners compute final results from sorted input.
+processing times (the wall clock on Spark), several watermarked inputs (Spark's one watermark per query), a
+Kafka source's watermark per partition (one over all partitions on Spark), and the local runner's
+``advance="per_element"``. ``panes explain`` prints the list and a job's first progress line says how many there
+are. BATCH execution has none: both runners compute final results from sorted input.
 """
 
 from __future__ import annotations
@@ -45,6 +46,16 @@ def runner_differences(plan: Plan, config: ExecutionConfig | None = None, local_
                 f"step {step.name!r} has a custom watermark generator: a watermark it emits on an event takes effect "
                 "at once on the local runner and at the end of the micro-batch on Spark, where the generator also "
                 "starts afresh in every micro-batch"
+            )
+        upstream = step.inputs[0]
+        per_split = step.operator_factory is not None and getattr(step.operator_factory(), "per_split", False)
+        kafka = getattr(upstream, "source", None)
+        if per_split and type(kafka).__name__ == "KafkaSource" and not kafka.is_bounded():  # type: ignore[union-attr]
+            reasons.append(
+                f"step {step.name!r} makes a watermark per Kafka partition, their minimum the source's, as Flink's "
+                "KafkaSource (the local runner); Spark keeps one watermark over all partitions, the largest "
+                "timestamp of any (it refuses a second watermark operator in one lineage), so there a partition "
+                "behind another has its records judged late and windows fire once the fastest partition passed them"
             )
         if getattr(strategy, "idle_timeouts", ()):
             reasons.append(
