@@ -11,9 +11,10 @@ that wrote them) and meet the job's accounting identity; the driver-side sink re
 once.
 
 The kill lands exactly at its point: the job's crash hook (``panes.spark.crash_hook``) holds it there until the
-test kills it. The default run (CI) kills every job alone once (:data:`DEFAULT`: every kind of point, every job);
-``-m faults`` adds the full set (:data:`FULL`, 21 points) and the ``all`` job killed at every kind of point in
-turn (:data:`CHAIN`: each restart is killed again further on)::
+test kills it. The default run (CI) kills three jobs that hold every kind of step, at every kind of point
+(:data:`DEFAULT`: one job killed twice in turn, each restart killed again further on); ``-m faults`` adds the
+full set (:data:`FULL`, 21 points, each job killed alone) and the ``all`` job killed at every kind of point in
+turn (:data:`CHAIN`)::
 
     PYTHONPATH=$PWD/src:$PWD python -m pytest -m faults tests/spark/test_crash_points.py -s
 """
@@ -37,16 +38,20 @@ pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[2]
 
 DEFAULT = [
-    ("tumbling", "batch", 3),
-    ("sessions", "state", 6),
-    ("count", "between", 2),
-    ("timers", "between", 6),
-    ("branching", "state", 4),
+    ("branching", (("batch", 3), ("state", 6))),
+    ("sessions", (("state", 6),)),
+    ("count", (("between", 2),)),
 ]
-"""One crash point of every job, every kind of point, run by default (CI): a kill at ``state`` meets both the files
-the query's tasks write directly (``sessions``) and those written through ``foreachBatch`` (``branching``). (The
-five jobs as one query killed in turn, :data:`CHAIN`, costs more: 630 s against 524 s for these five beside other
-tests, its one query's micro-batches dearer than the five jobs' together.)"""
+"""The kills run by default (CI), each job's in turn on one checkpoint, then one restart to the end: every kind
+of point, and every kind of step at one point at least. ``branching`` holds tumbling windows with lateness and a
+late output, a keyed process function with event- and processing-time timers, files written through
+``foreachBatch``, a ``ForeachBatchSink`` and a driver-side sink; it is killed while a micro-batch reads its input
+and, restarted, again during the state commit. ``sessions`` (merging windows, files the query's tasks write
+directly) is killed during the state commit, ``count`` (count windows) between micro-batches. The jobs
+``tumbling`` and ``timers`` hold steps ``branching`` has; the full set (:data:`FULL`, ``-m faults``) kills each of
+them at every kind of point. (Five jobs killed once each cost 688 s of a full run beside other tests; the five
+as one query killed in turn, :data:`CHAIN`, more: its one query's micro-batches are dearer than the five jobs'
+together.)"""
 
 CHAIN = [("batch", 3), ("state", 6), ("between", 8)]
 """The kills of the ``all`` job (``-m faults``), in turn on one checkpoint."""
@@ -144,15 +149,19 @@ def test_the_jobs_as_one_query_killed_at_every_kind_of_point_in_turn_restart_to_
     assert all(not landing.finished for landing in landings)
 
 
-CASES = [*DEFAULT, *(pytest.param(*case, marks=pytest.mark.faults) for case in FULL if case not in DEFAULT)]
-"""The default points, and the full set behind ``-m faults``."""
-
-
 @pytest.mark.parametrize(
-    ("job", "point", "batch"),
-    CASES,
-    ids=[f"{j}-{p}@{b}" for j, p, b in [*DEFAULT, *(case for case in FULL if case not in DEFAULT)]],
+    ("job", "kills"), DEFAULT, ids=[f"{job}-{'-'.join(f'{p}@{b}' for p, b in kills)}" for job, kills in DEFAULT]
 )
+def test_a_job_killed_at_crash_points_in_turn_restarts_to_the_uninterrupted_output(
+    spark: Any, tmp_path_factory: pytest.TempPathFactory, job: str, kills: tuple[tuple[str, int], ...]
+) -> None:
+    folder = tmp_path_factory.mktemp(job)
+    landings = kill_and_restart(spark, folder, job, list(kills))
+    assert [(landing.point, landing.batch) for landing in landings] == list(kills)
+
+
+@pytest.mark.faults
+@pytest.mark.parametrize(("job", "point", "batch"), FULL, ids=[f"{j}-{p}@{b}" for j, p, b in FULL])
 def test_a_job_killed_at_a_crash_point_restarts_to_the_uninterrupted_output(
     spark: Any, tmp_path_factory: pytest.TempPathFactory, job: str, point: str, batch: int
 ) -> None:
