@@ -12,7 +12,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -322,13 +321,6 @@ def run(
 def show(batches: list[Batch]) -> None:
     for batch in batches:
         print(batch.line())
-
-
-def timed(label: str) -> Callable[[], float]:
-    """A stopwatch: call the returned function for the seconds since ``timed`` was called."""
-    started = time.perf_counter()
-    del label
-    return lambda: time.perf_counter() - started
 
 
 def kinds(batch: Batch, kind: str) -> list[tuple[str, int]]:
