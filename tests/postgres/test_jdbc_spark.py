@@ -180,46 +180,46 @@ def test_an_unreachable_server_fails_the_spark_job_after_the_retries(postgres: D
     assert postgres.server.password not in message
 
 
-@pytest.mark.parametrize("point", ["jdbc_open", "jdbc"])
-def test_a_job_killed_before_or_after_its_writers_committed_leaves_the_table_of_an_uninterrupted_run(
-    postgres: Database, tmp_path: Path, point: str
+def test_a_job_killed_before_and_after_its_writers_committed_leaves_the_table_of_an_uninterrupted_run(
+    postgres: Database, tmp_path: Path, spark: Any
 ) -> None:
-    """SIGKILL of the job's whole process group (driver JVM, Python workers) while a writer of micro-batch 2 holds at
-    a crash point: ``jdbc_open``, its rows and marker sent in its transaction, not committed (the server rolls it
-    back when the connection dies; every writer of the micro-batch stops there, so none of its rows is in the
-    table); ``jdbc``, its transaction committed and Spark's batch not. The restart replays micro-batch 2, whose
-    writers write it, or find their markers and write nothing, and goes on."""
+    """SIGKILL of the job's whole process group (driver JVM, Python workers) while a writer holds at a crash point,
+    twice in turn on one checkpoint: at ``jdbc_open`` of micro-batch 1, its rows and marker sent in its transaction,
+    not committed (the server rolls it back when the connection dies; every writer of the micro-batch stops there,
+    so none of its rows is in the table); restarted, at ``jdbc`` of micro-batch 2, its transaction committed and
+    Spark's batch not. The restart to the end (in this process) replays micro-batch 2, whose writers write it, or
+    find their markers and write nothing, and goes on: each row once."""
     from panes.spark.crash_hook import VARIABLE
-    from tests.postgres.jdbc_fault_job import BATCHES
+    from tests.postgres.jdbc_fault_job import BATCHES, main
 
     postgres.execute("CREATE TABLE hits (batch int, n int)")
     checkpoint = str(tmp_path / "checkpoint")
-    marker = tmp_path / "held"
     command = [sys.executable, "-m", "tests.postgres.jdbc_fault_job", postgres.url, checkpoint]
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    held = subprocess.Popen(
-        command,
-        env={**environment, VARIABLE: f"{point}:2:{marker}"},
-        cwd=ROOT,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 300
-        while not marker.exists() and held.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert marker.exists(), f"the job did not reach the {point} crash point (exit {held.poll()})"
-    finally:
-        os.killpg(held.pid, signal.SIGKILL)
-        held.wait(60)
-    committed = postgres.execute("SELECT DISTINCT batch FROM hits ORDER BY 1")
-    if point == "jdbc":  # a writer of micro-batch 2 committed before the kill
-        assert (2,) in committed and (3,) not in committed
-    else:  # micro-batches 0 and 1 committed, 2 held open, then rolled back
-        assert committed == [(0,), (1,)]
-    rerun = subprocess.run(command, env=environment, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
-    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    for point, batch in (("jdbc_open", 1), ("jdbc", 2)):
+        marker = tmp_path / f"held-{point}"
+        held = subprocess.Popen(
+            command,
+            env={**environment, VARIABLE: f"{point}:{batch}:{marker}"},
+            cwd=ROOT,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            deadline = time.monotonic() + 300
+            while not marker.exists() and held.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert marker.exists(), f"the job did not reach the {point} crash point (exit {held.poll()})"
+        finally:
+            os.killpg(held.pid, signal.SIGKILL)
+            held.wait(60)
+        committed = postgres.execute("SELECT DISTINCT batch FROM hits ORDER BY 1")
+        if point == "jdbc":  # micro-batch 1 replayed, and a writer of micro-batch 2 committed before the kill
+            assert (1,) in committed and (2,) in committed and (3,) not in committed
+        else:  # micro-batch 0 committed, 1 held open, then rolled back
+            assert committed == [(0,)]
+    main(postgres.url, checkpoint, spark)
     expected = sorted(row for batch in BATCHES for row in batch)
     assert postgres.execute("SELECT batch, n FROM hits ORDER BY 1, 2") == expected  # each row once
 
