@@ -22,21 +22,21 @@ from panes.watermarks import WatermarkStrategy
 from panes.windowing import TumblingEventTimeWindows, WindowRow
 
 KEYS = 3_000
-BATCHES = 8
+BATCHES = 5
 PER_BATCH = 1_500
 HOUR = 3_600_000
 TYPE = "key STRING, ts BIGINT, value BIGINT"
 
 
-def events() -> list[list[dict[str, Any]]]:
-    """Micro-batches of rows over :data:`KEYS` keys within one hour, then one row hours later (its watermark
-    closes every window and fires every timer)."""
+def events(batches: int = BATCHES) -> list[list[dict[str, Any]]]:
+    """``batches`` micro-batches of :data:`PER_BATCH` rows over :data:`KEYS` keys within one hour, then one row hours
+    later (its watermark closes every window and fires every timer)."""
     batches = [
         [
             {"key": f"k{(b * PER_BATCH + i) * 7 % KEYS}", "ts": (b * PER_BATCH + i) * 200, "value": i % 17}
             for i in range(PER_BATCH)
         ]
-        for b in range(BATCHES)
+        for b in range(batches)
     ]
     return [*batches, [{"key": "end", "ts": 10 * HOUR, "value": 0}]]
 
@@ -56,9 +56,9 @@ class Tally(KeyedProcessFunction[Any, Any, Any]):
         yield {"key": ctx.get_current_key(), "elements": self.count.value()}
 
 
-def build(env: StreamEnvironment) -> dict[str, Any]:
-    """The job on ``env``; returns its two result streams by name."""
-    stamped = env.from_micro_batches(events(), type_info=TYPE).assign_timestamps_and_watermarks(
+def build(env: StreamEnvironment, batches: int = BATCHES) -> dict[str, Any]:
+    """The job over ``batches`` micro-batches (:func:`events`) on ``env``; returns its two result streams by name."""
+    stamped = env.from_micro_batches(events(batches), type_info=TYPE).assign_timestamps_and_watermarks(
         WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner("ts")
     )
     windows = (
@@ -83,14 +83,14 @@ def keepers_in_workers(spark: Any) -> bool:
     return bool(answers[0])
 
 
-def main(master: str, output: str, partitions: str | None = None) -> None:
+def main(master: str, output: str, partitions: str | None = None, batches: str | None = None) -> None:
     from panes.spark import SparkRunner, create_session
 
     slots = master[len("local[") : -1] if master.startswith("local[") else "2"
     count = partitions or slots
     spark = create_session(master, config={"spark.sql.shuffle.partitions": count, "spark.default.parallelism": count})
     env = StreamEnvironment(SparkRunner(spark))
-    for name, stream in build(env).items():
+    for name, stream in build(env, int(batches or BATCHES)).items():
         stream.sink_to_files(os.path.join(output, name))
     result = env.execute("slots job")
     metrics = result.details["metrics"]["steps"]

@@ -21,10 +21,10 @@ from tests.spark import slots_job
 pytestmark = [pytest.mark.spark, pytest.mark.skipif(sys.platform != "linux", reason="shard keepers need Linux")]
 
 
-def local_results() -> dict[str, list[tuple[Any, ...]]]:
+def local_results(batches: int = slots_job.BATCHES) -> dict[str, list[tuple[Any, ...]]]:
     env = StreamEnvironment("local")
     sinks = {}
-    for name, stream in slots_job.build(env).items():
+    for name, stream in slots_job.build(env, batches).items():
         sinks[name] = ListSink()
         stream.sink_to(sinks[name])
     env.execute()
@@ -62,6 +62,7 @@ def test_without_shard_keepers_shards_live_in_the_workers_and_give_the_local_run
     """``PANES_SHARD_KEEPERS=0`` (and every platform but Linux): each shard call runs in the Python worker that
     runs its task, restoring its operator from the state store when that worker does not hold it live."""
     output = tmp_path / "out"
-    run_job(["-m", "tests.spark.slots_job", "local[2]", str(output)], PANES_SHARD_KEEPERS="0")
+    # a reduced form: three micro-batches of rows, each but the first meeting state of the ones before it
+    run_job(["-m", "tests.spark.slots_job", "local[2]", str(output), "2", "3"], PANES_SHARD_KEEPERS="0")
     assert json.loads((output / "keepers.json").read_text()) is False
-    assert spark_results(output) == local_results()
+    assert spark_results(output) == local_results(3)
