@@ -7,6 +7,7 @@ the ``kafka`` crash point of that micro-batch (records and marker produced, tran
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from panes.common import SimpleStringSchema
 from panes.connectors.kafka import DeliveryGuarantee, KafkaRecordSerializationSchema, KafkaSink
@@ -16,7 +17,9 @@ from panes.spark import SparkRunner
 BATCHES = [[f"b{b}-{i}" for i in range(8)] for b in range(4)]
 
 
-def main(bootstrap: str, topic: str, prefix: str, checkpoint: str) -> None:
+def main(bootstrap: str, topic: str, prefix: str, checkpoint: str, spark: Any = None) -> None:
+    """Run the job from ``checkpoint`` to its end, on ``spark`` (a session of its own on ``local[2]`` when
+    ``None``; the test's restart runs it in the test's own session)."""
     serializer = (
         KafkaRecordSerializationSchema.builder()
         .set_topic(topic)
@@ -31,7 +34,8 @@ def main(bootstrap: str, topic: str, prefix: str, checkpoint: str) -> None:
         .set_transactional_id_prefix(prefix)
         .build()
     )
-    runner = SparkRunner(master="local[2]", checkpoint_location=checkpoint, trigger="available_now", quiet=True)
+    where: dict[str, Any] = {"master": "local[2]"} if spark is None else {"spark": spark}
+    runner = SparkRunner(**where, checkpoint_location=checkpoint, trigger="available_now", quiet=True)
     env = StreamExecutionEnvironment.get_execution_environment(runner)
     env.from_micro_batches(BATCHES, end_of_input=False).sink_to(sink).set_parallelism(2)
     env.execute()
