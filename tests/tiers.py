@@ -193,6 +193,7 @@ QUICK_SPARK: frozenset[str] = frozenset(
 
 FULL_ONLY: dict[str, str] = {
     "tests/kafka/test_kafka_spark.py": "Spark's own Kafka connector, restarts and crashes of a streaming Kafka job (a JVM of its own), the other guarantees",
+    "tests/kafka/test_pyflink_kafka_examples.py": "the shapes of Flink's Kafka examples written and read by Spark tasks repeat the Kafka sink and Python reader paths the quick Kafka tests run; the quick tier runs every shape on the local runner against the broker",
     "tests/kafka/test_kafka_watermarks_spark.py": "a Kafka source's watermark on Spark (one over all partitions): streaming queries restarted between writes, with both readers (Spark's connector needs its jars); the quick tier runs the local runner's per-partition broker tests",
     "tests/postgres/test_jdbc_spark.py": "merged sessions, refused rows, an unreachable server and replays repeat the writer path of the quick upsert test; the replay and the kills before and after a writer's commit (a job in a JVM of its own, killed twice in turn) are restarts; reconcile through the sink repeats the quick reconcile loop (tests/spark/test_late_table_spark.py) and the writer path",
     "tests/deploy/test_standalone_cluster.py": "starts a standalone cluster (a master and a worker, each a JVM) and runs the demo on it (about two minutes)",

@@ -18,7 +18,7 @@ import panes.watermarks
 import panes.windowing
 from panes.common import serialization
 from panes.datastream import CloseableIterator, EnvironmentConfig
-from panes.datastream.formats import csv, json
+from panes.datastream.formats import avro, csv, json
 from panes.operators.keyed import KeyedContext
 from panes.time import Duration, Time
 from panes.windowing.assigners.base import MergeCallback
@@ -39,6 +39,7 @@ MODULES = (
     serialization,
     json,
     csv,
+    avro,
     panes.datastream,
     panes.windowing,
     panes.state,

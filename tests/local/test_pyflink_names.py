@@ -53,12 +53,14 @@ PYFLINK_EXPORTS = {
         KafkaSink KafkaSinkBuilder Semantic KafkaTopicPartition KafkaOffsetsInitializer KafkaOffsetResetStrategy
         KafkaRecordSerializationSchema KafkaRecordSerializationSchemaBuilder KafkaTopicSelector
         KafkaRecordDeserializationSchema SimpleStringValueKafkaRecordDeserializationSchema""",
-    "pyflink.common.serialization": """SerializationSchema DeserializationSchema SimpleStringSchema Encoder
-        BulkWriterFactory""",
+    "pyflink.common.serialization": """SerializationSchema DeserializationSchema SimpleStringSchema ByteArraySchema
+        Encoder BulkWriterFactory RowFieldExtractorSchema""",
     "pyflink.datastream.formats.json": "JsonRowDeserializationSchema JsonRowSerializationSchema",
     "pyflink.datastream.formats.csv": """CsvSchema CsvSchemaBuilder CsvReaderFormat CsvBulkWriters
         CsvRowDeserializationSchema CsvRowSerializationSchema""",
     "pyflink.datastream.connectors.jdbc": "JdbcConnectionOptions JdbcExecutionOptions JdbcSink",
+    "pyflink.datastream.formats.avro": """AvroSchema GenericRecordAvroTypeInfo AvroInputFormat AvroBulkWriters
+        AvroRowDeserializationSchema AvroRowSerializationSchema""",
 }
 
 

@@ -12,6 +12,7 @@ from panes.common.serialization import (
     ByteArraySchema,
     DeserializationSchema,
     Encoder,
+    RowFieldExtractorSchema,
     SerializationSchema,
     SimpleStringSchema,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "Instant",
     "JobExecutionResult",
     "Row",
+    "RowFieldExtractorSchema",
     "SerializationSchema",
     "SimpleStringSchema",
     "Time",

@@ -5,7 +5,11 @@
   exception) means the message cannot be read, which the connector reports as a bad record of its source.
 - :class:`SerializationSchema`: ``serialize(value)`` gives the bytes of one message.
 - :class:`SimpleStringSchema` (text in a charset, UTF-8 by default) and :class:`ByteArraySchema` (the bytes as they
-  are) are both. JSON and CSV rows are in ``panes.datastream.formats.json`` and ``.csv``, as in PyFlink.
+  are) are both.
+- :class:`RowFieldExtractorSchema` (a ``SerializationSchema``) writes one field of a row, which holds its bytes
+  already: a Kafka record's key from one field and its value from another.
+
+JSON, CSV and Avro rows are in ``panes.datastream.formats.json``, ``.csv`` and ``.avro``, as in PyFlink.
 
 ``Encoder`` (the row format of a file sink) is re-exported from ``panes.connectors.file_system``, where panes
 keeps it. Schemas are plain Python objects: no Java class behind them, nothing to configure but their
@@ -19,12 +23,13 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from panes.connectors.file_system import Encoder
-from panes.types import RecordType, Types
+from panes.types import RecordType, Row, Types
 
 __all__ = [
     "ByteArraySchema",
     "DeserializationSchema",
     "Encoder",
+    "RowFieldExtractorSchema",
     "SerializationSchema",
     "SimpleStringSchema",
 ]
@@ -104,3 +109,43 @@ class ByteArraySchema(SerializationSchema, DeserializationSchema):
 
     def __repr__(self) -> str:
         return "ByteArraySchema()"
+
+
+class RowFieldExtractorSchema(SerializationSchema):
+    """Writes field ``field_index`` (from 0) of a row, which must be bytes already (Flink's
+    ``RowFieldExtractorSchema``): as Flink's, a ``None`` row or a ``None`` field gives empty bytes, a row without
+    that field raises ``IndexError``, a field that is not bytes ``TypeError`` (convert it in a ``map`` first). A
+    row is a ``Row``, a tuple or a list (a row of a ``Types.ROW`` stream); ``ValueError`` for a negative index,
+    as PyFlink's constructor."""
+
+    def __init__(self, field_index: int) -> None:
+        if isinstance(field_index, bool) or not isinstance(field_index, int):
+            raise TypeError(f"field_index is the position of a field (an int), not {field_index!r}")
+        if field_index < 0:
+            raise ValueError(f"Field index must be non-negative, got: {field_index}")
+        self.field_index = field_index
+
+    def serialize(self, element: Any) -> bytes:
+        if element is None:
+            return b""
+        if not isinstance(element, (Row, tuple, list)):
+            raise TypeError(
+                f"RowFieldExtractorSchema writes a field of a Row, not {type(element).__name__}: {element!r}"
+            )
+        if self.field_index >= len(element):
+            raise IndexError(
+                f"RowFieldExtractorSchema: field index {self.field_index} is out of range for a row of "
+                f"{len(element)} field(s): {element!r}"
+            )
+        field = element[self.field_index]
+        if field is None:
+            return b""
+        if not isinstance(field, (bytes, bytearray, memoryview)):
+            raise TypeError(
+                f"RowFieldExtractorSchema: the field at index {self.field_index} must be bytes, not "
+                f"{type(field).__name__}: {field!r} (encode it in a map first)"
+            )
+        return bytes(field)
+
+    def __repr__(self) -> str:
+        return f"RowFieldExtractorSchema({self.field_index})"

@@ -43,6 +43,11 @@ RUNNER_VARIABLE = "PANES_RUNNER"
 MASTER_VARIABLE = "PANES_SPARK_MASTER"
 """The environment variable naming the Spark master of ``get_execution_environment()`` on ``spark``."""
 
+MAX_RECORDS_VARIABLE = "PANES_MAX_RECORDS"
+"""The environment variable giving ``get_execution_environment()`` on ``local`` its ``max_records``: how many
+elements the local runner reads at most, which lets a script reading a source without an end (a ``KafkaSource``
+without ``set_bounded``, as Flink's examples read) run to an end there (``panes run --max-records``)."""
+
 
 class StreamEnvironment:
     """The execution environment (Flink's ``StreamExecutionEnvironment``).
@@ -70,6 +75,10 @@ class StreamEnvironment:
         self._sinks: list[SinkTransformation] = []
         self._settled: dict[int, Transformation] = {}
         """The latest settings (name, uid, parallelism) of each transformation given any (see :meth:`settle`)."""
+        self.jars: list[str] = []
+        """The jars given to :meth:`add_jars` (PyFlink's ``pipeline.jars``), in order: kept, loaded by nothing."""
+        self.classpaths: list[str] = []
+        """The class path URLs given to :meth:`add_classpaths` (PyFlink's ``pipeline.classpaths``), in order."""
         self.parallelism: int | None = None
         if parallelism is not None:
             self.set_parallelism(parallelism)
@@ -82,12 +91,19 @@ class StreamEnvironment:
         """PyFlink's entry point: an environment on ``runner``, or, when it is ``None`` (the default), on the
         runner the configuration names, as Flink's comes from its configuration: ``$PANES_RUNNER`` (``local``,
         the default, or ``spark``; ``panes run --runner`` sets it for the job it runs), and for ``spark`` the
-        master ``$PANES_SPARK_MASTER`` (default ``local[2]``). So a PyFlink script runs on Spark unchanged."""
+        master ``$PANES_SPARK_MASTER`` (default ``local[2]``). So a PyFlink script runs on Spark unchanged. On
+        ``local``, ``$PANES_MAX_RECORDS`` (a number >= 1, else ``ValueError``) is the runner's ``max_records``:
+        a script whose source has no end then stops after reading that many elements."""
         if runner is None:
             runner = os.environ.get(RUNNER_VARIABLE) or "local"
             master = os.environ.get(MASTER_VARIABLE)
             if runner == "spark" and master and "spark" not in options and "master" not in options:
                 options = {**options, "master": master}
+            limit = os.environ.get(MAX_RECORDS_VARIABLE)
+            if runner == "local" and limit and "max_records" not in options:
+                if not limit.isdigit() or int(limit) < 1:
+                    raise ValueError(f"${MAX_RECORDS_VARIABLE} is a number of elements >= 1, not {limit!r}")
+                options = {**options, "max_records": int(limit)}
         return StreamEnvironment(runner, **options)
 
     # -- configuration ------------------------------------------
@@ -147,6 +163,18 @@ class StreamEnvironment:
             spec = self._runner_spec
             self._runner = lookup_runner(spec, self._runner_options) if isinstance(spec, str) else spec
         return self._runner
+
+    def add_jars(self, *jars_path: str) -> None:
+        """PyFlink's ``add_jars``: jar files a Flink job ships with (a connector's, a format's). panes' connectors
+        and formats are Python, so no jar is needed nor loaded: the paths are only kept, in :attr:`jars`, as
+        Flink keeps them in ``pipeline.jars``, and a PyFlink job that adds its Kafka connector's jar runs
+        unchanged. Each path must be a string (``TypeError`` otherwise); it is not opened."""
+        self.jars.extend(_paths(jars_path, "add_jars"))
+
+    def add_classpaths(self, *classpaths: str) -> None:
+        """PyFlink's ``add_classpaths``: URLs for the user code class loader; kept in :attr:`classpaths` and,
+        as for :meth:`add_jars`, loaded by nothing (``TypeError`` for one that is not a string)."""
+        self.classpaths.extend(_paths(classpaths, "add_classpaths"))
 
     def get_config(self) -> EnvironmentConfig:
         """PyFlink's ``env.get_config()``: the environment's settings, readable and changeable through it."""
@@ -319,6 +347,14 @@ class StreamEnvironment:
 
 
 StreamExecutionEnvironment = StreamEnvironment
+
+
+def _paths(paths: Sequence[Any], method: str) -> list[str]:
+    """``paths`` as a list, each checked to be a string (what PyFlink's ``method`` takes)."""
+    for path in paths:
+        if not isinstance(path, str):
+            raise TypeError(f"{method} takes paths or URLs as strings ('file:///path/to/x.jar'), not {path!r}")
+    return list(paths)
 
 
 class EnvironmentConfig:

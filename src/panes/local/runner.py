@@ -113,8 +113,8 @@ class LocalRunner:
         unbounded = _unbounded_sources(plan)
         if unbounded and self.max_records is None:
             raise ValueError(
-                f"sources {unbounded} are unbounded: give LocalRunner(max_records=...) (panes run --max-records N) or "
-                "step a LocalJob yourself"
+                f"sources {unbounded} are unbounded: give LocalRunner(max_records=...) (panes run --max-records N, "
+                "$PANES_MAX_RECORDS for a script's get_execution_environment()) or step a LocalJob yourself"
             )
         started = time.monotonic()
         job = self.start(plan, config)
