@@ -96,6 +96,10 @@ class KafkaSinkWriter(SinkWriter):
         defaults: dict[str, Any] = {
             "client.id": f"{sink.transactional_id_prefix or 'KafkaSink'}-{subtask}",
             "delivery.timeout.ms": DEFAULT_DELIVERY_TIMEOUT_MS,
+            # Kafka's Java producer's partitioner, which Flink's sink uses: a keyed record goes to the partition
+            # of its key's murmur2 hash (as a Java producer of the same key would send it), an unkeyed one to any
+            # (librdkafka's own default hashes keys with CRC32, to other partitions)
+            "partitioner": "murmur2_random",
         }
         if self._exactly_once:
             fixed["transactional.id"] = f"{sink.transactional_id_prefix}-{subtask}"
