@@ -14,7 +14,8 @@
 # ~/.cache/panes/kafka); $PANES_KAFKA_VERSION picks the version (default below). The broker runs with
 # $PANES_KAFKA_HEAP (default -Xmx512m) and logs to DIR/kafka.log. `start` waits up to $PANES_KAFKA_START_TIMEOUT
 # seconds (default 90) for the broker to serve; when it does not, the end of its log goes to standard error and
-# the exit code is 1. Needs java (17 or later), mvn (the first time) and python3 (to pick free ports).
+# the exit code is 1. $PANES_KAFKA_PORT puts the broker on that port (e.g. 9092, where Flink's examples look for
+# it) instead of a free one the script picks. Needs java (17 or later), mvn (the first time) and python3 (to pick free ports).
 set -euo pipefail
 
 VERSION=${PANES_KAFKA_VERSION:-4.4.0}
@@ -122,7 +123,7 @@ start() {
     mkdir -p "$dir/data"
     dir=$(cd "$dir" && pwd)
     local port controller
-    port=$(free_port)
+    port=${PANES_KAFKA_PORT:-$(free_port)}
     controller=$(free_port)
     while [ "$controller" = "$port" ]; do controller=$(free_port); done
     cat >"$dir/server.properties" <<EOF

@@ -41,7 +41,8 @@ EXAMPLES = (
     "windowing/session_with_dynamic_gap_window",
     "windowing/tumbling_count_window",
 )
-"""The examples that run on their default input without an external system (Kafka, Elasticsearch, ...)."""
+"""The examples that run on their default input without an external system (Kafka, Elasticsearch, ...); the
+Kafka ones run with ``tools/pyflink_kafka_examples.py``, against a broker."""
 
 MODULES = {
     "pyflink.datastream": "panes.datastream",
@@ -52,6 +53,11 @@ MODULES = {
     "pyflink.common.typeinfo": "panes.types",
     "pyflink.common.watermark_strategy": "panes.watermarks",
     "pyflink.datastream.connectors.file_system": "panes.connectors.file_system",
+    "pyflink.datastream.connectors.kafka": "panes.connectors.kafka",
+    "pyflink.common.serialization": "panes.common.serialization",
+    "pyflink.datastream.formats.json": "panes.datastream.formats.json",
+    "pyflink.datastream.formats.csv": "panes.datastream.formats.csv",
+    "pyflink.datastream.formats.avro": "panes.datastream.formats.avro",
 }
 """The migration guide's module table (one PyFlink module, one panes module)."""
 
@@ -63,6 +69,8 @@ COMMON = {
     "Duration": "panes.time",
     "Instant": "panes.time",
     "Encoder": "panes.connectors.file_system",
+    "SimpleStringSchema": "panes.common.serialization",
+    "ByteArraySchema": "panes.common.serialization",
 }
 """``pyflink.common`` re-exports names of several modules: each name's panes module."""
 
