@@ -36,6 +36,7 @@ import argparse
 import contextlib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -300,8 +301,8 @@ def main() -> int:
     folder = Path(located.stdout.strip()) / "examples" / "datastream"
     bin_folder = os.path.dirname(args.pyflink_python)
     failed = 0
-    broker = tempfile.mkdtemp(prefix="panes-kafka-examples-")
-    if not args.broker_running:
+    broker = None if args.broker_running else tempfile.mkdtemp(prefix="panes-kafka-examples-")
+    if broker is not None:
         start_broker(broker)
     try:
         with tempfile.TemporaryDirectory() as scratch:
@@ -355,10 +356,11 @@ def main() -> int:
                         failed += 1
                 sys.stdout.flush()
     finally:
-        if not args.broker_running:
+        if broker is not None:
             subprocess.run(
                 ["bash", str(ROOT / "scripts" / "kafka.sh"), "stop", broker], capture_output=True, check=False
             )
+            shutil.rmtree(broker, ignore_errors=True)
     return 1 if failed else 0
 
 
