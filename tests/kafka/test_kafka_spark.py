@@ -237,13 +237,10 @@ def test_a_job_killed_with_its_transactions_open_writes_each_record_once(
     2 hold open transactions with their records and markers; the restart (in the test's own session) replays
     micro-batch 2, whose writers abort what the killed ones left open (same transactional ids) and write it again."""
     import os
-    import signal
-    import subprocess
     import sys
-    import time
 
-    from panes.spark.crash_hook import VARIABLE
     from tests.kafka.kafka_fault_job import BATCHES, main
+    from tests.spark.crash_points import kill_when_held
 
     topic = new_topic(2)
     prefix = f"kill-{uuid.uuid4().hex[:8]}"
@@ -252,22 +249,7 @@ def test_a_job_killed_with_its_transactions_open_writes_each_record_once(
     root = Path(__file__).resolve().parents[2]
     command = [sys.executable, "-m", "tests.kafka.kafka_fault_job", kafka_broker.bootstrap, topic, prefix, checkpoint]
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
-    held = subprocess.Popen(
-        command,
-        env={**environment, VARIABLE: f"kafka:2:{marker}"},
-        cwd=root,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 300
-        while not marker.exists() and held.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert marker.exists(), f"the job did not reach the kafka crash point (exit {held.poll()})"
-    finally:
-        os.killpg(held.pid, signal.SIGKILL)
-        held.wait(60)
+    kill_when_held(command, environment, "kafka", 2, marker)
     expected = sorted(value for batch in BATCHES for value in batch)
     before = read_topic(kafka_broker.bootstrap, topic, len(expected), deadline=3)
     # what the killed writers had produced of micro-batch 2 sits in their open transactions

@@ -7,10 +7,7 @@ the local runner; ``reconcile`` on Spark applies its corrections through the sin
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -189,31 +186,15 @@ def test_a_job_killed_before_and_after_its_writers_committed_leaves_the_table_of
     so none of its rows is in the table); restarted, at ``jdbc`` of micro-batch 2, its transaction committed and
     Spark's batch not. The restart to the end (in this process) replays micro-batch 2, whose writers write it, or
     find their markers and write nothing, and goes on: each row once."""
-    from panes.spark.crash_hook import VARIABLE
     from tests.postgres.jdbc_fault_job import BATCHES, main
+    from tests.spark.crash_points import kill_when_held
 
     postgres.execute("CREATE TABLE hits (batch int, n int)")
     checkpoint = str(tmp_path / "checkpoint")
     command = [sys.executable, "-m", "tests.postgres.jdbc_fault_job", postgres.url, checkpoint]
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     for point, batch in (("jdbc_open", 1), ("jdbc", 2)):
-        marker = tmp_path / f"held-{point}"
-        held = subprocess.Popen(
-            command,
-            env={**environment, VARIABLE: f"{point}:{batch}:{marker}"},
-            cwd=ROOT,
-            start_new_session=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            deadline = time.monotonic() + 300
-            while not marker.exists() and held.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert marker.exists(), f"the job did not reach the {point} crash point (exit {held.poll()})"
-        finally:
-            os.killpg(held.pid, signal.SIGKILL)
-            held.wait(60)
+        kill_when_held(command, environment, point, batch, tmp_path / f"held-{point}")
         committed = postgres.execute("SELECT DISTINCT batch FROM hits ORDER BY 1")
         if point == "jdbc":  # micro-batch 1 replayed, and a writer of micro-batch 2 committed before the kill
             assert (1,) in committed and (2,) in committed and (3,) not in committed

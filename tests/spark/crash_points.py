@@ -163,6 +163,30 @@ def held_at(
             process.wait()
 
 
+def kill_when_held(
+    arguments: list[str], env: dict[str, str], point: str, batch: int, marker: Path, timeout: float = 300.0
+) -> None:
+    """Run ``arguments`` (from the repository's root, its output discarded) in its own process group with the crash
+    hook at ``point`` of micro-batch ``batch`` (``marker`` its marker file), wait until the job holds there, and
+    SIGKILL the whole group. ``AssertionError`` when the job ends, or ``timeout`` seconds pass, before the point."""
+    held = subprocess.Popen(
+        arguments,
+        env={**env, VARIABLE: f"{point}:{batch}:{marker}"},
+        cwd=ROOT,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + timeout
+        while not marker.exists() and held.poll() is None and time.monotonic() < deadline:
+            time.sleep(POLL_S)
+        assert marker.exists(), f"the job did not reach the {point} crash point (exit {held.poll()})"
+    finally:
+        os.killpg(held.pid, signal.SIGKILL)
+        held.wait(60)
+
+
 def kill_at(
     job: str,
     point: str,
