@@ -126,6 +126,10 @@ start() {
     port=${PANES_KAFKA_PORT:-$(free_port)}
     controller=$(free_port)
     while [ "$controller" = "$port" ]; do controller=$(free_port); done
+    # log.retention.ms=-1: no record is ever deleted for its age. The tests write records stamped near 1970, and
+    # with a time limit (Kafka's default is 7 days) the broker's retention check (30 s after start, then every 5
+    # minutes) deletes them from under a reader; measured: a one-hour limit emptied such a partition at the first
+    # check. The broker lives as long as one test run, so its disk use stays small.
     cat >"$dir/server.properties" <<EOF
 process.roles=broker,controller
 node.id=1
@@ -150,7 +154,7 @@ transaction.state.log.num.partitions=1
 share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
-log.retention.hours=1
+log.retention.ms=-1
 EOF
     cat >"$dir/log4j2.properties" <<EOF
 rootLogger.level=INFO
