@@ -313,6 +313,8 @@ class SparkRunner:
         ``IncompatibleCheckpointError``, before anything starts; see ``restarts``); ``num_shards`` not given is
         the checkpoint's."""
         refuse_local_only(plan)
+        query_name = self._query_name(job_name)
+        self._refuse_running_name(query_name, job_name)
         owns = self.checkpoint_location is None
         for source in (t for t in plan if t.kind == "source"):
             check = getattr(source.source, "check_readable", None)  # type: ignore[attr-defined]
@@ -376,8 +378,8 @@ class SparkRunner:
 
             stream = translation.rows().writeStream.foreachBatch(write_batch)
         stream = stream.option("checkpointLocation", checkpoint)
-        if self.query_name or job_name:
-            stream = stream.queryName((self.query_name or job_name).replace(" ", "_"))
+        if query_name is not None:
+            stream = stream.queryName(query_name)
         trigger = self._trigger(plan)
         if trigger == "available_now":
             stream = stream.trigger(availableNow=True)
@@ -392,6 +394,25 @@ class SparkRunner:
         job.writer = writer
         job.observed = JobMetrics(translation.metrics_steps, translation.result_steps, translation.counted_sources)
         return job
+
+    def _query_name(self, job_name: str) -> str | None:
+        """The Spark query's name: ``query_name``, else the job's name, spaces made underscores."""
+        name = self.query_name or job_name
+        return name.replace(" ", "_") if name else None
+
+    def _refuse_running_name(self, query_name: str | None, job_name: str) -> None:
+        """Raise ``ValueError`` when a query named ``query_name`` runs in this session: Spark runs one query per
+        name at a time (and would refuse it only after panes prepared the checkpoint)."""
+        if query_name is None:
+            return
+        running = [query for query in self.spark.streams.active if query.name == query_name]
+        if running:
+            named = f"job named {(self.query_name or job_name)!r}"
+            raise ValueError(
+                f"a {named} is already running in this Spark session (Spark query {query_name!r}, id "
+                f"{running[0].id}); Spark runs one query of a name at a time: give this job another name "
+                "(env.execute('name'), or SparkRunner(query_name='name')) or stop the running one first"
+            )
 
     def to_dataframe(self, transformation: Transformation, config: ExecutionConfig, schema: RecordType | None) -> Any:
         """The DataFrame of the stream produced by ``transformation`` (see ``DataStream.to_dataframe``)."""
