@@ -183,6 +183,12 @@ QUICK_SPARK_BY_FILE: dict[str, dict[str, str]] = {
     "tests/spark/test_streaming_stop.py": {
         "test_stopping_over_a_source_that_does_not_end_needs_a_checkpoint": "stopping a streaming job: the refusal",
     },
+    "tests/spark/test_two_jobs.py": {
+        "test_a_second_job_under_a_running_jobs_name_is_refused_saying_how_to_name_it": "two jobs in one session: names",
+    },
+    "tests/test_old_checkpoints.py": {
+        "test_a_spark_checkpoint_of_state_format_4_is_refused_and_left_as_it_was": "a checkpoint of an older state format",
+    },
 }
 """File -> test (its name with its parameters) -> the subsystem of the Spark runner it stands for in the quick tier."""
 
@@ -225,6 +231,7 @@ FULL_ONLY: dict[str, str] = {
     "tests/spark/test_timer_scenarios_spark.py": "the first timer scenario repeats the second's rules with more keys (a minute)",
     "tests/spark/test_timers_and_watermarks.py": "random timer registrations across many micro-batches (1.5 min) and watermark forwarding between keyed steps",
     "tests/spark/test_to_dataframe.py": "a streaming Parquet query and a result far beyond the driver's size limit (1-1.5 min each)",
+    "tests/spark/test_two_jobs.py": "two streaming queries running at once in one session (half a minute); the quick tier runs the refusal of a second job under a running job's name",
     "tests/spark/test_two_input_scenarios_spark.py": "each two-input scenario is a streaming query of many one-event micro-batches (1-2 min); the quick tier runs the BATCH one",
 }
 """File -> why its Spark tests (those not in :data:`QUICK_SPARK`) run in the full tier only."""
