@@ -191,6 +191,12 @@ class SinkWriter:
             return False
         if top:
             self._staged = []
+        if self.stage_folder is None and all(isinstance(t.sink, DRIVER_SINKS) for t in chosen):
+            # the driver's sinks alone: one action collects their rows (a sink without rows gets nothing)
+            self._deliver(batch, batch_id, part, chosen)
+            if before_commit is not None:
+                before_commit()
+            return True
         batch.persist()
         try:
             # one job counts the rows of every output; sinks without rows in this batch do nothing
@@ -260,7 +266,8 @@ class SinkWriter:
         records.sort(key=lambda r: (r.phase, r.seq))
         for target in targets:
             mine = [r for r in records if self.codes.code[r.channel] in target.codes]
-            deliver_records(spark, target.sink, mine)
+            if mine:
+                deliver_records(spark, target.sink, mine)
 
     def deliver_staged(self, spark: Any, after: int) -> int:
         """Hand the driver sinks the rows staged by batches after ``after`` (in batch order); returns the last

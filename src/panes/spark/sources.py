@@ -7,9 +7,10 @@
 - ``KafkaSource``: Spark's Kafka columns (Spark's connector or panes' Python data source, ``panes.spark.kafka``),
   read as a stream unless the source is bounded; the first fused step deserializes the records.
 - ``MicroBatchSource``: a Python streaming data source that delivers exactly one list per micro-batch, in
-  order, then (``end_of_input``) an end-of-input sentinel in a batch of its own, which drives the
-  watermark to Flink's final ``LONG_MAX``. The batches travel inside the source's options (no file). With
-  processing times, each batch also carries a clock row (``layout.CLOCK``) with its time.
+  order, the last one followed (``end_of_input``) by an end-of-input sentinel, which drives the watermark to
+  Flink's final ``LONG_MAX`` (reaching the keyed steps in Spark's next micro-batch, without input). The batches
+  travel inside the source's options (no file). With processing times, each batch also carries a clock row
+  (``layout.CLOCK``) with its time.
 - collections, splits and bounded generators: a bounded DataFrame made from Arrow on the driver.
 
 Values with a declared type (``type_info``) travel as typed columns; others are pickled.
@@ -182,11 +183,11 @@ def _records(elements: Any, channel: Channel, record_type: RecordType | None, fi
 
 
 def micro_batch_rows(spark: Any, source: MicroBatchSource, channel: Channel, codes: ChannelCodes) -> Any:
-    """A streaming DataFrame delivering ``source``'s lists one per micro-batch (plus the sentinel batch)."""
+    """A streaming DataFrame delivering ``source``'s lists one per micro-batch (the sentinel with the last)."""
     layout = Layout(codes, [channel])
     record_type = codes.types[codes.code[channel]]
     times = source.processing_times
-    payloads = []
+    lists: list[list[Any]] = []
     seq = 1
     for index, batch in enumerate(source.batches):
         records = _records(batch, channel, record_type, seq)
@@ -194,12 +195,14 @@ def micro_batch_rows(spark: Any, source: MicroBatchSource, channel: Channel, cod
         parts = [layout.encode(records)]
         if times is not None:
             parts.append(layout.row(ch=CLOCK, ts=times[index], seq=0, ph=1))
-        payloads.append(pack(parts, layout.schema))
+        lists.append(parts)
     if source.end_of_input:
-        parts = [layout.row(ch=END, seq=channel[0], ph=1)]
-        if times:
-            parts.append(layout.row(ch=CLOCK, ts=times[-1], seq=0, ph=1))
-        payloads.append(pack(parts, layout.schema))
+        # with the last list: its records precede the sentinel, whose watermark reaches the keyed steps in the
+        # next micro-batch (Spark's watermark lags one batch), so a batch of its own would only cost a trigger
+        if not lists:
+            lists.append([layout.row(ch=CLOCK, ts=times[-1], seq=0, ph=1)] if times else [])
+        lists[-1].append(layout.row(ch=END, seq=channel[0], ph=1))
+    payloads = [pack(parts, layout.schema) for parts in lists]
     spark.dataSource.register(PanesMicroBatches)
     return (
         spark.readStream.format("panes_micro_batches")
