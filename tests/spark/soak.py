@@ -41,9 +41,13 @@ class SessionSize(ProcessWindowFunction[Any, Any, Any, Any]):
         yield (key, window.start, window.end, sum(1 for _ in elements))
 
 
-def build(env: StreamEnvironment, batches: int, output: str) -> None:
+def build(env: StreamEnvironment, batches: int, output: str, through: int | None = None) -> None:
+    """The soak job over ``batches`` micro-batches into Parquet files in ``output``; with ``through``, only the
+    first ``through`` of them, without the end of input (a restart from its checkpoint with the whole list
+    goes on with the rest)."""
+    lists = soak_batches(batches)
     sessions = (
-        env.from_micro_batches(soak_batches(batches))
+        env.from_micro_batches(lists[:through], end_of_input=through is None)
         .assign_timestamps_and_watermarks(
             WatermarkStrategy.for_bounded_out_of_orderness(100).with_timestamp_assigner("ts")
         )

@@ -12,7 +12,8 @@ the resident memory of the PySpark worker processes; it checks that
   rebuilt operators) would grow with the batches; Python's allocator keeps freed arenas, and which tasks a worker
   runs varies, hence a tolerance rather than equality.
 
-The default run soaks 30 micro-batches; ``-m soak`` runs :data:`SOAK_BATCHES` (``PANES_SOAK_BATCHES``, default 200)::
+The default run soaks 30 micro-batches; ``-m soak`` runs :data:`SOAK_BATCHES` (``PANES_SOAK_BATCHES``, default 200),
+and a run past Spark's checkpoint retention that is stopped there and resumed::
 
     PANES_SOAK_BATCHES=200 PYTHONPATH=$PWD/src:$PWD python -m pytest -m soak tests/spark/test_soak.py -s
 """
@@ -93,3 +94,34 @@ def test_a_short_soak_returns_its_state_to_zero_with_flat_worker_memory(spark: A
 @pytest.mark.soak
 def test_a_long_soak_returns_its_state_to_zero_with_flat_worker_memory(spark: Any, tmp_path: Path) -> None:
     check(run_soak(spark, tmp_path, SOAK_BATCHES))
+
+
+@pytest.mark.soak
+def test_a_soak_stopped_past_sparks_checkpoint_retention_resumes_to_the_uninterrupted_output(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Spark keeps the last ``spark.sql.streaming.minBatchesToRetain`` (default 100) micro-batches' offsets, commits
+    and state versions and deletes older ones. A job stopped after more micro-batches than that and restarted
+    reads only what is kept: the restart goes on from the last commit, and its sessions are the local runner's."""
+    from panes.local import LocalRunner
+    from panes.spark import SparkRunner
+
+    retained = int(spark.conf.get("spark.sql.streaming.minBatchesToRetain", "100"))
+    batches = max(SOAK_BATCHES, retained + 40)
+    cut = retained + 20
+    checkpoint, output = tmp_path / "checkpoint", tmp_path / "sessions"
+    for through in (cut, None):  # stopped after ``cut`` micro-batches, then resumed to the end
+        env = StreamEnvironment(SparkRunner(spark, checkpoint_location=str(checkpoint), num_shards=SHARDS, quiet=True))
+        soak.build(env, batches, str(output), through)
+        env.execute("soak past retention")
+        if through is not None:
+            assert not (checkpoint / "offsets" / "0").exists(), "Spark deleted the oldest micro-batches' offsets"
+            assert (checkpoint / "commits" / str(cut - 1)).is_file()
+    reference = StreamEnvironment(LocalRunner())
+    soak.build(reference, batches, str(tmp_path / "reference"))
+    reference.execute()
+    columns = ["key", "start", "end", "n"]  # not the micro-batch that wrote a row (the runners' batches differ)
+    resumed = sorted(tuple(row.values()) for row in pq.read_table(output, columns=columns).to_pylist())
+    expected = sorted(tuple(row.values()) for row in pq.read_table(tmp_path / "reference", columns=columns).to_pylist())
+    assert sum(row[3] for row in resumed) == batches * soak.ROWS_PER_BATCH
+    assert resumed == expected
