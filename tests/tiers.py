@@ -210,7 +210,7 @@ FULL_ONLY: dict[str, str] = {
     "tests/spark/test_conformance_both_runners.py": "each scenario is a streaming query of several micro-batches (20-50 s); the quick tier keeps one per family (tumbling with lateness, sessions, composites, retractions) and every scenario runs on the local runner and the harness in the quick tier",
     "tests/spark/test_connect_in_ci.py": "starts a Spark Connect server (a JVM of its own, about 1.5 min)",
     "tests/spark/test_connected_keyed.py": "connected keyed streams run in the quick tier through the two-input scenario in BATCH and the interval join",
-    "tests/spark/test_crash_points.py": "each point kills a job run in its own JVM and restarts it (1.5-3 min a point), and a lost executor Python (about 2 min); the quick tier restarts from checkpoints without a kill (restart fingerprints, a sink schema kept across a restart)",
+    "tests/spark/test_crash_points.py": "each point kills a job run in its own JVM and restarts it (1.5-3 min a point; the first run of the branching job also loses its executor Python and goes on); the quick tier restarts from checkpoints without a kill (restart fingerprints, a sink schema kept across a restart)",
     "tests/spark/test_finite_jobs.py": "the other step kinds repeat the end-of-input path the two quick ones take",
     "tests/spark/test_joins.py": "window joins and co-groups in one job of a minute; their operators are a union and a window, which the quick tier runs",
     "tests/spark/test_late_table_spark.py": "reconcile beside retractions and over the default trigger on columns repeats the quick early-firing case and reconciliation loop",

@@ -104,15 +104,39 @@ class Landing:
 
 @dataclass
 class Held:
-    """A fault job's subprocess, held by its crash hook at a point (:func:`held_at`)."""
+    """A fault job's subprocess, held by its crash hook at a point (:func:`held_at`); ``then``: the marker of the
+    point it holds at next, if any."""
 
     process: subprocess.Popen[bytes]
     marker: Path
     started: float
+    then: Path | None = None
 
     def release(self) -> None:
         """Let the job go on from its point (``panes.spark.crash_hook``)."""
         Path(released(str(self.marker))).touch()
+
+    def wait_then(self, timeout: float) -> None:
+        """Wait until the job holds at its next point (or ends); ``TimeoutError`` after ``timeout`` seconds."""
+        assert self.then is not None, "the job holds at one point only"
+        _wait_for(self.process, self.then, time.monotonic(), timeout, f"{self.then.name}")
+
+
+def _wait_for(process: subprocess.Popen[bytes], marker: Path, started: float, timeout: float, what: str) -> None:
+    """Wait until ``marker`` exists or ``process`` ends; ``TimeoutError`` after ``timeout`` seconds from ``started``."""
+    while process.poll() is None and not marker.exists():
+        if time.monotonic() - started > timeout:
+            raise TimeoutError(f"{what} not reached in {timeout:.0f} s")
+        time.sleep(POLL_S)
+
+
+def _marker(checkpoint: Path, point: str, batch: int) -> Path:
+    """The crash hook's marker file for ``point`` of micro-batch ``batch`` (none left from an earlier run)."""
+    marker = checkpoint.parent / f"crash-hook-{point}-{batch}"
+    for stale in (marker, Path(released(str(marker)))):
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
+    return marker
 
 
 @contextlib.contextmanager
@@ -126,37 +150,39 @@ def held_at(
     master: str | None,
     log: Path | None,
     timeout: float,
+    then: tuple[str, int] | None = None,
 ) -> Iterator[Held]:
     """Run fault job ``job`` in a subprocess (its own process group) with its crash hook at ``point`` of
-    micro-batch ``batch``, and yield it once it waits there; on leaving, a job still running is killed (its whole
-    group, SIGKILL). ``ValueError`` for an unknown point; ``TimeoutError`` when the job does not reach the point
-    within ``timeout`` seconds while it runs (a job that ends first is yielded ended)."""
-    if point not in POINTS:
-        raise ValueError(f"point must be one of {POINTS} (got {point!r})")
+    micro-batch ``batch`` (and, with ``then``, at that point and batch once released), and yield it once it waits
+    at the first; on leaving, a job still running is killed (its whole group, SIGKILL). ``ValueError`` for an
+    unknown point; ``TimeoutError`` when the job does not reach the point within ``timeout`` seconds while it
+    runs (a job that ends first is yielded ended)."""
+    for wanted in (point, *(then[:1] if then else ())):
+        if wanted not in POINTS:
+            raise ValueError(f"point must be one of {POINTS} (got {wanted!r})")
     arguments = [sys.executable, "-m", "tests.spark.fault_jobs", job, str(checkpoint), str(output)]
     if master:
         arguments.append(master)
-    marker = checkpoint.parent / f"crash-hook-{point}-{batch}"
-    for stale in (marker, Path(released(str(marker)))):
-        with contextlib.suppress(FileNotFoundError):
-            stale.unlink()
+    marker = _marker(checkpoint, point, batch)
+    hook = f"{point}:{batch}:{marker}"
+    next_marker = None
+    if then is not None:
+        next_marker = _marker(checkpoint, *then)
+        hook += f";{then[0]}:{then[1]}:{next_marker}"
     started = time.monotonic()
     with contextlib.ExitStack() as stack:
         stream = stack.enter_context(open(log, "w")) if log else subprocess.DEVNULL
         process = subprocess.Popen(
             arguments,
             cwd=ROOT,
-            env={**env, VARIABLE: f"{point}:{batch}:{marker}"},
+            env={**env, VARIABLE: hook},
             start_new_session=True,
             stdout=stream,
             stderr=subprocess.STDOUT,
         )
         try:
-            while process.poll() is None and not marker.exists():
-                if time.monotonic() - started > timeout:
-                    raise TimeoutError(f"{job}: {point}@{batch} not reached in {timeout:.0f} s")
-                time.sleep(POLL_S)
-            yield Held(process, marker, started)
+            _wait_for(process, marker, started, timeout, f"{job}: {point}@{batch}")
+            yield Held(process, marker, started, next_marker)
         finally:
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGKILL)
@@ -204,6 +230,11 @@ def kill_at(
     with held_at(job, point, batch, checkpoint, output, env, master, log, timeout) as held:
         finished = held.process.poll() is not None
         started = held.started
+    return _landing(point, batch, checkpoint, started, finished)
+
+
+def _landing(point: str, batch: int, checkpoint: Path, started: float, finished: bool) -> Landing:
+    """Where a kill meant for ``point`` of micro-batch ``batch`` landed, read from ``checkpoint``."""
     seconds = time.monotonic() - started
     offsets = _last(checkpoint / "offsets")
     since = os.stat(checkpoint / "offsets" / str(offsets)).st_mtime_ns if offsets >= 0 else 0
@@ -229,27 +260,34 @@ class PythonLoss:
     seconds: float
 
 
-def lose_executor_python(
+def lose_executor_python_then_kill(
     job: str,
-    point: str,
-    batch: int,
+    loss: tuple[str, int],
+    kill: tuple[str, int],
     checkpoint: Path,
     output: Path,
     env: dict[str, str],
     master: str,
     log: Path,
     timeout: float = 600.0,
-) -> PythonLoss:
-    """Run fault job ``job`` on ``master`` (local mode) in a subprocess, hold it at ``point`` of micro-batch
-    ``batch`` (the crash hook), SIGKILL its executor-side Python there (:func:`executor_python`: the daemons, their
-    workers, the shard keepers, and with them every live operator), release the job and wait for its end."""
-    with held_at(job, point, batch, checkpoint, output, env, master, log, timeout) as held:
+) -> tuple[PythonLoss, Landing]:
+    """Run fault job ``job`` on ``master`` (local mode) in a subprocess; hold it at ``loss`` (point, micro-batch),
+    SIGKILL its executor-side Python there (:func:`executor_python`: the daemons, their workers, the shard keepers,
+    and with them every live operator) and let it go on; at ``kill``, later, SIGKILL its whole process group. What
+    the loss killed and the commits around it (``commits_after``: the last commit before the kill, the query having
+    gone on without a restart), and where the kill landed."""
+    with held_at(job, *loss, checkpoint, output, env, master, log, timeout, then=kill) as held:
         victims = executor_python(held.process.pid)
         for pid in victims.all():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         commits_before = _last(checkpoint / "commits")
         held.release()
-        returncode = held.process.wait(timeout=timeout)
-    started = held.started
-    return PythonLoss(victims, returncode, commits_before, _last(checkpoint / "commits"), time.monotonic() - started)
+        held.wait_then(timeout)
+        finished = held.process.poll() is not None
+        started = held.started
+    landing = _landing(*kill, checkpoint, started, finished)
+    loss_seen = PythonLoss(
+        victims, held.process.returncode, commits_before, landing.commits, time.monotonic() - started
+    )
+    return loss_seen, landing

@@ -191,8 +191,9 @@ class AppendLines:
     path: str
 
     def __call__(self, value: Any) -> None:
+        fields = list(value.values()) if isinstance(value, dict) else list(value)  # a typed row comes as a dict
         with open(self.path, "a") as handle:
-            handle.write(json.dumps(list(value)) + "\n")
+            handle.write(json.dumps(fields) + "\n")
 
 
 def build_branching(clicks: Any, output: str) -> None:

@@ -5,8 +5,10 @@ With ``PANES_CRASH_HOOK=<point>:<batch>:<marker path>`` in the environment of a 
 mode, its Python workers inherit it), the job writes ``<marker path>`` and waits when it reaches ``<point>`` of
 micro-batch ``<batch>``: until the test kills its process group, or writes ``<marker path>.released``, which
 lets the job go on (a test that takes something else away there, as the executors' Python processes); once
-released, the point no longer waits (a retried task reaching it again). Without the variable the calls below cost one
-dictionary lookup. The points (``tests/spark/crash_points.py`` describes Spark's checkpoint protocol):
+released, the point no longer waits (a retried task reaching it again). Several holds are separated by ``;``
+(``between:1:/tmp/a;batch:3:/tmp/b``), each with its own marker, in the order the job reaches them. Without the
+variable the calls below cost one dictionary lookup. The points (``tests/spark/crash_points.py`` describes
+Spark's checkpoint protocol):
 
 - ``batch``: a task reads list ``batch`` of a ``from_micro_batches`` source, the input of micro-batch ``batch``
   (each of its micro-batches reads one list; ``offsets/<batch>`` written, the keyed steps' tasks, which commit
@@ -42,9 +44,14 @@ def reached(point: str, batch: int) -> None:
     spec = os.environ.get(VARIABLE)
     if not spec:
         return
-    wanted, wanted_batch, marker = spec.split(":", 2)
-    if wanted != point or int(wanted_batch) != batch:
-        return
+    for hold in spec.split(";"):
+        wanted, wanted_batch, marker = hold.split(":", 2)
+        if wanted == point and int(wanted_batch) == batch:
+            _hold(point, batch, marker)
+
+
+def _hold(point: str, batch: int, marker: str) -> None:
+    """Write ``marker`` and wait until it is released (or the process is killed); at once when it was."""
     go_on = released(marker)
     if os.path.exists(go_on):
         return
