@@ -7,10 +7,9 @@
 - ``KafkaSource``: Spark's Kafka columns (Spark's connector or panes' Python data source, ``panes.spark.kafka``),
   read as a stream unless the source is bounded; the first fused step deserializes the records.
 - ``MicroBatchSource``: a Python streaming data source that delivers exactly one list per micro-batch, in
-  order, the last one followed (``end_of_input``) by an end-of-input sentinel, which drives the watermark to
-  Flink's final ``LONG_MAX`` (reaching the keyed steps in Spark's next micro-batch, without input). The batches
-  travel inside the source's options (no file). With processing times, each batch also carries a clock row
-  (``layout.CLOCK``) with its time.
+  order, then (``end_of_input``) an end-of-input sentinel in a batch of its own, which drives the
+  watermark to Flink's final ``LONG_MAX``. The batches travel inside the source's options (no file). With
+  processing times, each batch also carries a clock row (``layout.CLOCK``) with its time.
 - collections, splits and bounded generators: a bounded DataFrame made from Arrow on the driver.
 
 Values with a declared type (``type_info``) travel as typed columns; others are pickled.
@@ -183,11 +182,11 @@ def _records(elements: Any, channel: Channel, record_type: RecordType | None, fi
 
 
 def micro_batch_rows(spark: Any, source: MicroBatchSource, channel: Channel, codes: ChannelCodes) -> Any:
-    """A streaming DataFrame delivering ``source``'s lists one per micro-batch (the sentinel with the last)."""
+    """A streaming DataFrame delivering ``source``'s lists one per micro-batch (plus the sentinel batch)."""
     layout = Layout(codes, [channel])
     record_type = codes.types[codes.code[channel]]
     times = source.processing_times
-    lists: list[list[Any]] = []
+    payloads = []
     seq = 1
     for index, batch in enumerate(source.batches):
         records = _records(batch, channel, record_type, seq)
@@ -195,14 +194,16 @@ def micro_batch_rows(spark: Any, source: MicroBatchSource, channel: Channel, cod
         parts = [layout.encode(records)]
         if times is not None:
             parts.append(layout.row(ch=CLOCK, ts=times[index], seq=0, ph=1))
-        lists.append(parts)
+        payloads.append(pack(parts, layout.schema))
     if source.end_of_input:
-        # with the last list: its records precede the sentinel, whose watermark reaches the keyed steps in the
-        # next micro-batch (Spark's watermark lags one batch), so a batch of its own would only cost a trigger
-        if not lists:
-            lists.append([layout.row(ch=CLOCK, ts=times[-1], seq=0, ph=1)] if times else [])
-        lists[-1].append(layout.row(ch=END, seq=channel[0], ph=1))
-    payloads = [pack(parts, layout.schema) for parts in lists]
+        # a batch of its own: the last list's watermark must reach the keyed steps (in this batch) before the end
+        # of input's (in the next), as Flink forwards the watermark after the last elements before Long.MAX_VALUE;
+        # timers and pane info show the difference (tried with the sentinel in the last list: timers fired at
+        # LONG_MAX that Flink fires at the last list's watermark, and panes took the last flag early)
+        parts = [layout.row(ch=END, seq=channel[0], ph=1)]
+        if times:
+            parts.append(layout.row(ch=CLOCK, ts=times[-1], seq=0, ph=1))
+        payloads.append(pack(parts, layout.schema))
     spark.dataSource.register(PanesMicroBatches)
     return (
         spark.readStream.format("panes_micro_batches")
