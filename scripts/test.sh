@@ -3,7 +3,9 @@
 #
 #   bash scripts/test.sh          the quick tier: lint, types, every test that starts no Spark, and the
 #                                 representative Spark tests (tests/tiers.py: each Spark subsystem at least once)
-#   bash scripts/test.sh --all    everything CI runs (.ci/run): the quick tier and every other Spark test
+#   bash scripts/test.sh --ci     what CI runs (.ci/run): the quick tier and every other Spark test but those that
+#                                 repeat checks it makes (tests/tiers.py: REPEATS, each file with its reason)
+#   bash scripts/test.sh --all    everything: the CI tier and the repeating Spark tests
 #
 # Other arguments go to pytest (for example -k, -x, --hypothesis-profile=panes-random). Markers left out by
 # default (pyproject.toml: deploy, faults, soak, quarantine) stay out; the slowest tests are listed at the end of each phase.
@@ -12,7 +14,13 @@ cd "$(dirname "$0")/.."
 tier="not full"
 args=()
 for arg in "$@"; do
-    if [ "$arg" = "--all" ]; then tier=""; else args+=("$arg"); fi
+    if [ "$arg" = "--all" ]; then
+        tier=""
+    elif [ "$arg" = "--ci" ]; then
+        tier="not repeats"
+    else
+        args+=("$arg")
+    fi
 done
 bash scripts/bootstrap.sh
 export PYSPARK_PYTHON="$PWD/.venv/bin/python" PYSPARK_DRIVER_PYTHON="$PWD/.venv/bin/python"

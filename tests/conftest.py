@@ -45,7 +45,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Every test that starts Spark is marked ``spark``: those that use the shared session (the ``spark``
     fixture, directly or through another fixture) get the mark here; those that start Spark in a subprocess
     (crash points, task slots, Connect, the deployment tests) carry it themselves. A Spark test outside the
-    quick tier's list (``tests/tiers.py``) is marked ``full`` too, and the slowest files come first
+    quick tier's list (``tests/tiers.py``) is marked ``full`` too (and ``repeats`` in a file of ``tiers.REPEATS``),
+    and the slowest files come first
     (``tiers.order_slowest_first``). This runs before ``-m`` deselects (conftest
     hooks run before pytest's own), so it sees every collected test."""
     from tests import tiers
@@ -55,6 +56,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.spark)
         if item.get_closest_marker("spark") is not None and item.nodeid not in tiers.QUICK_SPARK:
             item.add_marker(pytest.mark.full)
+            if item.nodeid.split("::", 1)[0] in tiers.REPEATS:
+                item.add_marker(pytest.mark.repeats)
     tiers.order_slowest_first(items)
     tiers.record_collection(config, items)
 

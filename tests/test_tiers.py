@@ -53,3 +53,7 @@ def test_the_slowest_files_come_first_and_each_file_keeps_its_order() -> None:
     items = [Item(name) for name in names]
     tiers.order_slowest_first(items)  # type: ignore[arg-type]
     assert [item.nodeid for item in items] == [names[3], names[2], names[0], names[1]]
+
+
+def test_the_repeating_files_are_full_tier_files_with_a_reason() -> None:
+    assert sorted(tiers.REPEATS - set(tiers.FULL_ONLY)) == []
