@@ -59,3 +59,16 @@ def test_a_spark_checkpoint_of_state_format_4_is_refused_and_left_as_it_was(spar
 def files(root: Path) -> dict[str, bytes]:
     """Every file under ``root`` by its path relative to ``root``, with its bytes."""
     return {str(path.relative_to(root)): path.read_bytes() for path in root.rglob("*") if path.is_file()}
+
+
+def test_a_snapshot_naming_a_class_this_panes_has_not_is_refused_saying_so() -> None:
+    """A snapshot naming a class this panes no longer has (as one written by an older panes may): refused with
+    the reason, before anything runs, rather than with Python's unpickling error alone."""
+    runner = LocalRunner(clock="stepping", advance="per_element")
+    env = StreamEnvironment(runner, parallelism=2)
+    build(env, env.from_collection(EVENTS))
+    gone = b"cpanes.operators.gone\nGone\n."  # a pickle of the class panes.operators.gone.Gone
+    with pytest.raises(IncompatibleCheckpointError, match=r"this panes cannot read it \(ModuleNotFoundError") as caught:
+        runner.start(env.plan(), env.config(), snapshot=gone)
+    assert ADVICE in str(caught.value)
+    assert isinstance(caught.value.__cause__, ImportError)

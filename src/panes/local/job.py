@@ -776,7 +776,16 @@ class LocalJob:
         """Resume from :meth:`snapshot`. Steps the snapshot does not know (added since, stateless or with new
         state) start fresh, as in Flink; what the snapshot holds of steps no longer there is checked by
         :meth:`_check_restore` (refused when it is keyed state)."""
-        state = pickle.loads(snapshot)
+        try:
+            state = pickle.loads(snapshot)
+        except (AttributeError, ImportError, pickle.UnpicklingError, EOFError, TypeError) as error:
+            # a class the snapshot names is gone or changed: written by another panes, or not a snapshot at all
+            raise IncompatibleCheckpointError(
+                f"cannot restore the snapshot: this panes cannot read it ({type(error).__name__}: {error}); it was "
+                f"written by another version of panes (this one reads state format {STATE_FORMAT}), or it is not "
+                f"a snapshot of LocalJob.snapshot().\n{RESTART_ADVICE}",
+                changes=((None, "state format", "unreadable", str(STATE_FORMAT)),),
+            ) from error
         self._check_restore(state)
         self._next_source = state["next_source"]
         self.records_read = state["records_read"]
