@@ -237,7 +237,7 @@ FULL_ONLY: dict[str, str] = {
     "tests/spark/test_timers_and_watermarks.py": "random timer registrations across many micro-batches (1.5 min) repeat the timer scenarios the quick tier checks against Flink on Spark, and watermark forwarding between keyed steps the chained keyed steps of tests/spark/test_spark_pipelines.py (CI)",
     "tests/spark/test_to_dataframe.py": "a streaming Parquet query and a result far beyond the driver's size limit (1-1.5 min each)",
     "tests/spark/test_two_jobs.py": "two streaming queries running at once in one session (half a minute); the quick tier runs the refusal of a second job under a running job's name",
-    "tests/spark/test_two_input_scenarios_spark.py": "each two-input scenario is a streaming query of many one-event micro-batches (1-2 min); the quick tier runs the BATCH one",
+    "tests/spark/test_two_input_scenarios_spark.py": "each two-input scenario is a streaming query of many micro-batches (about half a minute); the quick tier runs the BATCH one on Spark and every one on the harness and the local runner (tests/core/test_two_input_scenarios.py), and the CI tier two watermarked inputs on Spark against Flink in the joins (tests/spark/test_joins.py) and the interval join (tests/spark/test_spark_pipelines.py)",
 }
 """File -> why its Spark tests (those not in :data:`QUICK_SPARK`) wait for the CI or the full tier."""
 
@@ -259,13 +259,14 @@ REPEATS: frozenset[str] = frozenset(
         "tests/kafka/test_pyflink_kafka_examples.py",
         "tests/spark/test_timers_and_watermarks.py",
         "tests/spark/test_one_answer.py",
+        "tests/spark/test_two_input_scenarios_spark.py",
     }
 )
 """The files of :data:`FULL_ONLY` whose further tests repeat, on other inputs, what the quick tier checks on Spark
 (each file's reason there says what): the full tier (``--all``) runs them, the CI tier does not. Every scenario of
 the conformance and composite-trigger files still runs on the local runner and the operator harness in the quick
 tier; what the CI tier leaves out is those scenarios' Spark runs beyond one per family. Measured: these files' further
-tests took 859 of the 3,412 worker-seconds of a full run's Spark phase here, which the CI run could not afford
+tests took 979 of the 3,412 worker-seconds of a full run's Spark phase here, which the CI run could not afford
 within its 30 minutes (2,131 s at stop 50, its Spark phase 1,803 s)."""
 
 SLOWEST_FIRST: tuple[str, ...] = (
