@@ -114,18 +114,23 @@ def run(python: str, script: Path, env: dict[str, str]) -> tuple[int, list[str]]
     return done.returncode, [line for line in done.stdout.splitlines() if line.strip() and not line.startswith(NOISE)]
 
 
+def examples_folder(pyflink_python: str) -> Path:
+    """The ``examples/datastream`` folder of the PyFlink installed for ``pyflink_python``."""
+    located = subprocess.run(
+        [pyflink_python, "-c", "import pyflink, os; print(os.path.dirname(pyflink.__file__))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Path(located.stdout.strip()) / "examples" / "datastream"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pyflink-python", required=True, help="the Python of a virtual env with apache-flink")
     parser.add_argument("examples", nargs="*", default=list(EXAMPLES))
     args = parser.parse_args()
-    located = subprocess.run(
-        [args.pyflink_python, "-c", "import pyflink, os; print(os.path.dirname(pyflink.__file__))"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    folder = Path(located.stdout.strip()) / "examples" / "datastream"
+    folder = examples_folder(args.pyflink_python)
     panes_env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     # PyFlink starts its Python workers with the ``python`` on the PATH: the one of its own environment
     bin_folder = os.path.dirname(args.pyflink_python)

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pyflink_examples import NOISE, SUBTASK, ported
+from pyflink_examples import NOISE, SUBTASK, examples_folder, ported
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOTSTRAP = "localhost:9092"
@@ -292,13 +292,7 @@ def main() -> int:
     unknown = [name for name in args.examples if name not in EXAMPLES]
     if unknown:
         parser.error(f"unknown examples {unknown}: the Kafka examples are {', '.join(EXAMPLES)}")
-    located = subprocess.run(
-        [args.pyflink_python, "-c", "import pyflink, os; print(os.path.dirname(pyflink.__file__))"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    folder = Path(located.stdout.strip()) / "examples" / "datastream"
+    folder = examples_folder(args.pyflink_python)
     bin_folder = os.path.dirname(args.pyflink_python)
     failed = 0
     broker = None if args.broker_running else tempfile.mkdtemp(prefix="panes-kafka-examples-")
