@@ -41,12 +41,12 @@ def keyed(env: StreamEnvironment, end: bool) -> Any:
     return stamped.map(lambda click: (click[0], 1)).key_by(lambda pair: pair[0])
 
 
-def alone(build: Any) -> list[Any]:
-    """What the job gives on the local runner, its input left open (windows the watermark closed): the job
-    stepped through the micro-batches it has."""
+def on_the_local_runner(build: Any, end: bool) -> list[Any]:
+    """What the job gives on the local runner, sorted: with ``end``, run to its end; else with its input left
+    open (windows the watermark closed), the job stepped through the micro-batches it has."""
     runner = LocalRunner()
     env = StreamEnvironment(runner)
-    sink = build(env, False)
+    sink = build(env, end)
     runner.start(env.plan(), env.config()).run()
     return sorted(sink.values)
 
@@ -65,7 +65,7 @@ def test_two_jobs_run_at_once_in_one_session_and_each_gives_its_own_results(spar
         for job, _, _ in started:
             job.process_all_available()
         for _, sink, build in started:
-            assert sorted(sink.values) == alone(build), build.__name__
+            assert sorted(sink.values) == on_the_local_runner(build, False), build.__name__
         assert started[0][1].values and started[1][1].values
     finally:
         for job, _, _ in started:
@@ -88,14 +88,7 @@ def test_a_second_job_under_a_running_jobs_name_is_refused_saying_how_to_name_it
         third = StreamEnvironment(SparkRunner(spark, num_shards=2, quiet=True))
         sink = sessions(third, True)
         third.execute("another name")  # named apart, it runs beside the first
-        assert sorted(sink.values) == sorted(_ended(sessions))
+        assert sorted(sink.values) == on_the_local_runner(sessions, True)
     finally:
         first.stop()
         first.cleanup()
-
-
-def _ended(build: Any) -> list[Any]:
-    env = StreamEnvironment(LocalRunner())
-    sink = build(env, True)
-    env.execute()
-    return list(sink.values)

@@ -194,9 +194,16 @@ class SinkWriter:
         if self.stage_folder is None and all(isinstance(t.sink, DRIVER_SINKS) for t in chosen):
             # the driver's sinks alone: one action collects their rows (a sink without rows gets nothing)
             self._deliver(batch, batch_id, part, chosen)
-            if before_commit is not None:
-                before_commit()
-            return True
+        else:
+            self._write_persisted(batch, batch_id, part, chosen)
+        if before_commit is not None:
+            before_commit()
+        if top:
+            commit_batch(batch.sparkSession, self._staged, batch_id)
+        return True
+
+    def _write_persisted(self, batch: Any, batch_id: int, part: int, chosen: list[SinkTarget]) -> None:
+        """Write ``chosen`` from ``batch``, persisted while they write (several Spark jobs read it)."""
         batch.persist()
         try:
             # one job counts the rows of every output; sinks without rows in this batch do nothing
@@ -215,11 +222,6 @@ class SinkWriter:
                 self._deliver(batch, batch_id, part, driver)
         finally:
             batch.unpersist()
-        if before_commit is not None:
-            before_commit()
-        if top:
-            commit_batch(batch.sparkSession, self._staged, batch_id)
-        return True
 
     def complete_outputs(self, spark: Any) -> None:
         """At the end of a job, every file sink's dataset exists: one that received nothing gets an empty one
