@@ -204,9 +204,8 @@ def kill_when_held(
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + timeout
-        while not marker.exists() and held.poll() is None and time.monotonic() < deadline:
-            time.sleep(POLL_S)
+        with contextlib.suppress(TimeoutError):
+            _wait_for(held, marker, time.monotonic(), timeout, f"the {point} crash point")
         assert marker.exists(), f"the job did not reach the {point} crash point (exit {held.poll()})"
     finally:
         os.killpg(held.pid, signal.SIGKILL)
@@ -251,13 +250,10 @@ def _landing(point: str, batch: int, checkpoint: Path, started: float, finished:
 
 @dataclass(frozen=True)
 class PythonLoss:
-    """A run whose executor-side Python was killed at a crash point: what was killed, and how the run ended."""
+    """A run whose executor-side Python was killed at a crash point: what was killed, and the last commit then."""
 
     killed: ExecutorPython
-    returncode: int
     commits_before: int
-    commits_after: int
-    seconds: float
 
 
 def lose_executor_python_then_kill(
@@ -274,8 +270,8 @@ def lose_executor_python_then_kill(
     """Run fault job ``job`` on ``master`` (local mode) in a subprocess; hold it at ``loss`` (point, micro-batch),
     SIGKILL its executor-side Python there (:func:`executor_python`: the daemons, their workers, the shard keepers,
     and with them every live operator) and let it go on; at ``kill``, later, SIGKILL its whole process group. What
-    the loss killed and the commits around it (``commits_after``: the last commit before the kill, the query having
-    gone on without a restart), and where the kill landed."""
+    the loss killed and the last commit before it, and where the kill landed (its ``commits``: how far the query
+    went on after the loss, without a restart)."""
     with held_at(job, *loss, checkpoint, output, env, master, log, timeout, then=kill) as held:
         victims = executor_python(held.process.pid)
         for pid in victims.all():
@@ -286,8 +282,4 @@ def lose_executor_python_then_kill(
         held.wait_then(timeout)
         finished = held.process.poll() is not None
         started = held.started
-    landing = _landing(*kill, checkpoint, started, finished)
-    loss_seen = PythonLoss(
-        victims, held.process.returncode, commits_before, landing.commits, time.monotonic() - started
-    )
-    return loss_seen, landing
+    return PythonLoss(victims, commits_before), _landing(*kill, checkpoint, started, finished)

@@ -196,10 +196,10 @@ def check_python_loss(
     print(
         f"\n[executor python lost] {job}: at {at[0]}@{at[1]}, after commits/{loss.commits_before}, killed "
         f"{len(killed.daemons)} daemons, {len(killed.workers)} workers, {len(killed.keepers)} shard keepers; the "
-        f"query went on to commits/{loss.commits_after} before its kill"
+        f"query went on to commits/{landing.commits} before its kill"
     )
     # the Python side of the executor, and with the keepers every live operator
     assert killed.daemons and killed.workers and killed.keepers, killed
-    assert not landing.finished and loss.commits_before < landing.wanted_batch - 1 <= loss.commits_after
+    assert not landing.finished and loss.commits_before < landing.wanted_batch - 1 <= landing.commits
     lines = fault_jobs.read_driver_lines(job, str(output))
     assert lines and not Counter(lines) - Counter(expected.driver_lines), "each value once, none unknown"
