@@ -218,7 +218,7 @@ FULL_ONLY: dict[str, str] = {
     "tests/spark/test_crash_points.py": "each point kills a job run in its own JVM and restarts it (1.5-3 min a point; the first run of the branching job also loses its executor Python and goes on); the quick tier restarts from checkpoints without a kill (restart fingerprints, a sink schema kept across a restart)",
     "tests/spark/test_finite_jobs.py": "the other step kinds repeat the end-of-input path the two quick ones take",
     "tests/spark/test_joins.py": "window joins and co-groups in one job of a minute; their operators are a union and a window, which the quick tier runs",
-    "tests/spark/test_late_table_spark.py": "reconcile beside retractions and over the default trigger on columns repeats the quick early-firing case and reconciliation loop",
+    "tests/spark/test_late_table_spark.py": "reconcile beside retractions, over the default trigger on columns and over sessions repeats the quick early-firing case and reconciliation loop (the local runner reconciles sessions in every trigger and mode: tests/core/test_reconcile_properties.py)",
     "tests/spark/test_metrics.py": "the streaming and restart variants repeat the counters of the bounded one over several micro-batches; the file source's progress figures are checked quick on progress entries (tests/cli/test_true_figures.py)",
     "tests/spark/test_one_answer.py": "random jobs (hypothesis) and a timer job with many keys repeat, on drawn inputs, the windows, lateness and timers the conformance and timer scenarios check against Flink on Spark in the quick tier",
     "tests/spark/test_one_watermark_per_query.py": "a query of several independent pipelines over many micro-batches (a minute)",

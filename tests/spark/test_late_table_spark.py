@@ -107,15 +107,21 @@ EARLY_AND_LATE = [
 
 
 @pytest.mark.parametrize(
-    ("trigger", "mode"),
-    [("early count 3", "accumulating"), ("default", "retracting"), ("default", "accumulating")],
-    ids=["early", "retracting", "columnar"],
+    ("trigger", "mode", "assigner"),
+    [
+        ("early count 3", "accumulating", "tumbling"),
+        ("default", "retracting", "tumbling"),
+        ("default", "accumulating", "tumbling"),
+        ("early count 3", "discarding", "session"),
+    ],
+    ids=["early", "retracting", "columnar", "sessions"],
 )
 def test_reconcile_on_spark_with_early_firings_and_retractions(
-    spark: Any, tmp_path: Path, trigger: str, mode: str
+    spark: Any, tmp_path: Path, trigger: str, mode: str, assigner: str
 ) -> None:
-    """The issue's two jobs (an early count trigger; retracting fired panes with the default trigger) and the
-    default job, which Spark runs on columns, all with pane columns. Spark emits the local runner's rows (pane
+    """The issue's two jobs (an early count trigger; retracting fired panes with the default trigger), the
+    default job, which Spark runs on columns, and sessions (gap 4) fired early and discarded, all with pane
+    columns. Spark emits the local runner's rows (pane
     info and the last panes included); reconcile on Spark finds the local runner's corrections, which retract rows
     the stream emitted, pane info included, and give the BATCH result over all data; they are written without a
     declared type."""
@@ -123,7 +129,7 @@ def test_reconcile_on_spark_with_early_firings_and_retractions(
     from tests.core import test_reconcile_properties as loop
 
     def build(late: str, sink: ListSink) -> Any:
-        return loop.job(EARLY_AND_LATE, late, sink, trigger, mode, pane=True)
+        return loop.job(EARLY_AND_LATE, late, sink, trigger, mode, pane=True, assigner=assigner)
 
     late = str(tmp_path / "late")
     streamed = ListSink()

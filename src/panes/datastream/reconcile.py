@@ -21,10 +21,13 @@ complete table. The windows they change are, in accumulating and retracting mode
 pane columns (``WindowRow(pane=...)``) are left out (a window whose results stay the same gets no rows, even
 though BATCH execution numbers its panes otherwise); in discarding mode, those that hold an element of the late
 table (the firings of a window split its elements by arrival, those of a BATCH run by timestamp: their rows
-differ while what they add up to does not).
+differ while what they add up to does not), except over merging windows (sessions), where it is those whose rows
+differ: a session's firings before a merge stay under its old bounds, so rows under one window need not add up
+to what the session holds.
 
-Session windows are refused: a session cleaned up before an element that would have joined it to the next one
-makes the stream's sessions differ from a BATCH run's even without late data.
+Session windows' corrections are not only about late elements: a session cleaned up before an element that would
+have joined it to the next one makes the stream's sessions differ from a BATCH run's even without late data, and
+the corrections replace them by BATCH's too.
 """
 
 from __future__ import annotations
@@ -170,9 +173,9 @@ def reconcile(build: Callable[[Any], None], late: str, runner: Any = "local") ->
     job's ``build(env)``) that writes it; see the module docstring. ``runner`` runs the two jobs (default the
     local runner).
 
-    Raises ``ValueError`` when no window step of the job writes its late table to ``late``, when that window
-    merges (sessions: see the message), when the table holds rows of another step, or when the streaming run
-    does not find the table's elements late (the sources or the timing did not replay)."""
+    Raises ``ValueError`` when no window step of the job writes its late table to ``late``, when the table holds
+    rows of another step, or when the streaming run does not find the table's elements late (the sources or the
+    timing did not replay)."""
     from panes.datastream import StreamEnvironment
     from panes.datastream.fingerprint import operator_uids
 
@@ -180,7 +183,6 @@ def reconcile(build: Callable[[Any], None], late: str, runner: Any = "local") ->
     build(env)
     plan = env.plan()
     window, late_rows = _late_table_step(plan, late)
-    _refuse_merging(late_rows)
     uid = operator_uids(plan)[window.id]
     elements = _read(late, late_rows.input_type, uid)
     streamed, found_late = _streamed(env, window, late_rows.input_type)
@@ -192,17 +194,6 @@ def reconcile(build: Callable[[Any], None], late: str, runner: Any = "local") ->
     if result_type is not None:
         rows = [change_row(result_type.conform(_plain(row)), row[RETRACT]) for row in rows]
     return Corrections(rows, retracting_type(result_type), uid, len(elements), window.spec.accumulation)
-
-
-def _refuse_merging(late_rows: LateRows) -> None:
-    if late_rows.assigner.is_merging():
-        raise ValueError(
-            "panes reconcile corrects windows that do not merge (tumbling, sliding, global): a session window's "
-            "streamed results can differ from a BATCH run over the same elements even without late data (a "
-            "session cleaned up before an element that would have joined it to the next one starts a new "
-            "session), so the late table does not say which results the late elements changed. Keep the late "
-            "data table, and recompute the sessions in BATCH mode over all data instead"
-        )
 
 
 def _plain(row: dict[str, Any]) -> Any:
@@ -307,7 +298,7 @@ def table_of(emitted: Iterable[Any], mode: str) -> Table:
 
 def _changed_windows(spec: Any, elements: list[Late], streamed: Table, complete: Table) -> list[WindowId]:
     """The windows the corrections change (see the module docstring), in a stable order."""
-    if spec.accumulation == "discarding":
+    if spec.accumulation == "discarding" and not spec.assigner.is_merging():
         touched = {(extract_key(spec.key_selector, value), w) for value, _, windows in elements for w in windows}
         found = [window for window in {**streamed, **complete} if window in touched]
     else:
