@@ -19,15 +19,15 @@ window's result type plus ``retract`` (the form of ``retracting_fired_panes``, `
 applied to the streamed table (a retraction removes one equal row, any other row is added), they leave the
 complete table. The windows they change are, in accumulating and retracting mode, those whose rows differ once
 pane columns (``WindowRow(pane=...)``) are left out (a window whose results stay the same gets no rows, even
-though BATCH execution numbers its panes otherwise); in discarding mode, those that hold an element of the late
-table (the firings of a window split its elements by arrival, those of a BATCH run by timestamp: their rows
-differ while what they add up to does not), except over merging windows (sessions), where it is those whose rows
-differ: a session's firings before a merge stay under its old bounds, so rows under one window need not add up
-to what the session holds.
+though BATCH execution numbers its panes otherwise); in discarding mode, those whose firings covered other
+elements in the two runs (each run also runs a covering step, the window with a function that gives the values
+each firing saw): the firings of a window split its elements by arrival, those of a BATCH run by timestamp, so
+their rows differ while what they add up to does not, unless an element was too late, a trigger never fired
+some (a count not reached) or a session merged otherwise.
 
-Session windows' corrections are not only about late elements: a session cleaned up before an element that would
-have joined it to the next one makes the stream's sessions differ from a BATCH run's even without late data, and
-the corrections replace them by BATCH's too.
+Nothing late does not mean nothing to correct: a session cleaned up before an element that would have joined it
+to the next one makes the stream's sessions differ from a BATCH run's, and a trigger that fires on counts alone
+can leave other elements unfired; the corrections replace those windows by BATCH's too.
 """
 
 from __future__ import annotations
@@ -53,12 +53,11 @@ from panes.datastream.plan import (
 from panes.datastream.runtime_mode import RuntimeExecutionMode
 from panes.datastream.sinks import FileSink, ListSink
 from panes.functions.stream import ProcessFunction
-from panes.operators.keys import extract_key
 from panes.operators.stateless import ProcessOperator
 from panes.types import RecordType
 from panes.windowing.accumulation import RETRACT, change_row, retracting_type
 from panes.windowing.functions import ProcessWindowFunction, WindowContext
-from panes.windowing.internal_functions import _IterableFunction, _SingleValueFunction
+from panes.windowing.internal_functions import _IterableFunction, _SingleValueFunction, process_spec
 from panes.windowing.rows import WindowRow
 from panes.windowing.windows import TimeWindow
 
@@ -158,6 +157,30 @@ def _tagged(spec: Any) -> Any:
     return replace(spec, function=replace(function, function=internal, process_function=wrapped))
 
 
+class _Covering(ProcessWindowFunction[Any, Any, Any, Any]):
+    """Per firing, the elements it covers (the ``repr`` of each canonical value, sorted), as a :class:`_Fired`:
+    what a discarding window's firings add up over."""
+
+    def __init__(self, input_type: RecordType) -> None:
+        self.input_type = input_type
+
+    def process(self, key: Any, context: WindowContext[Any], elements: Iterable[Any]) -> list[_Fired]:
+        covered = tuple(sorted(repr(self.input_type.conform(value)) for value in elements))
+        return [_Fired(key, context.window(), uuid.uuid4().int, covered)]
+
+
+def _covering_step(window: OneInputTransformation, input_type: RecordType) -> Transformation:
+    """Another step with ``window``'s assigner, trigger, evictor, lateness and mode whose results are the
+    elements each firing covers (:class:`_Covering`)."""
+    spec = replace(window.spec, function=process_spec(_Covering(input_type)), accumulation="discarding")
+    return window.another(
+        spec=spec,
+        operator_factory=spec.create_operator,
+        batch_operator_factory=spec.create_batch_operator,
+        output_type=None,
+    )
+
+
 class _Stamped(ProcessFunction[Any, Any]):
     """Each element as ``(repr of its canonical value, timestamp)``: how late elements are compared."""
 
@@ -187,9 +210,9 @@ def reconcile(build: Callable[[Any], None], late: str, runner: Any = "local") ->
     elements = _read(late, late_rows.input_type, uid)
     streamed, found_late = _streamed(env, window, late_rows.input_type)
     _check_replayed(elements, found_late, late)
-    complete = _complete(env, window)
-    changed = _changed_windows(window.spec, elements, streamed, complete)
-    rows = _correction_rows(streamed, complete, changed)
+    complete = _complete(env, window, late_rows.input_type)
+    changed = _changed_windows(window.spec, streamed, complete)
+    rows = _correction_rows(streamed.table, complete.table, changed)
     result_type = _result_type(plan, env, window, late_rows.input_type)
     if result_type is not None:
         rows = [change_row(result_type.conform(_plain(row)), row[RETRACT]) for row in rows]
@@ -204,28 +227,58 @@ def _plain(row: dict[str, Any]) -> Any:
 # -- the two runs ------------------------------------------------------------------------------------------
 
 
-def _streamed(env: Any, window: OneInputTransformation, input_type: RecordType) -> tuple[Table, list[tuple[str, int]]]:
-    """The table the streaming job's output leaves (``table_of``) and the elements it found too late."""
+@dataclass
+class _Run:
+    """What one of :func:`reconcile`'s runs leaves: the consumer's table (``table_of``) and, for a discarding
+    window, per window the elements its firings covered (``None`` otherwise)."""
+
+    table: Table
+    covered: dict[WindowId, Counter[str]] | None
+
+
+def _streamed(env: Any, window: OneInputTransformation, input_type: RecordType) -> tuple[_Run, list[tuple[str, int]]]:
+    """What the streaming job leaves, and the elements it found too late."""
     step = _tagged_step(window)
-    emitted, late = ListSink(), ListSink()
+    late = ListSink()
     tag = window.spec.late_data_tag
     assert tag is not None  # a late table needs the window's late output
     side = SideOutputTransformation(name="late elements", inputs=(step,), tag=tag)
     stamped = _process_step(side, _Stamped(input_type), "Late elements")
-    sinks = (
-        SinkTransformation(name="Sink: reconcile", inputs=(step,), sink=emitted),
-        SinkTransformation(name="Sink: reconcile late", inputs=(stamped,), sink=late),
-    )
-    _execute(env, Plan(sinks), RuntimeExecutionMode.STREAMING)
-    return table_of(emitted.values, window.spec.accumulation), list(late.values)
+    run = _run(env, window, input_type, RuntimeExecutionMode.STREAMING, step, (stamped, late))
+    return run, list(late.values)
 
 
-def _complete(env: Any, window: OneInputTransformation) -> Table:
-    """The table a BATCH run over every element leaves (``table_of``)."""
-    emitted = ListSink()
-    sink = SinkTransformation(name="Sink: reconcile", inputs=(_tagged_step(window),), sink=emitted)
-    _execute(env, Plan((sink,)), RuntimeExecutionMode.BATCH)
-    return table_of(emitted.values, window.spec.accumulation)
+def _complete(env: Any, window: OneInputTransformation, input_type: RecordType) -> _Run:
+    """What a BATCH run over every element leaves."""
+    return _run(env, window, input_type, RuntimeExecutionMode.BATCH, _tagged_step(window), None)
+
+
+def _run(
+    env: Any,
+    window: OneInputTransformation,
+    input_type: RecordType,
+    mode: RuntimeExecutionMode,
+    step: Transformation,
+    late: tuple[Transformation, ListSink] | None,
+) -> _Run:
+    """Run ``step`` (the tagged window) in ``mode``, with ``late`` (a step and its sink) and, for a discarding
+    window, the covering step beside it."""
+    emitted, covering = ListSink(), ListSink()
+    sinks = [SinkTransformation(name="Sink: reconcile", inputs=(step,), sink=emitted)]
+    if late is not None:
+        sinks.append(SinkTransformation(name="Sink: reconcile late", inputs=(late[0],), sink=late[1]))
+    discarding = window.spec.accumulation == "discarding"
+    if discarding:
+        covers = _covering_step(window, input_type)
+        sinks.append(SinkTransformation(name="Sink: reconcile covered", inputs=(covers,), sink=covering))
+    _execute(env, Plan(tuple(sinks)), mode)
+    covered: dict[WindowId, Counter[str]] | None = None
+    if discarding:
+        covered = {
+            w: Counter(e for firing in rows for e in firing)
+            for w, rows in table_of(covering.values, "discarding").items()
+        }
+    return _Run(table_of(emitted.values, window.spec.accumulation), covered)
 
 
 def _tagged_step(window: OneInputTransformation) -> Transformation:
@@ -296,19 +349,19 @@ def table_of(emitted: Iterable[Any], mode: str) -> Table:
     return {window: rows for window, rows in table.items() if rows}
 
 
-def _changed_windows(spec: Any, elements: list[Late], streamed: Table, complete: Table) -> list[WindowId]:
-    """The windows the corrections change (see the module docstring), in a stable order."""
-    if spec.accumulation == "discarding" and not spec.assigner.is_merging():
-        touched = {(extract_key(spec.key_selector, value), w) for value, _, windows in elements for w in windows}
-        found = [window for window in {**streamed, **complete} if window in touched]
-    else:
-        strip = _pane_free(spec)
-        found = [
-            window
-            for window in {**streamed, **complete}
-            if Counter(map(strip, streamed.get(window, []))) != Counter(map(strip, complete.get(window, [])))
-        ]
-    return [window for window in {**streamed, **complete} if window in set(found)]
+def _changed_windows(spec: Any, streamed: _Run, complete: _Run) -> list[WindowId]:
+    """The windows the corrections change (see the module docstring), in the order of the streamed table and
+    then the complete one."""
+    windows = list({**streamed.table, **complete.table})
+    if streamed.covered is not None and complete.covered is not None:
+        nothing: Counter[str] = Counter()
+        return [w for w in windows if streamed.covered.get(w, nothing) != complete.covered.get(w, nothing)]
+    strip = _pane_free(spec)
+    return [
+        w
+        for w in windows
+        if Counter(map(strip, streamed.table.get(w, []))) != Counter(map(strip, complete.table.get(w, [])))
+    ]
 
 
 def _pane_free(spec: Any) -> Callable[[Any], str]:
