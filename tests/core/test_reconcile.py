@@ -115,7 +115,7 @@ def test_the_cli_writes_corrections_that_say_what_they_did(tmp_path: Path, capsy
     assert main(["run", str(job_file)]) == 0
     output = tmp_path / "corrections.parquet"
     assert main(["reconcile", str(job_file), "--late", str(late), "--output", str(output)]) == 0
-    assert "1 late elements of step window#2: 1 results retracted, 1 new results" in capsys.readouterr().out
+    assert "1 late element of step window#2: 1 result retracted, 1 new result, written" in capsys.readouterr().out
     rows = ds.dataset(output, format="parquet").to_table().to_pylist()
     assert rows == [
         {"key": "a", "window_start": 0, "window_end": 10, "value": 1, "retract": True},

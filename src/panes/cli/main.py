@@ -163,10 +163,16 @@ def reconcile_job(path: str, late: str, output: str | None, runner: str, apply: 
         return run_command.FAILED
     retracted = sum(1 for row in corrections.rows if row["retract"])
     print(
-        f"{corrections.late_elements} late elements of step {corrections.step_uid}: {retracted} results retracted, "
-        f"{len(corrections.rows) - retracted} new results, written to {' and '.join(written)}"
+        f"{_counted(corrections.late_elements, 'late element')} of step {corrections.step_uid}: "
+        f"{_counted(retracted, 'result')} retracted, {_counted(len(corrections.rows) - retracted, 'new result')}, "
+        f"written to {' and '.join(written)}"
     )
     return run_command.DONE
+
+
+def _counted(count: int, noun: str) -> str:
+    """``count`` and ``noun``, plural unless ``count`` is 1: ``1 new result``, ``2 new results``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _apply(build: Any, corrections: Any, runner: str) -> str:

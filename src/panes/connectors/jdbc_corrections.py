@@ -88,7 +88,7 @@ def sink_of_step(plan: Plan, step_uid: str) -> SinkTransformation:
     if len(found) != 1:
         what = "no upsert JdbcSink" if not found else f"{len(found)} upsert JdbcSinks"
         raise ValueError(
-            f"{what} of this job takes the results of step {step_uid} directly: add_sink(JdbcSink.upsert_builder()"
+            f"{what} of this job takes the results of step {step_uid} directly: sink_to(JdbcSink.upsert_builder()"
             "...build()) right after the window's function, or apply the corrections from Python "
             "(panes.connectors.jdbc_corrections.apply_corrections(corrections, sink))"
         )
