@@ -2,8 +2,8 @@
 
 Elements later than a window's allowed lateness are dropped by Flink (or sent to a side output, which a job
 must then store itself). ``late_data_table(path)`` keeps them: every such element becomes a row of a Parquet
-table under ``path``, written by the job's own file sink (so on the local runner and on Spark alike, one
-``batch=<n>`` folder per micro-batch that had any), with the element's fields and:
+table under ``path``, written by the job's own file sink (the local runner writes one ``batch=0`` folder when the
+job ends, Spark one ``batch=<n>`` folder per micro-batch that had any), with the element's fields and:
 
 - ``step_uid``: the uid of the window step (set with ``.uid(...)``, else the one panes gives it, see
   ``panes.datastream.fingerprint``);
