@@ -91,6 +91,16 @@ def startup(field: str) -> Callable[[dict[str, Any]], list[float | None]]:
     return lambda m: [m.get("startup", {}).get(field)]
 
 
+def latency(keys: list[int]) -> Callable[[dict[str, Any]], list[float | None]]:
+    """panes' median warm micro-batch over native's at each key count (``bench/latency.py``)."""
+
+    def read(m: dict[str, Any]) -> list[float | None]:
+        rows = {row["keys"]: row for row in m.get("latency", {}).get("rows", []) if row["identical"]}
+        return [float(rows[k]["ratio"]) if k in rows else None for k in keys]
+
+    return read
+
+
 TARGETS = [
     Target(
         "session gap 30 s count+sum >= 1.0x native, 100 / 10,000 / 100,000 keys",
@@ -110,6 +120,11 @@ TARGETS = [
         "README pipeline on Spark < 15 s wall, session start included", startup("readme_wall_s"), at_most=15, unit="s"
     ),
     Target("the demo's first micro-batch < 5 s", startup("demo_first_batch_s"), at_most=5, unit="s"),
+    Target(
+        "a warm micro-batch at most 1.2x native's (median), 100 / 100,000 keys",
+        latency([100, 100_000]),
+        at_most=1.2,
+    ),
     Target("local runner, tumbling count+sum >= 200,000 ev/s", local("count_sum"), 200_000, unit="ev/s"),
     Target(
         "local runner, element by element (ProcessWindowFunction) >= 50,000 ev/s", local("python"), 50_000, unit="ev/s"
@@ -136,7 +151,7 @@ def per_core(measured: dict[str, Any]) -> list[str]:
 def table(measured: dict[str, Any]) -> str:
     sources = "; ".join(
         f"`{measured[name]['command']}` on {measured[name]['date']}"
-        for name in ("suite", "startup")
+        for name in ("suite", "startup", "latency")
         if name in measured
     )
     return "\n".join(

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 import pyarrow as pa
@@ -131,37 +131,34 @@ def rate_watermarks(
     keep_main = main in needed
     consumed = step.consumed
     operator.error_tag = step.transformation.error_tag
-    generator = operator.watermark_generator
-    emitter = operator._emitter
+    generator, emitter = operator.watermark_generator, operator.watermark_output
     assert generator is not None and emitter is not None
-    captured: list[StreamRecord[Any]] = []
-    capture = _Capture(captured)
-    operator.output = CountingOutput(capture, operator)
-    emitter._output = capture
+    capture = _capture_of(operator)
+    captured = capture.records
     # the built-in periodic generators emit their running maximum minus the bound: read it directly
-    bounded = type(generator) in (BoundedOutOfOrdernessWatermarks, AscendingTimestampsWatermarks)
-    assigner = operator._assigner
-    column = assigner.column if bounded and type(assigner) is ColumnTimestampAssigner else None
+    bounded = generator if _bounded(generator) else None
+    assigner = operator.timestamp_assigner
+    column = assigner.column if bounded is not None and type(assigner) is ColumnTimestampAssigner else None
     fast = 0
     for channel, value, timestamp, seq, phase in rows:
         if channel not in consumed:
             continue
-        if column is not None and type(value) is dict:
+        if column is not None and bounded is not None and type(value) is dict:
             # the common case, a dict row with an int timestamp column, without the operator's generality
             extracted = value.get(column)
             if type(extracted) is int and EVENT_TIMES.lowest <= extracted <= EVENT_TIMES.highest:
-                generator.on_event(value, extracted, emitter)
-                ratings.append(generator.max_timestamp - generator.out_of_orderness - 1)  # type: ignore[attr-defined]
+                bounded.on_event(value, extracted, emitter)
+                ratings.append(bounded.current_watermark())
                 if keep_main:
                     stamped.append(Record(main, value, extracted, seq, phase))
                 fast += 1
                 continue
         operator.process_record(StreamRecord(value, timestamp))
-        if bounded:
-            ratings.append(generator.max_timestamp - generator.out_of_orderness - 1)  # type: ignore[attr-defined]
+        if bounded is not None:
+            ratings.append(bounded.current_watermark())
         else:
             generator.on_periodic_emit(emitter)
-            ratings.append(emitter.current_watermark)
+            ratings.append(operator.emitted_watermark)
         if keep_main:
             stamped.extend(Record(main, out.value, out.timestamp, seq, phase) for out in captured)
         captured.clear()
@@ -187,6 +184,22 @@ def timestamps_operator(step: Step) -> TimestampsAndWatermarksOperator:
     operator.setup(_Capture([]), task_name=step.transformation.name)  # as its error records name it
     operator.open()
     return operator
+
+
+def _bounded(generator: Any) -> TypeGuard[BoundedOutOfOrdernessWatermarks]:
+    """Whether ``generator`` is one of the built-in bounded out-of-orderness generators (not a subclass, which may
+    emit otherwise), whose watermark after a row is :meth:`~BoundedOutOfOrdernessWatermarks.current_watermark`."""
+    return type(generator) in (BoundedOutOfOrdernessWatermarks, AscendingTimestampsWatermarks)
+
+
+def _capture_of(operator: TimestampsAndWatermarksOperator) -> _Capture:
+    """The capture :func:`timestamps_operator` set ``operator`` up with, emptied."""
+    output = operator.output
+    capture = output.output if isinstance(output, CountingOutput) else output
+    assert isinstance(capture, _Capture), "a timestamps operator of the Spark runner comes from timestamps_operator"
+    capture.records.clear()
+    capture.side.clear()
+    return capture
 
 
 class _Capture:
@@ -215,11 +228,8 @@ def stamp_columns(
     step's rows stamped (and moved to its output) and the largest watermark it rated; ``None`` when the step
     needs records (another strategy, or a batch with a missing timestamp or one outside the Spark runner's
     event times: its bad records need the operator)."""
-    generator, assigner = operator.watermark_generator, operator._assigner
-    if not isinstance(generator, BoundedOutOfOrdernessWatermarks) or type(generator) not in (
-        BoundedOutOfOrdernessWatermarks,
-        AscendingTimestampsWatermarks,
-    ):
+    generator, assigner = operator.watermark_generator, operator.timestamp_assigner
+    if not _bounded(generator):
         return None
     if type(assigner) is not ColumnTimestampAssigner or len(step.consumed) != 1:
         return None
@@ -244,9 +254,10 @@ def stamp_columns(
     top = int(ts.max())
     if top > EVENT_TIMES.highest or int(ts.min()) < EVENT_TIMES.lowest:
         return None  # records outside Spark's times: the operator refuses them
-    assert operator._emitter is not None
-    generator.on_event(None, top, operator._emitter)
-    best = generator.max_timestamp - generator.out_of_orderness - 1
+    emitter = operator.watermark_output
+    assert emitter is not None
+    generator.on_event(None, top, emitter)
+    best = generator.current_watermark()
     count = rows.num_rows
     operator.counters.records_in += count
     operator.counters.records_out += count

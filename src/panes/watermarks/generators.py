@@ -84,11 +84,16 @@ class BoundedOutOfOrdernessWatermarks(WatermarkGenerator):
         """The largest event timestamp seen so far (the initial value makes the watermark ``LONG_MIN``)."""
         return self._max_timestamp
 
+    def current_watermark(self) -> int:
+        """The watermark a periodic emit gives now: ``max_timestamp - max_out_of_orderness - 1`` (``LONG_MIN``
+        before any event). The Spark runner rates each row with it (``panes.spark.watermarks``)."""
+        return self._max_timestamp - self.out_of_orderness - 1
+
     def on_event(self, event: Any, event_timestamp: int, output: WatermarkOutput) -> None:
         self._max_timestamp = max(self._max_timestamp, event_timestamp)
 
     def on_periodic_emit(self, output: WatermarkOutput) -> None:
-        output.emit_watermark(Watermark(self._max_timestamp - self.out_of_orderness - 1))
+        output.emit_watermark(Watermark(self.current_watermark()))
 
     def snapshot_state(self) -> Any:
         return self._max_timestamp

@@ -285,7 +285,18 @@ class TimestampsAndWatermarksOperator(OneInputStreamOperator):
 
     @property
     def watermark_generator(self) -> WatermarkGenerator | None:
+        """The strategy's generator (``None`` before :meth:`open`)."""
         return self._generator
+
+    @property
+    def timestamp_assigner(self) -> TimestampAssigner | None:
+        """The strategy's timestamp assigner (``None`` before :meth:`open`)."""
+        return self._assigner
+
+    @property
+    def watermark_output(self) -> WatermarkOutput | None:
+        """Where the generator emits its watermarks (``None`` before :meth:`open`)."""
+        return self._emitter
 
 
 def _reason(error: Exception) -> str:
