@@ -29,9 +29,8 @@ from typing import Any
 
 from panes.datastream.execution import metric_names
 from panes.datastream.fingerprint import STATE_FORMAT, JobFingerprint, check_restart, fingerprint, is_keyed
-from panes.datastream.partitioning import ForwardPartitioner, StreamPartitioner
+from panes.datastream.partitioning import ForwardPartitioner
 from panes.datastream.plan import (
-    OneInputTransformation,
     Plan,
     SinkTransformation,
     SourceTransformation,
@@ -44,327 +43,26 @@ from panes.datastream.plan import (
 )
 from panes.datastream.sinks import (
     FileSink,
-    SinkWriter,
     WriterContext,
-    WriterSink,
-    deliver,
     sink_name,
     sink_stream_type,
 )
-from panes.datastream.sources import ProcessingTimeAdvance, Source, SplitsReader, StepEnd
+from panes.datastream.sources import ProcessingTimeAdvance, StepEnd
 from panes.elements import MAX_WATERMARK, StreamRecord, Watermark, WatermarkStatus
 from panes.errors import RESTART_ADVICE, BadInput, ErrorRecord, IncompatibleCheckpointError, located
 from panes.local.files import LocalFileSink
 from panes.local.graph import Edge, Node, build_graph
-from panes.operators.base import AbstractStreamOperator, OneInputStreamOperator
+from panes.local.instance import Instance, Router
+from panes.operators.base import AbstractStreamOperator
 from panes.operators.metrics import OperatorMetrics, combine
 from panes.operators.rescaling import rescale
-from panes.operators.sorted_input import BroadcastFirstInput, SortedKeyedInput, sorted_input_for
-from panes.operators.two_input import TwoInputStreamOperator
-from panes.tags import OutputTag
 from panes.timers.clock import ProcessingTimeService
 from panes.types import RecordType
 from panes.watermarks.operator import TimestampsAndWatermarksOperator
-from panes.watermarks.valve import StatusWatermarkValve
 
 OperatorHook = Callable[[Transformation, int, AbstractStreamOperator], None]
 """Called with each operator instance a job creates: ``(transformation, subtask_index, operator)``, after
 ``setup`` and before ``open`` (see ``LocalRunner``)."""
-
-
-class _Router:
-    """The output of one instance: routes records by edge and partitioner, broadcasts watermarks."""
-
-    def __init__(self, job: LocalJob, node: Node, index: int) -> None:
-        self._job = job
-        self.routes: list[tuple[Edge, StreamPartitioner]] = []
-        for edge in node.outputs:
-            partitioner = edge.resolved_partitioner().copy()
-            partitioner.setup(index, node.parallelism)
-            self.routes.append((edge, partitioner))
-        self._index = index
-        # outputs whose values the operator makes and whose type is declared: each value is checked
-        self.checked = job.checked_outputs(node)
-        self.operator: AbstractStreamOperator | None = None
-
-    def _send(self, tag: OutputTag[Any] | None, record: StreamRecord[Any]) -> None:
-        if self.checked:
-            record_type = self.checked.get(None if tag is None else tag.tag_id)
-            if record_type is not None:
-                if self.operator is None:
-                    record = StreamRecord(record_type.conform(record.value), record.timestamp)
-                else:
-                    conformed = self.operator.conform_result(record, record_type, tag)
-                    if conformed is None:
-                        return
-                    record = conformed
-        for edge, partitioner in self.routes:
-            if edge.tag == tag:
-                try:
-                    targets = partitioner.select(record.value, edge.downstream.parallelism)
-                except Exception as error:
-                    # a record the downstream key selector refuses (or fails on) is that operator's failure
-                    self._job.report_unroutable(edge, record, error)
-                    continue
-                for target in targets:
-                    self._job.deliver_record(edge, self._index, target, record)
-
-    def collect(self, record: StreamRecord[Any]) -> None:
-        self._send(None, record)
-
-    def collect_side(self, tag: OutputTag[Any], record: StreamRecord[Any]) -> None:
-        self._send(tag, record)
-
-    def emit_watermark(self, watermark: Watermark) -> None:
-        for edge, _ in self.routes:
-            for target in range(edge.downstream.parallelism):
-                self._job.deliver_watermark(edge, self._index, target, watermark)
-
-    def emit_watermark_status(self, status: WatermarkStatus) -> None:
-        for edge, _ in self.routes:
-            for target in range(edge.downstream.parallelism):
-                self._job.deliver_status(edge, self._index, target, status)
-
-
-class _ValveOutput:
-    """Where a valve's combined watermark goes: input ``input_index`` of an operator (or nowhere: sinks)."""
-
-    def __init__(self, instance: _Instance, input_index: int) -> None:
-        self._instance = instance
-        self._input = input_index
-
-    def emit_watermark(self, watermark: Watermark) -> None:
-        self._instance.on_watermark(self._input, watermark)
-
-    def emit_watermark_status(self, status: WatermarkStatus) -> None:
-        self._instance.on_status(self._input, status)
-
-
-class _Instance:
-    """One parallel instance of a node: an operator, a sink writer or a source reader."""
-
-    def __init__(self, job: LocalJob, node: Node, index: int) -> None:
-        self.node = node
-        self.index = index
-        self.output = _Router(job, node, index)
-        # channels: one per (edge, upstream instance) of each input
-        self.channels: list[dict[tuple[int, int], int]] = []
-        for edges in node.inputs:
-            mapping: dict[tuple[int, int], int] = {}
-            for edge in edges:
-                for upstream_index in range(edge.upstream.parallelism):
-                    mapping[(id(edge), upstream_index)] = len(mapping)
-            self.channels.append(mapping)
-        self.valves = [StatusWatermarkValve(max(1, len(mapping))) for mapping in self.channels]
-        self.valve_outputs = [_ValveOutput(self, i) for i in range(len(self.channels))]
-        self.ended = [set[int]() for _ in self.channels]
-        self.finished = False
-        self.operator: AbstractStreamOperator | None = None
-        transformation = node.transformation
-        self.name = f"{transformation.name} ({index + 1}/{node.parallelism})"
-        self.sorted: SortedKeyedInput | BroadcastFirstInput | None = None
-        if isinstance(transformation, (OneInputTransformation,)) or transformation.kind == "two_input":
-            if isinstance(transformation, OneInputTransformation):
-                factory = transformation.factory_for(job.batch)
-            else:
-                factory = transformation.operator_factory  # type: ignore[attr-defined]
-            self.operator = factory()
-            if job.batch and isinstance(self.operator, TimestampsAndWatermarksOperator):
-                self.operator.emit_progressive_watermarks = False
-            self.operator.error_tag = transformation.error_tag
-            self.operator.setup(
-                self.output,
-                job.clock,
-                task_name=self.name,
-                subtask_index=index,
-                parallelism=node.parallelism,
-                max_parallelism=job.max_parallelism,
-            )
-            self.output.operator = self.operator
-            if job.batch:
-                self.sorted = sorted_input_for(self.operator)
-            if job.operator_hook is not None:
-                job.operator_hook(transformation, index, self.operator)
-        self.sink = transformation.sink if isinstance(transformation, SinkTransformation) else None
-        self.file: LocalFileSink | None = None
-        if isinstance(self.sink, FileSink):
-            self.file = job.file_sink(node, self.output)
-        self.writer: SinkWriter | None = None
-        if isinstance(self.sink, WriterSink):
-            self.writer = self.sink.create_writer(index, node.parallelism)
-            self.writer.open(job.writer_context(node, self.name, self.output))
-        self.reader: _SourceReader | None = None
-        if isinstance(transformation, SourceTransformation):
-            self.reader = _SourceReader(transformation.source, index, node.parallelism)
-        self.on_record = self._record_delivery()
-
-    # -- inputs ------------------------------------------
-
-    def _record_delivery(self) -> Callable[[int, StreamRecord[Any]], None]:
-        """What takes a record of input ``input_index`` (``on_record``), chosen once per instance: BATCH's sorted
-        input, the operator's input method, the sink, or nothing (a source)."""
-        if self.sorted is not None:
-            add = self.sorted.add
-            return lambda input_index, record: add(record, input_index)
-        operator = self.operator
-        if isinstance(operator, OneInputStreamOperator):
-            process = operator.process_record
-            return lambda input_index, record: process(record)
-        if isinstance(operator, TwoInputStreamOperator):
-            first, second = operator.process_record1, operator.process_record2
-            return lambda input_index, record: (first if input_index == 0 else second)(record)
-        if self.sink is not None:
-            write = self._write
-            return lambda input_index, record: write(record)
-        return lambda input_index, record: None
-
-    def _write(self, record: StreamRecord[Any]) -> None:
-        """Write ``record`` to the sink; a sink that raises fails the job naming the sink (the error is located,
-        so the steps upstream let it through: see ``panes.errors``)."""
-        assert self.sink is not None
-        try:
-            if self.file is not None:
-                self.file.add(record)
-                return
-            if self.writer is not None:
-                self.writer.write(record)
-                return
-            written = deliver(self.sink, record, self.index, self.node.parallelism)
-        except Exception as error:
-            failure = located(error, self.name)
-            raise failure from failure.__cause__
-        if not written:
-            raise TypeError(f"the local runner cannot write to {self.sink!r}")
-
-    def on_watermark(self, input_index: int, watermark: Watermark) -> None:
-        if self.sorted is not None:
-            return  # BATCH: the final watermark follows the sorted input (see end_of_input)
-        operator = self.operator
-        if isinstance(operator, TwoInputStreamOperator):
-            (operator.process_watermark1 if input_index == 0 else operator.process_watermark2)(watermark)
-        elif operator is not None:
-            operator.process_watermark(watermark)
-
-    def end_of_input(self) -> None:
-        """All inputs ended: process a sorted input key by key and forward ``LONG_MAX``; then ``finish``."""
-        if self.operator is None:
-            return
-        if self.sorted is not None:
-            self.sorted.drain()
-            self.operator.process_watermark(MAX_WATERMARK)
-        self.operator.finish()
-
-    def on_status(self, input_index: int, status: WatermarkStatus) -> None:
-        if self.sorted is not None:
-            return
-        operator = self.operator
-        if isinstance(operator, TwoInputStreamOperator):
-            (operator.process_watermark_status1 if input_index == 0 else operator.process_watermark_status2)(status)
-        elif operator is not None:
-            operator.process_watermark_status(status)
-
-
-class _SourceReader:
-    """Reads the splits ``index, index + parallelism, ...`` of a source, one after the other, or together when the
-    source reads them so (``Source.read_splits``; a source that cannot be read at all fails here, when the job
-    starts: ``Source.check_readable``)."""
-
-    def __init__(self, source: Any, index: int, parallelism: int) -> None:
-        if not isinstance(source, Source):
-            raise TypeError(f"the local runner cannot read {source!r}; use a panes.datastream.sources.Source")
-        source.check_readable()
-        self.source = source
-        self.splits = list(range(index, source.num_splits(), parallelism))
-        self.current = 0
-        self.position = 0  # elements read from the current split
-        self._iterator: Iterator[Any] | None = None
-        self.exhausted = not self.splits
-        self.together: SplitsReader | None = None if self.exhausted else source.read_splits(self.splits)
-        self.split_targets: list[TimestampsAndWatermarksOperator] = []
-        """The source's own watermark operators, told the split of every element (``link``)."""
-        self._released: set[Any] = set()
-
-    def link(self, operator: TimestampsAndWatermarksOperator) -> bool:
-        """Let ``operator`` (a source's own, per-split watermark step right after this instance) run a generator
-        per split, when the splits are read together by a reader that says which split each element comes from
-        (``SplitsReader.split_ids``); whether it does."""
-        together = self.together
-        ids = None if together is None else together.split_ids()
-        if ids is None:
-            return False
-        operator.assign_splits(ids)
-        self.split_targets.append(operator)
-        return True
-
-    def tell_split(self) -> None:
-        """Tell the linked operators the split of the element just read, and release the splits that ended."""
-        together = self.together
-        assert together is not None
-        split = together.current_split()
-        finished = together.finished_splits()
-        for operator in self.split_targets:
-            operator.set_current_split(split)
-        if len(finished) != len(self._released):
-            for ended in set(finished) - self._released:
-                for operator in self.split_targets:
-                    operator.release_split(ended)
-            self._released = set(finished)
-
-    def next(self) -> tuple[bool, Any]:
-        """``(True, element)``, or ``(False, None)`` once every split is read."""
-        together = self.together
-        if together is not None:
-            if self.exhausted:
-                return False, None
-            try:
-                element = next(together)
-            except StopIteration:
-                self.exhausted = True
-                together.close()
-                return False, None
-            self.position += 1
-            return True, element
-        while not self.exhausted:
-            if self._iterator is None:
-                self._iterator = self.source.read_split(self.splits[self.current])
-            try:
-                element = next(self._iterator)
-            except StopIteration:
-                self.current += 1
-                self.position = 0
-                self._iterator = None
-                self.exhausted = self.current >= len(self.splits)
-                continue
-            self.position += 1
-            return True, element
-        return False, None
-
-    def snapshot(self) -> dict[str, Any]:
-        together = None if self.together is None else self.together.position()
-        return {"current": self.current, "position": self.position, "exhausted": self.exhausted, "together": together}
-
-    def close(self) -> None:
-        """Close a reader of splits read together (its connections)."""
-        if self.together is not None:
-            self.together.close()
-
-    def restore(self, data: dict[str, Any]) -> None:
-        if not self.source.is_replayable():
-            raise ValueError(f"{self.source!r} cannot be replayed, so a job reading it cannot be restored")
-        self.current = data["current"]
-        self.exhausted = data["exhausted"]
-        self.position = 0
-        self._iterator = None
-        if self.together is not None:
-            self.together.close()
-            self.together = self.source.read_splits(self.splits, data.get("together"))
-            self.position = data["position"]
-            return
-        if not self.exhausted:
-            self._iterator = self.source.read_split(self.splits[self.current])
-            for _ in range(data["position"]):
-                next(self._iterator)
-            self.position = data["position"]
 
 
 ADVANCES = ("per_step", "per_element")
@@ -410,9 +108,9 @@ class LocalJob:
         self.types = resolve_types(plan)
         self.files: dict[int, LocalFileSink] = {}
         self.nodes = build_graph(plan, parallelism)
-        self.instances: dict[int, list[_Instance]] = {}
+        self.instances: dict[int, list[Instance]] = {}
         for node in self.nodes:
-            self.instances[id(node)] = [_Instance(self, node, i) for i in range(node.parallelism)]
+            self.instances[id(node)] = [Instance(self, node, i) for i in range(node.parallelism)]
         self._sources = [inst for node in self.nodes for inst in self.instances[id(node)] if inst.reader is not None]
         self._split_sources = {id(inst) for inst in self._sources if self._link_split_watermarks(inst)}
         """The source instances whose own watermark strategy runs a generator per split."""
@@ -428,7 +126,7 @@ class LocalJob:
             if instance.operator is not None:
                 instance.operator.open()
 
-    def _link_split_watermarks(self, instance: _Instance) -> bool:
+    def _link_split_watermarks(self, instance: Instance) -> bool:
         """Link ``instance`` (a source's) to the source's own watermark step when it follows on a forward edge,
         instance to instance (``env.from_source(source, strategy, ...)``), so that step runs a generator per split
         (``panes.watermarks.splits``); whether it does."""
@@ -458,7 +156,7 @@ class LocalJob:
             return {} if not isinstance(declared, RecordType) else {None: declared}
         return {channel[1]: t for channel, t in checked_outputs(transformation, own).items()}
 
-    def file_sink(self, node: Node, output: _Router) -> LocalFileSink:
+    def file_sink(self, node: Node, output: Router) -> LocalFileSink:
         """The (shared) file writer of ``node``'s ``FileSink``."""
         transformation = node.transformation
         assert isinstance(transformation, SinkTransformation)
@@ -473,7 +171,7 @@ class LocalJob:
             self.files[id(sink)] = self._local_file(transformation, None if tag is None else refuse)
         return self.files[id(sink)]
 
-    def writer_context(self, node: Node, name: str, output: _Router) -> WriterContext:
+    def writer_context(self, node: Node, name: str, output: Router) -> WriterContext:
         """What the writer of an instance (named ``name``) of ``node``'s ``WriterSink`` is told: the sink's uid, the
         stream's type, and its error output (the sink's ``errors`` tag) when it has one."""
         transformation = node.transformation
@@ -497,13 +195,13 @@ class LocalJob:
         )
         return LocalFileSink(transformation.sink, sink_name(transformation), schema, refuse)
 
-    def _all_instances(self) -> Iterator[_Instance]:
+    def _all_instances(self) -> Iterator[Instance]:
         for node in self.nodes:
             yield from self.instances[id(node)]
 
     # -- delivery ------------------------------------------
 
-    def _target(self, edge: Edge, target: int) -> _Instance:
+    def _target(self, edge: Edge, target: int) -> Instance:
         return self.instances[id(edge.downstream)][target]
 
     def deliver_record(self, edge: Edge, sender: int, target: int, record: StreamRecord[Any]) -> None:
@@ -532,7 +230,7 @@ class LocalJob:
             status, channel, instance.valve_outputs[edge.input_index]
         )
 
-    def _end_of_input(self, instance: _Instance) -> None:
+    def _end_of_input(self, instance: Instance) -> None:
         """``instance`` will send nothing more: tell every downstream instance, finishing those fully ended."""
         instance.finished = True
         for edge in instance.node.outputs:
@@ -603,7 +301,7 @@ class LocalJob:
             self._end_of_input(instance)
         return True
 
-    def _refuse_line(self, instance: _Instance, line: BadInput) -> None:
+    def _refuse_line(self, instance: Instance, line: BadInput) -> None:
         """An input a source could not read (a file's line, a Kafka record): to the source's error output, else
         the job fails."""
         transformation = instance.node.transformation
@@ -792,7 +490,7 @@ class LocalJob:
         setter = getattr(self.clock, "set_current_time", None)
         if setter is not None:
             setter(state["clock"])
-        fresh: list[_Instance] = []
+        fresh: list[Instance] = []
         rescaled = self._rescaled(state)
         for instance in self._all_instances():
             saved = state["instances"].get((instance.node.key, instance.index))
