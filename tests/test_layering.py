@@ -20,6 +20,7 @@ CORE = [
     "tags.py",
     "errors.py",
     "keygroups.py",
+    "java_hash.py",
 ]
 
 

@@ -12,7 +12,7 @@ import pickle
 import zlib
 from typing import Any
 
-from panes.windowing.java_hash import java_hash_code
+from panes.java_hash import java_hash_code
 
 _M32 = 0xFFFFFFFF
 

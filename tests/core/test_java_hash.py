@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from panes.java_hash import JavaHashMap, JavaHashSet, java_hash_code
 from panes.time import LONG_MAX, LONG_MIN
 from panes.windowing import GlobalWindow, TimeWindow
-from panes.windowing.java_hash import JavaHashMap, JavaHashSet, java_hash_code
 from panes.windowing.windows import long_to_int_with_bit_mixing
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
+from panes.java_hash import JavaHashMap, JavaHashSet
 from panes.windowing.assigners.base import MergeCallback, MergingWindowAssigner
-from panes.windowing.java_hash import JavaHashMap, JavaHashSet
 
 MergeFunction = Callable[[Any, Collection[Any], Any, list[Any]], None]
 """``merge(merge_result, merged_windows, state_window_result, merged_state_windows)``"""

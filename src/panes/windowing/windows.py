@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from panes.java_hash import JavaHashSet
 from panes.time import LONG_MAX, LONG_MIN, java_add, java_sub
-from panes.windowing.java_hash import JavaHashSet
 
 _MASK64 = (1 << 64) - 1
 
