@@ -27,9 +27,7 @@ from panes.testing.scenario import LATE, PANE_FIELDS, Scenario, collect_result, 
 from panes.types import RecordType
 from panes.windowing.aligned import AlignedWindowOperator
 from panes.windowing.batch_function import BatchWindowFunction
-from panes.windowing.columnar.aligned import ColumnarAlignedWindows
 from panes.windowing.columnar.output import emitted, pane_values
-from panes.windowing.columnar.sessions import ColumnarSessions
 from panes.windowing.implementation import (
     ALIGNED,
     COLUMNAR_ALIGNED,
@@ -38,6 +36,7 @@ from panes.windowing.implementation import (
     GENERAL,
     Implementation,
     choose,
+    columnar_operator,
 )
 from panes.windowing.internal_functions import aggregate_spec, process_spec
 from panes.windowing.rows import WindowRow
@@ -192,7 +191,7 @@ def replay_on(scenario: Scenario, harness: OneInputOperatorHarness) -> dict[str,
 def _replay_columnar(scenario: Scenario, implementation: Implementation) -> dict[str, Any]:
     plan = implementation.columnar
     assert plan is not None
-    operator: Any = ColumnarSessions(plan) if plan.kind == "session" else ColumnarAlignedWindows(plan)
+    operator: Any = columnar_operator(plan)
     emitted_items: list[tuple[str, Any]] = []
 
     def record(out: Any, batch: list[tuple[Any, ...]]) -> None:

@@ -36,6 +36,7 @@ from panes.windowing.columnar.output import emitted, pane_values
 from panes.windowing.columnar.pane_table import key_list
 from panes.windowing.columnar.plan import plan_columnar
 from panes.windowing.columnar.sessions import ColumnarSessions
+from panes.windowing.implementation import columnar_operator
 from panes.windowing.internal_functions import aggregate_spec, process_spec
 from panes.windowing.rows import WindowRow
 from panes.windowing.triggers.event_time import EventTimeTrigger
@@ -141,7 +142,7 @@ def columnar(
     assert plan is not None
 
     def create() -> Any:
-        return ColumnarSessions(plan) if plan.kind == "session" else ColumnarAlignedWindows(plan)
+        return columnar_operator(plan)
 
     operator = create()
     log = [operator.snapshot_state()]
@@ -300,15 +301,14 @@ def rescaled(window: WindowSpec, count: int) -> tuple[Any, list[Any], Owner, Cal
     rescaled to ``count`` owners, the owner, and what an operator fires at the end of time (a multiset)."""
     plan = plan_columnar(window, INPUT)
     assert plan is not None
-    make = ColumnarSessions if plan.kind == "session" else ColumnarAlignedWindows
     data = [("abcdefgh"[i % 8], 37 * i % 400, i % 7) for i in range(60)]
-    whole = make(plan)
+    whole = columnar_operator(plan)
     stamps = np.array([e[1] for e in data], dtype=np.int64)
     whole.process(INPUT.encode([INPUT.conform(value(e)) for e in data]), stamps, np.arange(60, dtype=np.int64))
     owner = Owner(128, count)
     parts = []
     for blob in whole.rescale_snapshots([whole.snapshot_state()], owner, count):
-        part = make(plan)
+        part = columnar_operator(plan)
         part.restore_state(blob)
         parts.append(part)
 

@@ -21,7 +21,7 @@ of the step's sources are rated ``END_MS`` the same way.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -205,18 +205,18 @@ def _source_batch(batch: pa.RecordBatch, chain: Chain, codes: ChannelCodes, base
 def chain_function(
     chain: Chain, codes: ChannelCodes, layout: Layout, num_shards: int, max_parallelism: int
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The ``mapInArrow`` function of ``chain`` writing ``layout`` (see the module docstring)."""
+    """The ``mapInArrow`` function of ``chain`` writing ``layout`` (see the module docstring): each partition's
+    batches go through one :class:`_ChainRun`."""
     full_schema = chain.output_schema(layout)
     schema = pa.schema(list(full_schema)[: len(full_schema) - len(chain.metric_fields())])
-    rated_layout = layout.with_extra(WM)
-    sources = chain.timestamp_sources
     metered_steps = chain.metered
 
     @carrying_iterators
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         read = dict.fromkeys(SOURCE_FIELDS, 0)
+        shape = (chain, codes, layout, schema, num_shards, max_parallelism)
         if not chain.is_metered:
-            yield from _run(batches, {}, read)
+            yield from _ChainRun(*shape, {}, read).run(batches)
             return
         counters = {index: OperatorCounters() for index in metered_steps}
 
@@ -226,123 +226,169 @@ def chain_function(
                 found[chain.source_index] = dict(read)
             return found
 
-        yield from metered(_run(batches, counters, read), full_schema, chain.mark, values)
+        yield from metered(_ChainRun(*shape, counters, read).run(batches), full_schema, chain.mark, values)
 
-    def _run(
-        batches: Iterator[pa.RecordBatch], counters: dict[int, OperatorCounters], read: dict[str, int]
-    ) -> Iterator[pa.RecordBatch]:
-        keyed_counters = None if chain.keyed is None else counters.get(chain.keyed.index)
-        hosts: dict[int, StepHost] = {}
-        stamps: dict[int, TimestampsAndWatermarksOperator] = {}
-        shard_cache: dict[Any, int] = {}
-        base, count = _partition_base(), 0
-        now: int | None = None
-        forwarded: dict[int, tuple[int, int]] = {}
+    return run
+
+
+class _ChainRun:
+    """One partition's pass of a chain (``chain_function``): each incoming batch is read (a source's records, or
+    the clock and the forwarded watermarks a keyed step upstream sent), its timestamps steps run on columns while
+    they can, the other steps on records, and its rows leave by shard for the keyed step next (or as the chain's
+    output). ``top`` is the largest watermark rating of the batch in hand (Spark's, :func:`to_spark_watermark`)."""
+
+    def __init__(
+        self,
+        chain: Chain,
+        codes: ChannelCodes,
+        layout: Layout,
+        schema: pa.Schema,
+        num_shards: int,
+        max_parallelism: int,
+        counters: dict[int, OperatorCounters],
+        read: dict[str, int],
+    ) -> None:
+        self.chain, self.codes, self.layout, self.schema = chain, codes, layout, schema
+        self.num_shards, self.max_parallelism = num_shards, max_parallelism
+        self.counters, self.read = counters, read
+        self.rated_layout = layout.with_extra(WM)
+        self.keyed_counters = None if chain.keyed is None else counters.get(chain.keyed.index)
+        self.hosts: dict[int, StepHost] = {}
+        self.stamps: dict[int, TimestampsAndWatermarksOperator] = {}
+        self.shard_cache: dict[Any, int] = {}
+        self.base, self.count = _partition_base(), 0
+        self.now: int | None = None
+        self.forwarded: dict[int, tuple[int, int]] = {}
+        self.top: int | None = None
+
+    def run(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        chain = self.chain
         for incoming in unpacked(batches, chain.packed):
-            batch = incoming
-            if chain.source is not None:
-                batch = _source_batch(incoming, chain, codes, base, count)
-                count += batch.num_rows
-                _count_source(read, incoming, batch, chain, codes)
-            else:
-                batch, clock = clock_of(batch)
-                if clock is not None:
-                    now = clock if now is None else max(now, clock)
-                    yield clock_rows(clock, layout, schema, num_shards if chain.keyed is not None else None)
-                batch, marks = forwarded_of(batch)
-                for index, (before, after) in marks.items():
-                    known = forwarded.get(index, (LONG_MIN, LONG_MIN))
-                    forwarded[index] = (max(known[0], before), max(known[1], after))
-            top: int | None = None
-            sentinels = _sentinels(batch, sources) if chain.rates else None
+            batch = yield from self._read(incoming)
+            self.top = None
+            sentinels = _sentinels(batch, chain.timestamp_sources) if chain.rates else None
             if sentinels is not None:
-                top = END_MS
+                self.top = END_MS
                 batch = batch.filter(pa.array(~sentinels))
-            # steps that can work on columns do (timestamps read from a column); the others take records
-            steps = list(chain.steps)
-            while steps and steps[0].kind == "timestamps":
-                operator = stamps.get(steps[0].index)
-                if operator is None:
-                    operator = stamps[steps[0].index] = timestamps_operator(steps[0])
-                    _share(counters, steps[0].index, operator)
-                columns = stamp_columns(batch, steps[0], operator, codes)
-                if columns is None:
-                    break
-                batch, best = columns
-                if best is not None:
-                    rated = to_spark_watermark(best)
-                    top = rated if top is None else max(top, rated)
-                steps.pop(0)
-            if (
-                not steps
-                and chain.keyed is not None
-                and keys_by_column(chain.keyed, codes)
-                and not has_null_keys(batch, chain.keyed, codes)
-            ):
+            batch, steps = self._stamp_columns(batch)
+            if not steps and self._keys_by_column(batch):
+                assert chain.keyed is not None
                 yield shards_of_columns(
                     batch,
                     chain.keyed,
-                    layout,
-                    codes,
-                    num_shards,
-                    max_parallelism,
-                    top,
+                    self.layout,
+                    self.codes,
+                    self.num_shards,
+                    self.max_parallelism,
+                    self.top,
                     chain.rates,
-                    schema,
+                    self.schema,
                 )
                 continue
-            read_now = codes.codes(
-                set().union(*(s.consumed for s in steps)) | (chain.keyed.consumed if chain.keyed is not None else set())
-            )
-            # rows a fused step reads become records (and stay records while needed); the others stay columns
-            mine = channel_mask(batch, read_now)
-            rows = read_records(batch, codes, mine)
-            rest = batch.filter(pa.array(~mine)) if not mine.all() else None
-            for step in steps:
-                consumed = step.consumed
-                own = [r for r in rows if r.channel in consumed]
-                rows = [r for r in rows if r.channel not in consumed or r.channel in step.passthrough]
-                if step.kind == "timestamps":
-                    operator = stamps.get(step.index)
-                    if operator is None:
-                        operator = stamps[step.index] = timestamps_operator(step)
-                        _share(counters, step.index, operator)
-                    stamped, ratings = rate_watermarks(operator, own, step)
-                    best = max((r for r in ratings if r != LONG_MIN), default=None)
-                    if best is not None:
-                        rated = to_spark_watermark(best)
-                        top = rated if top is None else max(top, rated)
-                    rows += stamped
-                else:
-                    host = hosts.get(step.index)
-                    if host is None:
-                        host = hosts[step.index] = StepHost(step)
-                        _share(counters, step.index, host.operator)
-                    for index, group in sorted(by_batch(own).items()):
-                        # the watermark the keyed step before forwarded: before its results of timers, then after
-                        before, after = forwarded.get(index, (LONG_MIN, LONG_MIN))
-                        host.advance(before, 0 if now is None else now)
-                        rows += host.process(group, after, 0 if now is None else now, index)
-            if chain.keyed is None:
-                yield from _rows_out(rated_layout if chain.rates else layout, rows, rest, chain.rates, top)
-            else:
-                yield shards_out(
-                    chain.keyed,
-                    layout,
-                    rows,
-                    rest,
-                    num_shards,
-                    max_parallelism,
-                    shard_cache,
-                    top,
-                    chain.rates,
-                    schema,
-                    keyed_counters,
-                )
-        for host in hosts.values():
+            yield from self._records_through(batch, steps)
+        for host in self.hosts.values():
             host.close()
 
-    return run
+    def _read(self, incoming: pa.RecordBatch) -> Generator[pa.RecordBatch, None, pa.RecordBatch]:
+        """A source's batch with its records numbered and counted; else the batch without its clock (the clock
+        rows it yields for the keyed step) and the watermarks a keyed step upstream forwarded. Returns the batch."""
+        chain = self.chain
+        if chain.source is not None:
+            batch = _source_batch(incoming, chain, self.codes, self.base, self.count)
+            self.count += batch.num_rows
+            _count_source(self.read, incoming, batch, chain, self.codes)
+            return batch
+        batch, clock = clock_of(incoming)
+        if clock is not None:
+            self.now = clock if self.now is None else max(self.now, clock)
+            yield clock_rows(clock, self.layout, self.schema, self.num_shards if chain.keyed is not None else None)
+        batch, marks = forwarded_of(batch)
+        for index, (before, after) in marks.items():
+            known = self.forwarded.get(index, (LONG_MIN, LONG_MIN))
+            self.forwarded[index] = (max(known[0], before), max(known[1], after))
+        return batch
+
+    def _operator(self, step: Step) -> TimestampsAndWatermarksOperator:
+        operator = self.stamps.get(step.index)
+        if operator is None:
+            operator = self.stamps[step.index] = timestamps_operator(step)
+            _share(self.counters, step.index, operator)
+        return operator
+
+    def _rate(self, best: int | None) -> None:
+        if best is not None:
+            rated = to_spark_watermark(best)
+            self.top = rated if self.top is None else max(self.top, rated)
+
+    def _stamp_columns(self, batch: pa.RecordBatch) -> tuple[pa.RecordBatch, list[Step]]:
+        """The leading timestamps steps that can work on columns (timestamps read from a column) run there;
+        the batch after them and the steps left, which take records."""
+        steps = list(self.chain.steps)
+        while steps and steps[0].kind == "timestamps":
+            columns = stamp_columns(batch, steps[0], self._operator(steps[0]), self.codes)
+            if columns is None:
+                break
+            batch, best = columns
+            self._rate(best)
+            steps.pop(0)
+        return batch, steps
+
+    def _keys_by_column(self, batch: pa.RecordBatch) -> bool:
+        """Whether the keyed step next takes the batch's columns as they are (its keys read from a column, none
+        null)."""
+        keyed = self.chain.keyed
+        return keyed is not None and keys_by_column(keyed, self.codes) and not has_null_keys(batch, keyed, self.codes)
+
+    def _records_through(self, batch: pa.RecordBatch, steps: list[Step]) -> Iterator[pa.RecordBatch]:
+        """The rows the remaining ``steps`` read become records (and stay records while needed; the others stay
+        columns) and go through the steps; the chain's output, by shard when a keyed step is next."""
+        chain = self.chain
+        read_now = self.codes.codes(
+            set().union(*(s.consumed for s in steps)) | (chain.keyed.consumed if chain.keyed is not None else set())
+        )
+        mine = channel_mask(batch, read_now)
+        rows = read_records(batch, self.codes, mine)
+        rest = batch.filter(pa.array(~mine)) if not mine.all() else None
+        for step in steps:
+            consumed = step.consumed
+            own = [r for r in rows if r.channel in consumed]
+            rows = [r for r in rows if r.channel not in consumed or r.channel in step.passthrough]
+            rows += self._stamp_records(step, own) if step.kind == "timestamps" else self._host_records(step, own)
+        if chain.keyed is None:
+            yield from _rows_out(self.rated_layout if chain.rates else self.layout, rows, rest, chain.rates, self.top)
+            return
+        yield shards_out(
+            chain.keyed,
+            self.layout,
+            rows,
+            rest,
+            self.num_shards,
+            self.max_parallelism,
+            self.shard_cache,
+            self.top,
+            chain.rates,
+            self.schema,
+            self.keyed_counters,
+        )
+
+    def _stamp_records(self, step: Step, own: list[Record]) -> list[Record]:
+        stamped, ratings = rate_watermarks(self._operator(step), own, step)
+        self._rate(max((r for r in ratings if r != LONG_MIN), default=None))
+        return stamped
+
+    def _host_records(self, step: Step, own: list[Record]) -> list[Record]:
+        host = self.hosts.get(step.index)
+        if host is None:
+            host = self.hosts[step.index] = StepHost(step)
+            _share(self.counters, step.index, host.operator)
+        now = 0 if self.now is None else self.now
+        rows: list[Record] = []
+        for index, group in sorted(by_batch(own).items()):
+            # the watermark the keyed step before forwarded: before its results of timers, then after
+            before, after = self.forwarded.get(index, (LONG_MIN, LONG_MIN))
+            host.advance(before, now)
+            rows += host.process(group, after, now, index)
+        return rows
 
 
 def _count_source(

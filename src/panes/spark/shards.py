@@ -39,7 +39,7 @@ from panes.windowing.columnar.aligned import ColumnarAlignedWindows
 from panes.windowing.columnar.output import ColumnarOutput, emitted, pane_values
 from panes.windowing.columnar.plan import ColumnarWindow
 from panes.windowing.columnar.sessions import ColumnarSessions
-from panes.windowing.implementation import Implementation
+from panes.windowing.implementation import Implementation, columnar_operator
 
 
 class ShardHost(Protocol):
@@ -197,9 +197,7 @@ class ColumnarHost:
         self.codes = codes
         self.layout = layout
         self.shard = shard
-        self.operator: ColumnarAlignedWindows | ColumnarSessions = (
-            ColumnarSessions(plan) if plan.kind == "session" else ColumnarAlignedWindows(plan)
-        )
+        self.operator: ColumnarAlignedWindows | ColumnarSessions = columnar_operator(plan)
         own = step.transformation.id
         self.out_code = codes.code.get((own, None)) if (own, None) in step.needed_outputs else None
         late = None if plan.late_tag is None else (own, plan.late_tag)

@@ -12,7 +12,8 @@ window operator's results:
   Arrow batches (a host that moves columns: the Spark runner's keyed step).
 
 :func:`choose` picks one for a host, from what the host can do: keep Flink's emission order across keys (the
-local runner and the test harness must), and run columns (it then passes the window input's record type).
+local runner and the test harness must), and run columns (it then passes the window input's record type);
+:func:`columnar_operator` builds a columnar one.
 Runners, ``panes explain`` and the restart fingerprint all ask it.
 """
 
@@ -23,7 +24,9 @@ from typing import Any
 
 from panes.types import RecordType
 from panes.windowing.aligned import supports
+from panes.windowing.columnar.aligned import ColumnarAlignedWindows
 from panes.windowing.columnar.plan import ColumnarWindow, WindowDescription, plan_or_reason
+from panes.windowing.columnar.sessions import ColumnarSessions
 
 GENERAL = "general"
 EVICTING = "evicting"
@@ -73,6 +76,12 @@ def choose(
     if not exact_order and accumulating and supports(spec.assigner, spec.trigger, spec.evictor):
         return Implementation(ALIGNED, None, not_columnar)
     return Implementation(GENERAL, None, not_columnar)
+
+
+def columnar_operator(plan: ColumnarWindow) -> ColumnarAlignedWindows | ColumnarSessions:
+    """The columnar operator that runs ``plan`` (:func:`choose`'s ``columnar`` of a columnar implementation):
+    sessions for a session plan, aligned windows otherwise."""
+    return ColumnarSessions(plan) if plan.kind == "session" else ColumnarAlignedWindows(plan)
 
 
 def describe(implementation: Implementation, spec: Any) -> str:
