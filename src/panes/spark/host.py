@@ -166,7 +166,14 @@ class StepHost:
 
     def _append(self, channel: Channel, value: Any, timestamp: int | None) -> None:
         """A row out: results of an element keep its place in the stream; results of timers follow the host's
-        order."""
+        order, ``shard << 40 | n`` with ``n`` counting up.
+
+        The one policy for numbering timer results (here and in ``shards.ColumnarHost``): the number orders a
+        result among the rows of its own micro-batch only (rows are sorted by phase, then number, within a batch,
+        never across batches), by shard and then in the order the shard emitted. Where ``n`` starts does not
+        matter: this host counts from 0 in each life (a new host after a restore or on another worker starts
+        again), the columnar host carries its count in its snapshots and through rescaling; both give the same
+        order within a micro-batch, so the same output."""
         if self._current_seq is not None:
             order = self._current_seq
         else:

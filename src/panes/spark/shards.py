@@ -301,7 +301,7 @@ class ColumnarHost:
             self.counters.records_out += len(panes)
             if len(panes) and self.out_code is not None:
                 seqs = panes.seqs.copy()
-                timed = seqs < 0  # fired by a timer: numbered in the host's order
+                timed = seqs < 0  # fired by a timer: numbered in the host's order (host.StepHost._append's policy)
                 if timed.any():
                     count = int(timed.sum())
                     seqs[timed] = (self.shard << 40) | np.arange(self.counter + 1, self.counter + count + 1)
