@@ -1,12 +1,12 @@
-"""The live view of a streaming job on a terminal (``panes.cli.live``): the totals it shows are the batches'
+"""The live view of a streaming job on a terminal (``panes.live``): the totals it shows are the batches'
 counters summed (gauges arrive as changes, so their sums are current values), drawn with rich."""
 
 from __future__ import annotations
 
 import io
 
-from panes.cli.live import LineView, LiveView, ProgressTotals
 from panes.cli.run import RunOptions, progress_view
+from panes.live import LineView, LiveView, ProgressTotals
 from panes.spark.metrics import BatchProgress
 from panes.time import LONG_MIN
 

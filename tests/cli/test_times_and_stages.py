@@ -88,7 +88,7 @@ def test_stages_union_branches_and_bounded_keyed_steps() -> None:
 
 
 def test_progress_lines_show_real_watermarks_and_the_job_so_far() -> None:
-    from panes.cli.live import ProgressTotals, progress_line
+    from panes.live import ProgressTotals, progress_line
     from panes.spark.metrics import BatchProgress
 
     totals = ProgressTotals()

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from panes.cli.live import LineView, ProgressTotals, progress_line
 from panes.cli.run import step_summary
 from panes.datastream import StreamEnvironment
 from panes.datastream.late_table import writes_late_table
+from panes.live import LineView, ProgressTotals, progress_line
 from panes.local import LocalRunner
 from panes.spark.metrics import BatchProgress, JobMetrics
 from panes.time import LONG_MIN

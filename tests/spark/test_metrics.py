@@ -61,7 +61,7 @@ def test_progress_figures_of_a_file_source_are_records_errors_and_results(spark:
     ``tests/figures_job.py`` says why each figure is what it is."""
     import pyarrow.parquet as pq
 
-    from panes.cli.live import ProgressTotals, progress_line
+    from panes.live import ProgressTotals, progress_line
     from panes.spark import SparkRunner
     from tests.figures_job import BAD_LINES, LATE, RECORDS, RESULTS, SOURCE, build, write_input
 

@@ -231,7 +231,7 @@ def run_demo(
     """Run the demo on ``master`` (or the Spark Connect server ``remote``), keeping its state in
     ``checkpoint`` when given (a rerun then continues where a killed run stopped); with ``timeline``, also
     draw the sessions of a few users (:func:`draw_timeline`)."""
-    from panes.cli.live import LineView
+    from panes.live import LineView
     from panes.spark import SparkRunner, create_session
 
     events = DEFAULT_EVENTS if events is None else events

@@ -7,7 +7,7 @@ and :data:`INTERRUPTED` (130) when stopped with Ctrl-C.
 
 Console: the job's own output (``print()`` sinks) on standard output; panes' lines (where Spark's logs go,
 the progress of a Spark job — a live table on a terminal, else one line per micro-batch, watermarks in
-ISO-8601 UTC, see ``panes.cli.live`` — and a summary) on standard error, none with ``--quiet``. Spark's
+ISO-8601 UTC, see ``panes.live`` — and a summary) on standard error, none with ``--quiet``. Spark's
 and its Python workers' output goes to the log file (``panes.spark.session``).
 """
 
@@ -25,8 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from panes.cli.live import LineView, LiveView
 from panes.jobs import JobFile, JobFileError, load_job
+from panes.live import LineView, LiveView
 from panes.time import format_instant
 
 DONE = 0
@@ -172,7 +172,7 @@ def make_environment(
     options: RunOptions, name: str, say: Callable[[str], None], view: Callable[[Any], None] | None = None
 ) -> tuple[Any, Any]:
     """The environment ``options`` ask for, and the SparkSession it runs on (``None`` for the local runner);
-    on Spark, ``view`` receives each micro-batch's progress (``panes.cli.live``)."""
+    on Spark, ``view`` receives each micro-batch's progress (``panes.live``)."""
     from panes.datastream import StreamEnvironment
 
     if options.runner == "local":
@@ -307,7 +307,7 @@ def difference_lines(env: Any, path: Any) -> list[str]:
 
 def progress_view(options: RunOptions, stream: TextIO) -> LiveView | LineView | None:
     """How a streaming job's progress is shown: nothing with ``--quiet``, the live table on a terminal, else
-    a line per micro-batch (``panes.cli.live``)."""
+    a line per micro-batch (``panes.live``)."""
     if options.quiet or options.runner == "local":
         return None
     return LiveView(stream) if stream.isatty() else LineView(stream)

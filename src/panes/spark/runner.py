@@ -202,7 +202,7 @@ class SparkRunner:
       and raises :class:`JobStopped`, saying where.
     - ``on_progress``: called on the driver with each micro-batch's ``BatchProgress`` (rows, counters, the
       watermark in real epoch ms) while ``execute`` waits for a streaming job (polled about once a second).
-      Without one, ``execute`` shows the live table of ``panes run`` (``panes.cli.live``) when standard error
+      Without one, ``execute`` shows the live table of ``panes run`` (``panes.live``) when standard error
       is a terminal, unless ``quiet``.
     - ``shard_keepers``: a streaming keyed step keeps each shard's live operator in a shard keeper, one
       process per executor slot, so that it stays alive between micro-batches whichever Python worker Spark
@@ -435,7 +435,7 @@ class SparkRunner:
         error is not a terminal)."""
         if self.on_progress is not None or self.quiet or not sys.stderr.isatty():
             return None
-        from panes.cli.live import LiveView
+        from panes.live import LiveView
 
         return LiveView(sys.stderr)
 

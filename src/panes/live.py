@@ -1,4 +1,6 @@
-"""What ``panes run`` shows while a streaming job runs on Spark, one micro-batch at a time.
+"""What ``panes run`` (and ``execute`` on a terminal) shows while a streaming job runs on Spark, one micro-batch
+at a time. A module of its own below the command line and the runners: the CLI hands its views to a job, and
+``SparkRunner`` shows :class:`LiveView` by itself when standard error is a terminal.
 
 Each micro-batch arrives as a ``panes.spark.metrics.BatchProgress`` (rows in, duration, the counters of every
 step in that batch, the results the sinks received, the inputs the sources could not read, the watermark it ran
