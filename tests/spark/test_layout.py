@@ -5,10 +5,22 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+from hypothesis import given
+from hypothesis import strategies as st
 
 from panes.datastream import StreamEnvironment
 from panes.spark.fused import Chain, chain_function
-from panes.spark.layout import END, ChannelCodes, Layout, Record, channel_mask, pack, read_records, unpack
+from panes.spark.layout import (
+    END,
+    ChannelCodes,
+    Layout,
+    Record,
+    channel_mask,
+    pack,
+    phase_order,
+    read_records,
+    unpack,
+)
 from panes.spark.linear import linearize
 from panes.types import RecordType, Row, Types
 
@@ -68,3 +80,22 @@ def test_a_fused_call_decodes_only_what_its_steps_read() -> None:
     # the map's results that pass the filter, and the source's rows (decoded here only because the map reads them)
     assert got == [(False, "a", 1, 1), (False, "b", 5, 2), (True, "b", 10, 2)]
     assert END not in {int(c) for b in batches for c in b.column("ch").to_pylist()}
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 5), st.integers(0, 40), st.integers(-20, 20)), max_size=30, unique_by=lambda r: r[1]
+    )
+)
+def test_a_shard_takes_phase_0_then_phase_1_each_in_stream_or_batch_order(rows: list[tuple[int, int, int]]) -> None:
+    phases = np.array([r[0] for r in rows], dtype=np.int32)
+    seqs = np.array([r[1] for r in rows], dtype=np.int64)
+    stamps = np.array([r[2] for r in rows], dtype=np.int64)
+    for timestamps, key in (
+        (None, lambda i: (rows[i][0] % 2, rows[i][1])),
+        (stamps, lambda i: (rows[i][0] % 2, rows[i][2], rows[i][1])),
+    ):
+        first, second = phase_order(phases, seqs, timestamps)
+        expected = sorted(range(len(rows)), key=key)
+        assert [*first.tolist(), *second.tolist()] == expected
+        assert all(rows[i][0] % 2 == 0 for i in first.tolist()) and all(rows[i][0] % 2 == 1 for i in second.tolist())

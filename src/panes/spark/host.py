@@ -26,7 +26,7 @@ from panes.elements import StreamRecord, Watermark, WatermarkStatus
 from panes.operators.base import AbstractStreamOperator, OneInputStreamOperator
 from panes.operators.sorted_input import sorted_input_for
 from panes.operators.two_input import TwoInputStreamOperator
-from panes.spark.layout import Columns, Record
+from panes.spark.layout import Columns, Record, phase_order
 from panes.spark.linear import Step
 from panes.tags import OutputTag
 from panes.time import LONG_MAX, LONG_MIN
@@ -232,9 +232,6 @@ class StepHost:
         object per row."""
         if not isinstance(self.operator, OneInputStreamOperator):
             raise TypeError(f"{self.operator.task_name} takes two inputs: process its rows as records")
-        late = rows.phases % 2
-        order = np.lexsort((rows.seqs, late))
-        early = len(order) - int(np.count_nonzero(late))
         values, timestamps = rows.values, rows.timestamps
 
         def feed(part: np.ndarray) -> None:
@@ -243,7 +240,7 @@ class StepHost:
                 [values[i] for i in indices], [timestamps[i] for i in indices], rows.seqs[part].tolist()
             )
 
-        return self._micro_batch((order[:early], order[early:]), feed, watermark, now, batch)
+        return self._micro_batch(phase_order(rows.phases, rows.seqs), feed, watermark, now, batch)
 
     def _micro_batch(
         self, parts: tuple[P, P], feed: Callable[[P], None], watermark: int, now: int, batch: int

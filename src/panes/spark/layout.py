@@ -255,6 +255,18 @@ def read_records(batch: pa.RecordBatch, codes: ChannelCodes, mask: np.ndarray) -
     return read_columns(batch, codes, mask).records(codes)
 
 
+def phase_order(
+    phases: np.ndarray, seqs: np.ndarray, timestamps: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The order in which a shard of a keyed step takes a micro-batch's rows: the indices of those of phase 0 (the
+    results a keyed step before emitted ahead of the watermark, even phases), which it takes before it moves to
+    the micro-batch's watermark, and then those of phase 1 (odd phases), each part by ``seq`` (with
+    ``timestamps``, as BATCH execution takes them: by timestamp, then ``seq``)."""
+    late = (phases % 2).astype(bool)
+    order = np.lexsort((seqs, late) if timestamps is None else (seqs, timestamps, late))
+    return order[~late[order]], order[late[order]]
+
+
 def records_in_stream_order(batches: Iterable[pa.RecordBatch], codes: ChannelCodes, wanted: list[int]) -> list[Record]:
     """The rows of channels ``wanted`` in ``batches`` as records, in the order the stream made them (phase, then
     sequence number): what a sink's task writes, whatever order its rows reached the task in."""

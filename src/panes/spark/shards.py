@@ -30,6 +30,7 @@ from panes.spark.layout import (
     Record,
     channel_mask,
     forwarded_row,
+    phase_order,
     read_columns,
     unpack,
 )
@@ -215,10 +216,7 @@ class ColumnarHost:
         mine, passing = split(batches, self.step, self.codes)
         before = self.operator.watermark
         values, ts, seq, phase, out = self._elements(mine, batch)
-        early = (phase % 2) == 0
-        order = np.lexsort((seq, ts, ~early) if self.batch else (seq, ~early))
-        first = order[early[order]]
-        second = order[~early[order]]
+        first, second = phase_order(phase, seq, ts if self.batch else None)
         operator = self.operator
         elements = (values, ts, seq)
         try:
