@@ -17,7 +17,14 @@ from panes.datastream import ListSink, RuntimeExecutionMode, StreamEnvironment
 from panes.datastream.reconcile import reconcile
 from panes.functions import Sum
 from panes.watermarks import WatermarkStrategy
-from panes.windowing import AnyOf, CountTrigger, EventTimeTrigger, TumblingEventTimeWindows, WindowRow
+from panes.windowing import (
+    AnyOf,
+    CountTrigger,
+    EventTimeSessionWindows,
+    EventTimeTrigger,
+    TumblingEventTimeWindows,
+    WindowRow,
+)
 from tests.postgres.conftest import Database
 
 BATCHES = [
@@ -46,9 +53,10 @@ def table_sink(url: str) -> JdbcSink:
     return builder.with_connection_options(options).build()
 
 
-def job(late: str, sink: Any, mode: str) -> Any:
-    """Sums per key over tumbling 10 ms windows of :data:`BATCHES`, early every two elements, 5 ms of lateness,
-    in accumulation ``mode``, into ``sink``; too-late elements kept under ``late``."""
+def job(late: str, sink: Any, mode: str, sessions: bool = False) -> Any:
+    """Sums per key over tumbling 10 ms windows of :data:`BATCHES` (or, with ``sessions``, sessions of gap 4),
+    early every two elements, 5 ms of lateness, in accumulation ``mode``, into ``sink``; too-late elements kept
+    under ``late``."""
 
     def build(env: StreamEnvironment) -> None:
         rows = [[{"k": k, "v": v, "ts": ts} for k, ts, v in batch] for batch in BATCHES]
@@ -57,7 +65,7 @@ def job(late: str, sink: Any, mode: str) -> Any:
             env.from_micro_batches(rows, type_info=SCHEMA)
             .assign_timestamps_and_watermarks(strategy)
             .key_by("k")
-            .window(TumblingEventTimeWindows.of(10))
+            .window(EventTimeSessionWindows.with_gap(4) if sessions else TumblingEventTimeWindows.of(10))
             .trigger(AnyOf(CountTrigger.of(2), EventTimeTrigger()))
             .allowed_lateness(5)
             .late_data_table(late)
@@ -69,11 +77,11 @@ def job(late: str, sink: Any, mode: str) -> Any:
     return build
 
 
-def batch_result(mode: str, late: str) -> list[tuple[Any, ...]]:
+def batch_result(mode: str, late: str, sessions: bool = False) -> list[tuple[Any, ...]]:
     """What one BATCH run of :func:`job` over all the data leaves in an upsert table: each window's latest row."""
     emitted = ListSink()
     env = StreamEnvironment().set_runtime_mode(RuntimeExecutionMode.BATCH)
-    job(late, emitted, mode)(env)
+    job(late, emitted, mode, sessions)(env)
     env.execute()
     table: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     for row in emitted.values:
@@ -89,19 +97,30 @@ def sums(postgres: Database) -> list[tuple[Any, ...]]:
     return postgres.execute("SELECT key, window_start, window_end, value FROM sums ORDER BY 1, 2, 3")
 
 
-@pytest.mark.parametrize("mode", ["accumulating", "retracting"])
+@pytest.mark.parametrize(
+    ("mode", "sessions"),
+    [("accumulating", False), ("retracting", False), ("accumulating", True)],
+    ids=["accumulating", "retracting", "sessions"],
+)
 def test_corrections_applied_through_the_sink_leave_the_batch_result(
-    postgres: Database, tmp_path: Path, mode: str
+    postgres: Database, tmp_path: Path, mode: str, sessions: bool
 ) -> None:
+    """With sessions, the stream also split b's session: b@12's [12, 16) was cleaned up before b@14, b@13 and
+    b@15 came, which fired as [14, 18), [13, 18) and [13, 19) in turn (each past its end at watermark 20), where
+    BATCH's session grows to [12, 19). The corrections delete the stream's rows of b and insert BATCH's."""
     postgres.execute(TABLE)
     late = str(tmp_path / "late")
     env = StreamEnvironment("local")
-    job(late, table_sink(postgres.url), mode)(env)
+    job(late, table_sink(postgres.url), mode, sessions)(env)
     env.execute()
-    expected = batch_result(mode, str(tmp_path / "unused"))
+    expected = batch_result(mode, str(tmp_path / "unused"), sessions)
     assert sums(postgres) != expected  # the stream alone misses the elements too late
+    if sessions:
+        streamed_b = {row[:3] for row in sums(postgres) if row[0] == "b"}
+        batch_b = {row[:3] for row in expected if row[0] == "b"}
+        assert ("b", 12, 16) in streamed_b - batch_b and ("b", 12, 19) in batch_b - streamed_b  # b's session split
 
-    corrections = reconcile(job(late, ListSink(), mode), late)
+    corrections = reconcile(job(late, ListSink(), mode, sessions), late)
     assert corrections.late_elements == 2
     assert apply_corrections(corrections, table_sink(postgres.url)) == len(corrections.rows) > 0
     assert sums(postgres) == expected
