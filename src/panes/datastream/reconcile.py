@@ -59,7 +59,6 @@ from panes.windowing.accumulation import RETRACT, change_row, retracting_type
 from panes.windowing.functions import ProcessWindowFunction, WindowContext
 from panes.windowing.internal_functions import _IterableFunction, _SingleValueFunction, process_spec
 from panes.windowing.rows import WindowRow
-from panes.windowing.windows import TimeWindow
 
 WindowId = tuple[Any, Any]
 """A window of a key: ``(key, window)``."""
@@ -172,13 +171,7 @@ class _Covering(ProcessWindowFunction[Any, Any, Any, Any]):
 def _covering_step(window: OneInputTransformation, input_type: RecordType) -> Transformation:
     """Another step with ``window``'s assigner, trigger, evictor, lateness and mode whose results are the
     elements each firing covers (:class:`_Covering`)."""
-    spec = replace(window.spec, function=process_spec(_Covering(input_type)), accumulation="discarding")
-    return window.another(
-        spec=spec,
-        operator_factory=spec.create_operator,
-        batch_operator_factory=spec.create_batch_operator,
-        output_type=None,
-    )
+    return _another_window(window, replace(window.spec, function=process_spec(_Covering(input_type))))
 
 
 class _Stamped(ProcessFunction[Any, Any]):
@@ -283,7 +276,11 @@ def _run(
 
 def _tagged_step(window: OneInputTransformation) -> Transformation:
     """Another step computing ``window`` over its input, its results tagged (:class:`_Fired`, no schema)."""
-    spec = _tagged(window.spec)
+    return _another_window(window, _tagged(window.spec))
+
+
+def _another_window(window: OneInputTransformation, spec: Any) -> Transformation:
+    """Another step over ``window``'s input running the window ``spec`` (a ``WindowSpec``), with no schema."""
     return window.another(
         spec=spec,
         operator_factory=spec.create_operator,
@@ -315,7 +312,7 @@ def _execute(env: Any, plan: Plan, mode: RuntimeExecutionMode) -> None:
 
 def _check_replayed(elements: list[Late], found: list[tuple[str, int]], late: str) -> None:
     """``ValueError`` unless the streaming run found exactly the late table's elements late."""
-    kept = Counter((repr(value), timestamp) for value, timestamp, _ in elements)
+    kept = Counter((repr(value), timestamp) for value, timestamp in elements)
     if kept != Counter(found):
         raise ValueError(
             f"the job run again in STREAMING mode finds {len(found)} elements too late where the late table "
@@ -432,8 +429,8 @@ def _without_flag(record_type: RecordType | None) -> RecordType | None:
 
 # -- the late table ---------------------------------------------------------------------------------------------
 
-Late = tuple[Any, int, list[TimeWindow]]
-"""A late table's element: its canonical value, timestamp and windows."""
+Late = tuple[Any, int]
+"""A late table's element: its canonical value and timestamp."""
 
 
 def _late_table_step(plan: Plan, late: str) -> tuple[OneInputTransformation, LateRows]:
@@ -452,7 +449,7 @@ def _late_table_step(plan: Plan, late: str) -> tuple[OneInputTransformation, Lat
 
 
 def _read(late: str, input_type: RecordType, uid: str) -> list[Late]:
-    """The late table's elements (canonical values of ``input_type``), timestamps and windows."""
+    """The late table's elements (canonical values of ``input_type``) and timestamps."""
     import pyarrow.dataset as ds
 
     if not os.path.isdir(late):
@@ -466,10 +463,7 @@ def _read(late: str, input_type: RecordType, uid: str) -> list[Late]:
         raise ValueError(f"the late table {late} holds rows of step {', '.join(other)}, not of this job's {uid}")
     names = input_type.columns().names
     values = input_type.decode(pa.StructArray.from_arrays([table.column(n).combine_chunks() for n in names], names))
-    times = table.column("event_time").to_pylist()
-    starts, ends = table.column("window_starts").to_pylist(), table.column("window_ends").to_pylist()
-    windows = [[TimeWindow(s, e) for s, e in zip(ss, es, strict=True)] for ss, es in zip(starts, ends, strict=True)]
-    return list(zip(values, times, windows, strict=True))
+    return list(zip(values, table.column("event_time").to_pylist(), strict=True))
 
 
 __all__ = ["COLUMNS", "Corrections", "reconcile", "table_of"]
