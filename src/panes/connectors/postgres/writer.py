@@ -254,8 +254,10 @@ class PostgresWriter(SinkWriter):
                 self.connection.rollback()
             if is_connection_problem(error):
                 raise
-            # UniqueViolation: another instance created it at the same moment
-            if getattr(error, "sqlstate", None) not in ("23505", "42P07"):
+            # another instance created it at the same moment: CREATE TABLE IF NOT EXISTS is not atomic in
+            # PostgreSQL, the loser sees a unique violation (23505), the table (42P07) or its row type (42710:
+            # 'type "panes_sink_commits" already exists', seen with two Spark writers of one sink)
+            if getattr(error, "sqlstate", None) not in ("23505", "42P07", "42710"):
                 failure = self._statement_failure(commits.create_table(self.commit_table), error)
         if failure is not None:
             raise failure
