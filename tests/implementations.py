@@ -107,6 +107,7 @@ def window_spec(scenario: Scenario, implementation: str) -> WindowSpec:
         key,
         True,
         setup.accumulation,
+        key_time=setup.key_time,
     )
 
 
@@ -159,6 +160,7 @@ def harness_for(
         allowed_lateness=setup.allowed_lateness,
         late_data_tag=setup.late_data_tag,
         accumulation=setup.accumulation if accumulation is None else accumulation,
+        key_time=setup.key_time,
     )
 
 

@@ -72,6 +72,8 @@ def scenario_pipeline(env: StreamEnvironment, source: DataStream, scenario: Scen
         windowed = windowed.discarding_fired_panes()
     elif setup.accumulation == "retracting":
         windowed = windowed.retracting_fired_panes()
+    if setup.key_time is not None:
+        windowed = windowed.watermark_per_key(setup.key_time)
     panes = windowed.process(scenario.pane_function())
     tagged = panes.map(lambda pane: ("main", pane))
     if setup.late_data_tag is not None:

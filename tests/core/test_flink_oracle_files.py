@@ -35,6 +35,7 @@ SCENARIO_FILES = [
     *sorted((DERIVED_SCENARIOS / "two_input").glob("*.scenario.json")),
     *sorted((DERIVED_SCENARIOS / "batch").glob("*.scenario.json")),
     *sorted((DERIVED_SCENARIOS / "sorted_input").glob("*.scenario.json")),
+    *sorted((DERIVED_SCENARIOS / "per_key").glob("*.scenario.json")),
 ]
 
 
@@ -121,6 +122,15 @@ def test_a_stored_flink_output_says_which_flink_produced_it_and_is_the_oracle_s_
     assert provenance == ("java", "2.3.0", 1, scenario["config"].get("mode", "STREAMING"))
     assert meta["watermark"] == scenario["config"]["watermark"]
     # what the oracle writes from the same emissions (in emit order, as the Java program printed them)
+    if "watermark_per_key" in scenario["config"]:  # each key's output from a Flink run of its own
+        by_key: dict[Any, list[dict[str, Any]]] = {}
+        items = [{"kind": "main", **pane} for pane in result["main"]]
+        items += [{"kind": "late", **element} for element in result["late"]]
+        for item in sorted(items, key=lambda item: item["emit_seq"]):
+            by_key.setdefault(item["key"], []).append(item)
+        assert meta["produced_by"] == "tools/flink_oracle"
+        assert ORACLE.render(ORACLE.per_key_output(scenario, by_key, meta["apache_flink"])) == flink_file.read_text()
+        return
     if "output" in result:  # a keyed-timer or two-input scenario
         emitted = [{k: v for k, v in item.items() if k != "emit_seq"} for item in result["output"]]
     else:

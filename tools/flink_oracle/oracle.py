@@ -83,6 +83,8 @@ TWO_INPUT_KINDS = RECORDING_KINDS - {"keyed_timers"}
 def not_replayable(scenario: dict[str, Any]) -> str | None:
     """Why real Flink cannot produce this scenario's output, or ``None`` when it can."""
     config = scenario["config"]
+    if "watermark_per_key" in config and config["watermark"]["type"] not in ("bounded_out_of_orderness", "monotonous"):
+        return "a key makes its own watermark with a bounded_out_of_orderness or monotonous rule only"
     if any("processing_time" in event for event in scenario["events"]):
         return "it moves processing time, which is the wall clock in a Flink job"
     if config.get("kind", "window") == "keyed_timers":
@@ -230,6 +232,79 @@ def expected_output(scenario: dict[str, Any], emitted: list[dict[str, Any]], ver
     return result
 
 
+def effective_watermarks(scenario: dict[str, Any], key: Any) -> list[tuple[int, int | None]]:
+    """Event time per key, as ``panes.watermarks.per_key`` defines it, written here without panes: ``key``'s
+    stream of its own, as ``(seq, None)`` for each of its elements and ``(seq, W)`` for each watermark its
+    effective time ``max(own, stream - max_lag)`` reaches (only increasing ones; ``seq`` is the event after which
+    it moves). ``own`` is the rule of the scenario's watermark over the key's elements, ``stream`` the same rule
+    over all elements (Flink's generator, after each element)."""
+    spec = scenario["config"]["watermark"]
+    delay = spec.get("max_ooo_ms", 0) if spec["type"] == "bounded_out_of_orderness" else 0
+    lag = scenario["config"]["watermark_per_key"]["max_lag_ms"]
+    own = stream = effective = -MAX - 1
+    steps: list[tuple[int, int | None]] = []
+    for seq, event in enumerate(scenario["events"]):
+        if "ts" not in event:
+            continue  # a per-key scenario's stream watermark comes from its elements
+        candidate = max(event["ts"], -MAX + delay) - delay - 1
+        if event["key"] == key:
+            steps.append((seq, None))
+            own = max(own, candidate)
+        stream = max(stream, candidate)
+        reached = max(own, stream - lag)
+        if reached > effective:
+            effective = reached
+            steps.append((seq, effective))
+    return steps
+
+
+def run_per_key(lib: Path, classes: Path, scenario: dict[str, Any], version: str) -> dict[str, Any]:
+    """The expected output of a ``watermark_per_key`` scenario: for each key, Flink's output for that key's
+    elements run as a stream of their own, its watermarks punctuated at the key's effective time
+    (:func:`effective_watermarks`), with seqs pointing into the whole scenario's events (:func:`per_key_output`)."""
+    keys = list(dict.fromkeys(event["key"] for event in scenario["events"] if "key" in event))
+    emitted: dict[Any, list[dict[str, Any]]] = {}
+    for key in keys:
+        events: list[dict[str, Any]] = []
+        seqs: list[int] = []
+        for seq, watermark in effective_watermarks(scenario, key):
+            events.append(dict(scenario["events"][seq]) if watermark is None else {"watermark": watermark})
+            seqs.append(seq)
+        with tempfile.NamedTemporaryFile("w", suffix=".scenario.json", delete=False) as handle:
+            json.dump({"config": key_alone(scenario), "events": events}, handle)
+        emitted[key] = run_flink(lib, classes, Path(handle.name))
+        Path(handle.name).unlink()
+        for item in emitted[key]:
+            if item["kind"] == "late":
+                item["seq"] = seqs[item["seq"]]
+            else:
+                item["seqs_in_order"] = [seqs[seq] for seq in item["seqs_in_order"]]
+    return per_key_output(scenario, emitted, version)
+
+
+def key_alone(scenario: dict[str, Any]) -> dict[str, Any]:
+    """The config Flink runs one key of a ``watermark_per_key`` scenario with: its own, watermarks punctuated."""
+    config = {name: value for name, value in scenario["config"].items() if name != "watermark_per_key"}
+    return {**config, "watermark": {"type": "punctuated"}}
+
+
+def per_key_output(scenario: dict[str, Any], emitted: dict[Any, list[dict[str, Any]]], version: str) -> dict[str, Any]:
+    """The expected-output file of a ``watermark_per_key`` scenario from what Flink ``emitted`` for each key alone
+    (in order): each key's output numbered on its own (``emit_seq`` counts the key's emissions,
+    ``panes.testing.scenario.emission_order_per_key``), then all keys' panes and late elements together."""
+    result: dict[str, Any] = {"main": [], "late": []}
+    for items in emitted.values():
+        own = expected_output({"config": key_alone(scenario)}, items, version)
+        result["main"].extend(own["main"])
+        result["late"].extend(own["late"])
+    result["main"].sort(key=lambda p: (p["key"], p["window_start"] or 0, p["window_end"] or 0, p["fire_index"]))
+    result["late"].sort(key=lambda element: element["seq"])
+    meta = expected_output(scenario, [], version)["meta"]
+    meta["per_key"] = "each key's elements alone, its effective watermarks punctuated (effective_watermarks)"
+    result["meta"] = meta
+    return result
+
+
 def render(result: dict[str, Any]) -> str:
     return json.dumps(result, indent=1) + "\n"
 
@@ -252,7 +327,10 @@ def main(argv: list[str] | None = None) -> int:
             if reason is not None:
                 print(f"{name}: not replayed on Flink: {reason}")
                 continue
-            result = expected_output(scenario, run_flink(lib, Path(classes), scenario_file), version)
+            if "watermark_per_key" in scenario["config"]:
+                result = run_per_key(lib, Path(classes), scenario, version)
+            else:
+                result = expected_output(scenario, run_flink(lib, Path(classes), scenario_file), version)
             target = scenario_file.with_name(f"{name}.flink.json")
             if args.check:
                 same = target.exists() and _without_timings(json.loads(target.read_text())) == _without_timings(result)

@@ -119,6 +119,7 @@ def window_lines(spec: Any) -> list[str]:
         else "late data: dropped (counted)",
         f"function: {how} -> {_name_of(function.process_function)}",
         f"fired panes: {spec.accumulation}",
+        *([] if getattr(spec, "key_time", None) is None else [f"event time: {spec.key_time.describe()}"]),
     ]
 
 

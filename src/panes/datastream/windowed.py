@@ -16,6 +16,7 @@ from panes.operators.base import OneInputStreamOperator
 from panes.tags import OutputTag
 from panes.time import DurationLike
 from panes.types import RecordType
+from panes.watermarks.per_key import PerKeyWatermarks
 from panes.windowing.assigners.base import WindowAssigner
 from panes.windowing.assigners.global_windows import GlobalWindows
 from panes.windowing.columnar.plan import columnar_output_type
@@ -55,6 +56,8 @@ class WindowSpec:
     """What later firings emit: ``accumulating``, ``discarding`` or ``retracting`` (``windowing.accumulation``)."""
     errors_to_output: bool = False
     """Whether what fails goes to an error side output (``side_output_errors``) rather than failing the job."""
+    key_time: PerKeyWatermarks | None = None
+    """Event time per key (``watermark_per_key``; ``panes.watermarks.per_key``), or ``None``: the stream's."""
 
     @property
     def output_only_after_end_of_input(self) -> bool:
@@ -75,8 +78,9 @@ class WindowSpec:
         return self._sorted_until_end(self._create(self.implementation()))
 
     def create_batch_operator(self) -> WindowStep:
-        """The window operator of BATCH execution (its input is sorted already)."""
-        return self._create(self.implementation())
+        """The window operator of BATCH execution (its input is sorted already; time per key has no meaning
+        there, every window fires at the end of its key)."""
+        return self._create(self.implementation(), streaming=False)
 
     def create_aligned_operator(self, batch: bool = False) -> OneInputStreamOperator:
         """The operator for a host that need not keep Flink's emission order across keys: the lean aligned
@@ -92,14 +96,15 @@ class WindowSpec:
 
         return SortedUntilEndOfInput(operator)
 
-    def _create(self, implementation: Implementation) -> WindowStep:
+    def _create(self, implementation: Implementation, streaming: bool = True) -> WindowStep:
         """The element-by-element operator of ``implementation`` (the columnar ones are hosted by the Spark
-        runner's ``ColumnarHost``)."""
+        runner's ``ColumnarHost``), of STREAMING execution or not (``streaming``)."""
         from panes.datastream.stream import instance_copy
         from panes.windowing.aligned import AlignedWindowOperator
 
         spec = instance_copy(self.function)
         trigger = instance_copy(self.trigger)
+        key_time = self.key_time if streaming else None
         if implementation.kind == ALIGNED:
             return AlignedWindowOperator(
                 self.assigner, spec, self.key_selector, trigger, self.allowed_lateness, self.late_data_tag
@@ -114,6 +119,7 @@ class WindowSpec:
                 self.allowed_lateness,
                 self.late_data_tag,
                 self.accumulation,
+                key_time,
             )
         if implementation.kind != GENERAL:
             raise ValueError(f"the {implementation.kind} implementation has no element-by-element operator")
@@ -125,6 +131,7 @@ class WindowSpec:
             self.allowed_lateness,
             self.late_data_tag,
             self.accumulation,
+            key_time,
         )
 
 
@@ -146,6 +153,7 @@ class _Windowed(FieldAggregations):
         self._error_tag: OutputTag[Any] | None = None
         self._accumulation = "accumulating"
         self._late_table: str | None = None
+        self._key_time: PerKeyWatermarks | None = None
 
     def trigger(self, trigger: Trigger[Any, Any]) -> Any:
         """Replace the assigner's default trigger."""
@@ -228,6 +236,7 @@ class _Windowed(FieldAggregations):
             keyed,
             self._accumulation,
             self._error_tag is not None,
+            self._key_time,
         )
         if output_type is None:
             # built-in aggregations over typed records give typed results (see panes.windowing.columnar)
@@ -335,6 +344,35 @@ class WindowedStream(_Windowed):
 
     def _wrap(self, window_function: Any) -> Any:
         return None if window_function is None else as_window_function(window_function)
+
+    def watermark_per_key(self, watermarks: PerKeyWatermarks) -> WindowedStream:
+        """Give each key an event time of its own (beyond Flink; ``docs/event-time-per-key.md``): its windows
+        fire, its elements are judged late and its state is cleaned up by its own watermark, ``max(largest
+        timestamp of its elements - out_of_orderness - 1, stream watermark - max_lag)``. Build ``watermarks``
+        with ``PerKeyWatermarks.for_bounded_out_of_orderness(...).with_max_lag(...)``. The step forwards the
+        stream's watermark minus ``max_lag`` downstream. STREAMING execution only (BATCH fires every window at
+        the end of its key anyway).
+
+        Raises ``TypeError`` for anything but ``PerKeyWatermarks``, ``ValueError`` when its ``max_lag`` is not
+        set (how far a key may fall behind the stream bounds the state the step keeps) and for a processing-time
+        window (per-key time is event time)."""
+        if not isinstance(watermarks, PerKeyWatermarks):
+            raise TypeError(
+                "watermark_per_key takes PerKeyWatermarks (PerKeyWatermarks.for_bounded_out_of_orderness(...)"
+                f".with_max_lag(...)), got {type(watermarks).__name__}"
+            )
+        if watermarks.max_lag is None:
+            raise ValueError(
+                "watermark_per_key needs a max_lag: how far a key's time may fall behind the stream's watermark "
+                "before the stream's time (minus the lag) closes its windows; add .with_max_lag(Duration...)"
+            )
+        if not self._assigner.is_event_time() and not isinstance(self._assigner, GlobalWindows):
+            raise ValueError(
+                f"watermark_per_key gives keys their own event time, but {self._assigner!r} makes processing-time "
+                "windows; use an event-time assigner"
+            )
+        self._key_time = watermarks
+        return self
 
     def process(self, process_window_function: Any, output_type: Any = None) -> DataStream:
         """Evaluate each pane whole with a ``ProcessWindowFunction`` (or callable ``(key, context, elements)``)."""

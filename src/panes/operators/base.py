@@ -18,7 +18,7 @@ from __future__ import annotations
 import pickle
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from panes.elements import StreamRecord, Watermark, WatermarkStatus
 from panes.errors import BadRecordError, ErrorRecord, is_reported, located
@@ -32,8 +32,12 @@ from panes.tags import OutputTag
 from panes.time import LONG_MIN
 from panes.timers.clock import ManualProcessingTimeService, ProcessingTimeService
 from panes.timers.heap import InternalTimer
+from panes.timers.key_time import KeyTimeTimerService
 from panes.timers.service import InternalTimerService, Triggerable
 from panes.types import RecordType, SchemaMismatchError
+
+if TYPE_CHECKING:
+    from panes.watermarks.per_key import PerKeyWatermarks
 
 
 class Output(Protocol):
@@ -279,22 +283,20 @@ class AbstractStreamOperator(ABC):
         self.backend.current_key = key
 
     def get_internal_timer_service(
-        self, name: str, triggerable: Triggerable, owner: str | None = None
+        self, name: str, triggerable: Triggerable, owner: str | None = None, key_time: PerKeyWatermarks | None = None
     ) -> InternalTimerService:
         """The timer service ``name`` (created on first use, restored from a snapshot when there is one).
 
-        ``owner`` names what registers its timers in error messages (default: ``triggerable``'s class name).
+        ``owner`` names what registers its timers in error messages (default: ``triggerable``'s class name);
+        with ``key_time`` each key has its own event time (``panes.timers.key_time``).
         """
         service = self._timer_services.get(name)
         if service is None:
-            service = InternalTimerService(
-                self.get_current_key,
-                self.set_current_key,
-                triggerable,
-                self.processing_time_service,
-                owner,
-                on_failure=self._timer_failed,
-            )
+            arguments = (self.get_current_key, self.set_current_key, triggerable, self.processing_time_service)
+            if key_time is None:
+                service = InternalTimerService(*arguments, owner, on_failure=self._timer_failed)
+            else:
+                service = KeyTimeTimerService(*arguments, key_time, owner, on_failure=self._timer_failed)
             if self._tracking:
                 service.track_changes()
             restored = (self._restored or {}).get("timers", {}).get(name)

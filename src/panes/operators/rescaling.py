@@ -93,6 +93,8 @@ def heap_snapshots(snapshots: Sequence[bytes], owner: Owner, count: int) -> tupl
             for kind in ("event", "processing"):
                 for timer in timers[kind]:
                     parts[owner(timer[1])]["timers"][name][kind].append(timer)
+            for key, held in timers.get("keys", {}).items():  # event time per key (panes.timers.key_time)
+                parts[owner(key)]["timers"][name].setdefault("keys", {})[key] = held
     return parts, [data.get("extra") for data in datas]
 
 

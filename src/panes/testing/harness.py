@@ -17,6 +17,7 @@ from panes.operators.base import AbstractStreamOperator, CollectingOutput, OneIn
 from panes.tags import OutputTag
 from panes.time import DurationLike
 from panes.timers.clock import ManualProcessingTimeService
+from panes.watermarks.per_key import PerKeyWatermarks
 from panes.windowing.assigners.base import WindowAssigner
 from panes.windowing.evictors import Evictor
 from panes.windowing.internal_functions import WindowFunctionSpec, aggregate_spec, process_spec, reduce_spec
@@ -133,7 +134,8 @@ def window_function_spec(function: Any = None, *, reduce: Any = None, aggregate:
 
 
 class WindowOperatorHarness(OneInputOperatorHarness):
-    """A harness around a :class:`WindowOperator` (or, with ``evictor``, an ``EvictingWindowOperator``)."""
+    """A harness around a :class:`WindowOperator` (or, with ``evictor``, an ``EvictingWindowOperator``); with
+    ``key_time``, each key has its own event time (``panes.watermarks.per_key``)."""
 
     def __init__(
         self,
@@ -149,17 +151,15 @@ class WindowOperatorHarness(OneInputOperatorHarness):
         late_data_tag: OutputTag[Any] | None = None,
         processing_time: int = 0,
         accumulation: str = "accumulating",
+        key_time: PerKeyWatermarks | None = None,
     ) -> None:
         spec = window_function_spec(function, reduce=reduce, aggregate=aggregate)
         operator: WindowOperator
+        arguments = (trigger, allowed_lateness, late_data_tag, accumulation, key_time)
         if evictor is not None:
-            operator = EvictingWindowOperator(
-                assigner, spec, key_selector, evictor, trigger, allowed_lateness, late_data_tag, accumulation
-            )
+            operator = EvictingWindowOperator(assigner, spec, key_selector, evictor, *arguments)
         else:
-            operator = WindowOperator(
-                assigner, spec, key_selector, trigger, allowed_lateness, late_data_tag, accumulation
-            )
+            operator = WindowOperator(assigner, spec, key_selector, *arguments)
         super().__init__(operator, processing_time)
 
     @property

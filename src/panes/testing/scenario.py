@@ -24,7 +24,12 @@ produced by running it, in ``NN_name.expected.json`` beside the scenario; see ``
 - ``"flink_trigger"`` (beside ``config``, read only by ``tools/flink_oracle``): the Flink trigger that stands in
   for panes' own trigger and accumulation mode when real Flink runs the scenario;
 - the assigner ``{"type": "global_end_of_stream"}``: ``GlobalWindows.create_with_end_of_stream_trigger()``;
-- ``"mode": "BATCH"``: the scenario runs in BATCH execution mode (``panes.datastream.runtime_mode``).
+- ``"mode": "BATCH"``: the scenario runs in BATCH execution mode (``panes.datastream.runtime_mode``);
+- ``"watermark_per_key": {"max_lag_ms": L}``: each key has its own event time (``panes.watermarks.per_key``),
+  made by the scenario's ``bounded_out_of_orderness`` or ``monotonous`` watermark from the key's elements, at
+  least the stream's watermark minus ``L``. Such a scenario's expected output holds each key's panes and late
+  elements as real Flink produced them for that key alone (``tools/flink_oracle``), so its ``emit_seq`` counts
+  each key's emissions on their own: compare with :func:`emission_order_per_key` applied to what a runner gives.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from typing import Any
 from panes.elements import StreamRecord
 from panes.tags import OutputTag
 from panes.time import LONG_MAX, LONG_MIN
+from panes.watermarks.per_key import PerKeyWatermarks
 from panes.windowing.assigners.base import WindowAssigner
 from panes.windowing.assigners.global_windows import GlobalWindows
 from panes.windowing.assigners.session import EventTimeSessionWindows
@@ -126,6 +132,7 @@ class WindowSetup:
     allowed_lateness: int
     late_data_tag: OutputTag[Any] | None
     accumulation: str = "accumulating"
+    key_time: PerKeyWatermarks | None = None
 
 
 @dataclass
@@ -188,7 +195,23 @@ class Scenario:
             raise ValueError(f"unknown assigner type in scenario: {kind!r}")
         late = LATE if config.get("late_side_output") else None
         lateness = int(config.get("allowed_lateness_ms", 0))
-        return WindowSetup(assigner, trigger, evictor, lateness, late, config.get("accumulation", "accumulating"))
+        accumulation = config.get("accumulation", "accumulating")
+        return WindowSetup(assigner, trigger, evictor, lateness, late, accumulation, self.key_time())
+
+    def key_time(self) -> PerKeyWatermarks | None:
+        """The scenario's event time per key (``"watermark_per_key"``), or ``None``. Raises ``ValueError`` when
+        its watermark is not one a key can make from its own elements."""
+        per_key = self.config.get("watermark_per_key")
+        if per_key is None:
+            return None
+        watermark = self.config["watermark"]
+        if watermark["type"] == "bounded_out_of_orderness":
+            key_time = PerKeyWatermarks.for_bounded_out_of_orderness(watermark["max_ooo_ms"])
+        elif watermark["type"] == "monotonous":
+            key_time = PerKeyWatermarks.for_monotonous_timestamps()
+        else:
+            raise ValueError(f"{self.name}: watermark_per_key needs a bounded_out_of_orderness or monotonous watermark")
+        return key_time.with_max_lag(per_key["max_lag_ms"])
 
     def pane_function(self) -> PaneFunction:
         """The function that records each pane (with its pane info when the scenario asks for it)."""
@@ -339,6 +362,21 @@ PANE_FIELDS = (
     "pane_timing",
     "pane_is_last",
 )
+
+
+def emission_order_per_key(result: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """``result`` (:func:`collect_result`'s form) with ``emit_seq`` counting each key's emissions on their own
+    (panes and late elements of a key together, in their order): the order a key's own stream gives, which is all
+    that event time per key fixes (keys firing at one stream watermark leave in no promised order)."""
+    items = [("main", pane) for pane in result["main"]] + [("late", element) for element in result["late"]]
+    items.sort(key=lambda item: item[1]["emit_seq"])
+    counts: dict[Any, int] = {}
+    renumbered: dict[str, list[dict[str, Any]]] = {"main": [], "late": []}
+    for kind, item in items:
+        seq = counts.get(item["key"], 0)
+        counts[item["key"]] = seq + 1
+        renumbered[kind].append({**item, "emit_seq": seq})
+    return renumbered
 
 
 def _pane_order(pane: dict[str, Any]) -> tuple[Any, ...]:

@@ -32,11 +32,16 @@ class Triggerable(Protocol):
 class InternalTimerService:
     """Event-time and processing-time timers of one operator, for whatever key is current.
 
+    ``pass_before`` is the current key's watermark before the timer pass in progress when a service keeps time
+    per key (``panes.timers.key_time``), else ``None``.
+
     ``current_watermark`` starts at ``LONG_MIN`` (Flink's "no watermark yet"). ``owner`` names what registers
     the timers in error messages (default: the triggerable's class name). When a timer's callback raises,
     ``on_failure(timer, error, event_time)`` is told and the other due timers still fire (without it, the
     error propagates; a :class:`TimerLoopError` always does).
     """
+
+    pass_before: int | None = None
 
     def __init__(
         self,

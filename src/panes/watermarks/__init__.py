@@ -41,6 +41,7 @@ from panes.watermarks.operator import (
     validate_auto_watermark_interval,
 )
 from panes.watermarks.output import WatermarkOutput
+from panes.watermarks.per_key import PerKeyWatermarks
 from panes.watermarks.splits import SplitWatermarks
 from panes.watermarks.strategy import WatermarkStrategy, WatermarkStrategyKind
 from panes.watermarks.time_range import EventTimeRange
@@ -78,6 +79,7 @@ __all__ = [
     "WatermarkGeneratorSupplier",
     "WatermarkMultiplexer",
     "WatermarkOutput",
+    "PerKeyWatermarks",
     "WatermarkStrategy",
     "WatermarkStrategyKind",
     "WatermarksWithIdleness",

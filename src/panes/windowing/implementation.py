@@ -65,6 +65,9 @@ def choose(
     (``exact_order``) or not, and that can run columns (``columns``, with the window input's ``input_type``)
     or not. A columnar window needs a keyed window (``spec.keyed``)."""
     not_columnar = None
+    if getattr(spec, "key_time", None) is not None:  # only the general operators keep time per key
+        reason = "it keeps event time per key (watermark_per_key)"
+        return Implementation(GENERAL if spec.evictor is None else EVICTING, None, reason if columns else None)
     if columns:
         planned = plan_or_reason(spec, input_type) if getattr(spec, "keyed", True) else "it is not keyed"
         if isinstance(planned, ColumnarWindow):

@@ -34,6 +34,7 @@ from panes.tags import OutputTag
 from panes.time import LONG_MAX, LONG_MIN, DurationLike, java_add
 from panes.timers.heap import InternalTimer
 from panes.timers.service import InternalTimerService
+from panes.watermarks.per_key import PerKeyWatermarks
 from panes.windowing.accumulation import LAST_RESULTS
 from panes.windowing.assigners.base import WindowAssigner
 from panes.windowing.evictors import Evictor, TimestampedValue
@@ -90,8 +91,35 @@ class WindowOperator(WindowStep):
     """Flink's keyed window operator (see the module docstring for the rules it applies).
 
     ``spec`` is the window state and function (``process_spec``/``reduce_spec``/``aggregate_spec``);
-    ``key_selector`` maps an element to its key (``window_all`` uses a constant key).
+    ``key_selector`` maps an element to its key (``window_all`` uses a constant key); with ``key_time`` each key
+    has its own event time (``panes.watermarks.per_key``), moved on after each of its elements.
     """
+
+    def __init__(
+        self,
+        assigner: WindowAssigner[Any, Any],
+        spec: WindowFunctionSpec,
+        key_selector: KeySelector,
+        trigger: Trigger[Any, Any] | None = None,
+        allowed_lateness: DurationLike = 0,
+        late_data_tag: OutputTag[Any] | None = None,
+        accumulation: str = "accumulating",
+        key_time: PerKeyWatermarks | None = None,
+    ) -> None:
+        super().__init__(assigner, spec, key_selector, trigger, allowed_lateness, late_data_tag, accumulation)
+        if key_time is not None:
+            if not isinstance(key_time, PerKeyWatermarks):
+                raise TypeError(f"key_time must be PerKeyWatermarks, got {type(key_time).__name__}")
+            self.key_time = key_time
+            self.process_element = self._process_element_in_key_time  # type: ignore[method-assign]
+
+    def _process_element_in_key_time(self, record: StreamRecord[Any]) -> None:
+        """:meth:`process_element`, then the key's time moves on by the element's timestamp (also when
+        processing it failed: the key's clock saw it)."""
+        try:
+            type(self).process_element(self, record)
+        finally:
+            self.timer_service.element_seen(record.timestamp)  # type: ignore[attr-defined]
 
     def open_panes(self) -> int:
         """Panes (key and window) holding contents."""
@@ -417,11 +445,12 @@ class EvictingWindowOperator(WindowOperator):
         allowed_lateness: DurationLike = 0,
         late_data_tag: OutputTag[Any] | None = None,
         accumulation: str = "accumulating",
+        key_time: PerKeyWatermarks | None = None,
     ) -> None:
         if not isinstance(evictor, Evictor):
             raise TypeError(f"expected an Evictor, got {type(evictor).__name__}")
         super().__init__(
-            assigner, spec.for_evictor(), key_selector, trigger, allowed_lateness, late_data_tag, accumulation
+            assigner, spec.for_evictor(), key_selector, trigger, allowed_lateness, late_data_tag, accumulation, key_time
         )
         self.evictor = evictor
 
