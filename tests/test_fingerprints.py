@@ -27,7 +27,7 @@ from panes.functions import AggregateFunction
 from panes.spark.rescaling import RESCALED
 from panes.state import ListStateDescriptor, ValueStateDescriptor
 from panes.state.backend import VOID_NAMESPACE, HeapKeyedStateBackend
-from panes.watermarks import WatermarkStrategy
+from panes.watermarks import PerKeyWatermarks, WatermarkStrategy
 from panes.windowing import (
     CountEvictor,
     CountTrigger,
@@ -70,6 +70,7 @@ def job(
     key_type: str = "user STRING, ts BIGINT, n BIGINT",
     extra_keyed: bool = False,
     drop_window: bool = False,
+    key_time: PerKeyWatermarks | None = None,
 ) -> Plan:
     """A typed stream, timestamps, optional steps, a keyed window (its pieces replaceable), a sink."""
     env = StreamEnvironment()
@@ -88,6 +89,8 @@ def job(
         windowed = windowed.evictor(evictor)
     if lateness:
         windowed = windowed.allowed_lateness(lateness)
+    if key_time is not None:
+        windowed = windowed.watermark_per_key(key_time)
     result = evaluate(windowed) if evaluate is not None else windowed.aggregate(Count())
     if window_uid is not None:
         result = result.uid(window_uid)
@@ -147,6 +150,7 @@ def test_a_changed_window_size_is_refused_naming_the_operator_and_the_old_and_ne
         ("window function", {"evaluate": lambda w: w.process(lambda key, ctx, elements: [len(list(elements))])}),
         ("window function", {"evaluate": lambda w: w.aggregate(Total())}),
         ("key type", {"key_type": "user BIGINT, ts BIGINT, n BIGINT"}),
+        ("event time", {"key_time": PerKeyWatermarks.for_monotonous_timestamps().with_max_lag(60_000)}),
     ],
 )
 def test_changes_of_what_the_window_state_depends_on_are_refused(what: str, changed: dict[str, Any]) -> None:

@@ -146,6 +146,10 @@ def _window_properties(spec: Any) -> dict[str, str | None]:
     mode = getattr(spec, "accumulation", "accumulating")
     if mode != "accumulating":  # (the default is left out: fingerprints of earlier panes stay as they were)
         properties["fired panes"] = mode
+    # per key, each key's watermark and timers are kept apart (panes.timers.key_time); a fingerprint written
+    # before the option existed has no entry, which is never compared
+    key_time = getattr(spec, "key_time", None)
+    properties["event time"] = "the stream's watermark" if key_time is None else key_time.describe()
     return properties
 
 
