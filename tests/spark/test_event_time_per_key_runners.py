@@ -1,7 +1,7 @@
-"""Event time per key (``watermark_per_key``) through the public API on both runners: the scenarios whose expected
-output real Flink produced for each key alone (``tests/scenarios/per_key``), on the local runner and on the Spark
-runner (a real local SparkSession, micro-batches cut where the stream's watermark moves, as the conformance suite
-cuts them), plus what the step forwards downstream and what ``explain`` says."""
+"""Event time per key (``watermark_per_key``) through the public API on both runners: the scenarios of
+``tests/scenarios/per_key`` on the local runner and on the Spark runner (a real local SparkSession, micro-batches
+cut where the stream's watermark moves, or one per event at its processing time for quiet keys, as the conformance
+suite cuts them), plus what the step forwards downstream and what ``explain`` says."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from panes.watermarks import WatermarkStrategy
 from panes.watermarks.per_key import PerKeyWatermarks
 from panes.windowing.assigners.tumbling import TumblingEventTimeWindows
 from tests.conftest import DERIVED_SCENARIOS
-from tests.scenario_api import input_elements, scenario_pipeline
-from tests.spark.test_conformance_both_runners import watermark_steps
+from tests.scenario_api import scenario_pipeline
+from tests.spark.test_conformance_both_runners import micro_batches
 
 SCENARIOS = Scenario.load_all(DERIVED_SCENARIOS / "per_key")
 assert SCENARIOS, "no per-key scenario"
@@ -29,12 +29,15 @@ WITHOUT_EMISSION_ORDER = [f for f in PANE_FIELDS if f != "emit_seq"]
 
 def run(scenario: Scenario, runner_name: str, spark: Any) -> dict[str, Any]:
     if runner_name == "local":
-        env = StreamEnvironment(LocalRunner(clock="stepping", advance="per_element"), auto_watermark_interval=200)
+        # with the batches' processing times (quiet keys), the default clock follows them
+        clock = "auto" if scenario.has_processing_time() else "stepping"
+        env = StreamEnvironment(LocalRunner(clock=clock), auto_watermark_interval=200)
     else:
         from panes.spark import SparkRunner
 
         env = StreamEnvironment(SparkRunner(spark, num_shards=2))
-    source = env.from_micro_batches(watermark_steps(scenario, input_elements(scenario)))
+    batches, times = micro_batches(scenario)
+    source = env.from_micro_batches(batches, processing_times=times)
     sink = ListSink()
     scenario_pipeline(env, source, scenario).sink_to(sink)
     env.execute(f"per-key {scenario.name}")

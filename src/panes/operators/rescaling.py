@@ -95,6 +95,13 @@ def heap_snapshots(snapshots: Sequence[bytes], owner: Owner, count: int) -> tupl
                     parts[owner(timer[1])]["timers"][name][kind].append(timer)
             for key, held in timers.get("keys", {}).items():  # event time per key (panes.timers.key_time)
                 parts[owner(key)]["timers"][name].setdefault("keys", {})[key] = held
+            if timers.get("stream_quiet") is not None:  # every instance saw the stream's watermark: the latest
+                for part in parts:
+                    found = part["timers"][name]
+                    found["stream_quiet"] = max(
+                        (q for q in (found.get("stream_quiet"), timers["stream_quiet"]) if q is not None),
+                        key=lambda quiet: -(2**63) if quiet[0] is None else quiet[0],
+                    )
     return parts, [data.get("extra") for data in datas]
 
 

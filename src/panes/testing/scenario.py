@@ -26,10 +26,14 @@ produced by running it, in ``NN_name.expected.json`` beside the scenario; see ``
 - the assigner ``{"type": "global_end_of_stream"}``: ``GlobalWindows.create_with_end_of_stream_trigger()``;
 - ``"mode": "BATCH"``: the scenario runs in BATCH execution mode (``panes.datastream.runtime_mode``);
 - ``"watermark_per_key": {"max_lag_ms": L}``: each key has its own event time (``panes.watermarks.per_key``),
-  made by the scenario's ``bounded_out_of_orderness`` or ``monotonous`` watermark from the key's elements, at
-  least the stream's watermark minus ``L``. Such a scenario's expected output holds each key's panes and late
-  elements as real Flink produced them for that key alone (``tools/flink_oracle``), so its ``emit_seq`` counts
-  each key's emissions on their own: compare with :func:`emission_order_per_key` applied to what a runner gives.
+  made by the scenario's ``bounded_out_of_orderness`` or ``monotonous`` watermark from the key's elements (or
+  by ``"max_ooo_ms": D`` there, whatever the stream's watermark), at least the stream's watermark minus ``L``;
+  ``"quiet_timeout_ms": T`` closes a key's windows once it has been quiet for ``T`` of processing time, and
+  ``"stream_quiet_timeout_ms": T`` every key's once the stream's watermark has not moved for ``T`` (a pane
+  so fired records ``"pane_closed_by_quiet": true`` in a ``pane_info`` scenario). Such a scenario's expected
+  output holds each key's panes and late elements as real Flink produced them for that key alone
+  (``tools/flink_oracle``; by hand where processing time moves), so its ``emit_seq`` counts each key's emissions
+  on their own: compare with :func:`emission_order_per_key` applied to what a runner gives.
 """
 
 from __future__ import annotations
@@ -205,13 +209,20 @@ class Scenario:
         if per_key is None:
             return None
         watermark = self.config["watermark"]
-        if watermark["type"] == "bounded_out_of_orderness":
+        if "max_ooo_ms" in per_key:
+            key_time = PerKeyWatermarks.for_bounded_out_of_orderness(per_key["max_ooo_ms"])
+        elif watermark["type"] == "bounded_out_of_orderness":
             key_time = PerKeyWatermarks.for_bounded_out_of_orderness(watermark["max_ooo_ms"])
         elif watermark["type"] == "monotonous":
             key_time = PerKeyWatermarks.for_monotonous_timestamps()
         else:
-            raise ValueError(f"{self.name}: watermark_per_key needs a bounded_out_of_orderness or monotonous watermark")
-        return key_time.with_max_lag(per_key["max_lag_ms"])
+            raise ValueError(f"{self.name}: watermark_per_key needs its max_ooo_ms or a bounded watermark")
+        key_time = key_time.with_max_lag(per_key["max_lag_ms"])
+        if "quiet_timeout_ms" in per_key:
+            key_time = key_time.with_quiet_timeout(per_key["quiet_timeout_ms"])
+        if "stream_quiet_timeout_ms" in per_key:
+            key_time = key_time.with_stream_quiet_timeout(per_key["stream_quiet_timeout_ms"])
+        return key_time
 
     def pane_function(self) -> PaneFunction:
         """The function that records each pane (with its pane info when the scenario asks for it)."""
@@ -306,6 +317,8 @@ class PaneFunction(ProcessWindowFunction[Element, dict[str, Any], Any, Any]):
         if self.pane_info:
             info = context.pane()
             pane.update(pane_index=info.index, pane_timing=info.timing.value, pane_is_last=info.is_last)
+            if info.closed_by_quiet:
+                pane["pane_closed_by_quiet"] = True
         yield pane
 
 
@@ -361,6 +374,7 @@ PANE_FIELDS = (
     "pane_index",
     "pane_timing",
     "pane_is_last",
+    "pane_closed_by_quiet",
 )
 
 

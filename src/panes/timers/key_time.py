@@ -14,9 +14,12 @@ Layout, chosen so that each key's timers leave in the order Flink's heap gives f
 - each key's own watermark is kept while it is ahead of the floor; a third heap of ``(own watermark, key)``,
   derived from them and never stored, forgets a key's watermark once the floor passes it, so the watermarks held
   are those of keys that moved within ``max_lag`` of the stream;
-- a snapshot holds, per key, its watermark and its heap in array order (``"keys"``), beside the base service's
-  data; changes are the heaps' operations plus the keys' operations in order; a rescaling moves a key's entry
-  with the key (``panes.operators.rescaling``).
+- with a quiet timeout, each key's deadline (its last element's processing time plus the timeout) until it
+  passes, in a heap derived from them like the third; with a stream quiet timeout, when the stream's watermark
+  last moved and whether that spell closed the windows (a rescaling gives every instance the latest);
+- a snapshot holds, per key, its watermark, its heap in array order and its deadline (``"keys"``), beside the
+  base service's data; changes are the heaps' operations plus the keys' operations in order; a rescaling moves a
+  key's entry with the key (``panes.operators.rescaling``).
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ class _KeyClock:
 
 KEY_CLOCK = _KeyClock()
 
-_WATERMARK, _FORGET, _ADD, _REMOVE, _POLL, _CLEAR = range(6)
+_WATERMARK, _FORGET, _ADD, _REMOVE, _POLL, _CLEAR, _DEADLINE, _QUIET = range(8)
 
 
 class KeyTimeTimerService(InternalTimerService):
@@ -71,6 +74,14 @@ class KeyTimeTimerService(InternalTimerService):
         """Each key's own watermark, while it is ahead of :attr:`floor`."""
         self.key_timers: dict[Any, TimerHeap] = {}
         self._clocks = TimerHeap()
+        self.quiet_deadlines: dict[Any, int] = {}
+        """With a quiet timeout: per key, the processing time at which it is quiet (its last element's + the
+        timeout), until then."""
+        self._quiet = TimerHeap()
+        self.stream_moved_at: int | None = None
+        """With a stream quiet timeout: the processing time of the stream watermark's last advance (of the first
+        element before any), and whether this quiet spell closed the keys' windows already."""
+        self.stream_closed = False
         self._key_operations: list[tuple[Any, ...]] | None = None
         self.pass_before: int | None = None
         super().__init__(get_current_key, set_current_key, triggerable, processing_time_service, owner, on_failure)
@@ -99,6 +110,10 @@ class KeyTimeTimerService(InternalTimerService):
         if timestamp is None:
             return
         key = self._get_key()
+        if self.key_time.quiet_timeout is not None:
+            self._set_deadline(key, self.current_processing_time() + self.key_time.quiet_timeout)
+        if self.stream_moved_at is None and self.key_time.stream_quiet_timeout is not None:
+            self.stream_moved_at = self.current_processing_time()
         before = self.watermark_of(key)
         reached = self.key_time.key_watermark(timestamp)
         if reached <= before:
@@ -116,6 +131,8 @@ class KeyTimeTimerService(InternalTimerService):
         key's timers at or before it (each key's in its own heap's order, the keys in the order of their
         earliest due timer), then forget the keys' watermarks the floor passed."""
         previous = self.floor
+        if time > self.stream_watermark and self.key_time.stream_quiet_timeout is not None:
+            self.stream_moved_at, self.stream_closed = self.current_processing_time(), False
         self.current_watermark = time
         floor = self.floor
         timers = self.event_time_timers
@@ -139,6 +156,57 @@ class KeyTimeTimerService(InternalTimerService):
             del self.key_watermarks[clock.key]
             self._record(_FORGET, clock.key)
 
+    def advance_processing_time(self, time: int) -> None:
+        """Fire the processing-time timers at or before ``time``; then close the windows of the keys quiet by then
+        (each key's latest open window's end becomes its own watermark, firing what it passes), in the order of
+        their deadlines."""
+        super().advance_processing_time(time)
+        quiet = self._quiet
+        while (head := quiet.peek()) is not None and head.timestamp <= time:
+            quiet.poll()
+            del self.quiet_deadlines[head.key]
+            self._record(_QUIET, head.key)
+            self._close(head.key)
+        timeout = self.key_time.stream_quiet_timeout
+        moved = self.stream_moved_at
+        if timeout is not None and moved is not None and not self.stream_closed and time >= moved + timeout:
+            self.stream_closed = True
+            for key in list(self.key_timers):
+                self._close(key)
+
+    def _close(self, key: Any) -> None:
+        """``key`` is quiet: its own watermark moves to the end of its latest open window, firing what it passes."""
+        end = self._open_end(key)
+        before = self.watermark_of(key)
+        if end is None or end <= before:
+            return
+        self._set_own(key, end)
+        self.pass_before, self.quiet_pass = before, True
+        try:
+            self._fire_key(key, end)
+        finally:
+            self.pass_before, self.quiet_pass = None, False
+            self.guard.end_pass()
+
+    def _open_end(self, key: Any) -> int | None:
+        """The end (``max_timestamp()``) of ``key``'s latest window with an event-time timer, or ``None``
+        (windows that end at ``LONG_MAX``, global ones, are left to the end of input)."""
+        heap = self.key_timers.get(key)
+        ends = [
+            end
+            for timer in (heap or ())
+            if (end := getattr(timer.namespace, "max_timestamp", lambda: LONG_MAX)()) < LONG_MAX
+        ]
+        return max(ends) if ends else None
+
+    def _set_deadline(self, key: Any, deadline: int) -> None:
+        old = self.quiet_deadlines.get(key)
+        if old is not None:
+            self._quiet.remove(old, key, KEY_CLOCK)
+        self.quiet_deadlines[key] = deadline
+        self._quiet.add(deadline, key, KEY_CLOCK)
+        self._record(_DEADLINE, key, deadline)
+
     def end_key(self) -> None:
         """The current key's input ended (a window that emits only at the end of its input runs on sorted
         input): the base service fires all its timers; then no key keeps a time or timers of its own."""
@@ -146,6 +214,8 @@ class KeyTimeTimerService(InternalTimerService):
         self.key_timers.clear()
         self.key_watermarks.clear()
         self._clocks = TimerHeap()
+        self.quiet_deadlines.clear()
+        self._quiet = TimerHeap()
         self._record(_CLEAR, None)
 
     def _set_own(self, key: Any, watermark: int) -> None:
@@ -186,12 +256,14 @@ class KeyTimeTimerService(InternalTimerService):
     def next_event_time_timer(self) -> int | None:
         """The stream watermark at which the floor reaches the earliest timer (its time plus ``max_lag``): what a
         runner that wakes up on the stream's watermark waits for (a key's own time fires its timers on its
-        elements)."""
+        elements); with keys waiting to go quiet, the next advance of the stream's watermark at the latest."""
         head = self.event_time_timers.peek()
-        if head is None:
-            return None
         lag = self.key_time.max_lag or 0
-        return head.timestamp + lag if head.timestamp < LONG_MAX - lag else LONG_MAX
+        due = None if head is None else (head.timestamp + lag if head.timestamp < LONG_MAX - lag else LONG_MAX)
+        if self.quiet_deadlines and self.stream_watermark < LONG_MAX:
+            # a quiet key is closed when the runner next calls: at the next advance of the stream's watermark
+            due = self.stream_watermark + 1 if due is None else min(due, self.stream_watermark + 1)
+        return due
 
     # -- timers ----------------------------------------------------------------------------------------------
 
@@ -230,11 +302,13 @@ class KeyTimeTimerService(InternalTimerService):
         (``LONG_MIN`` when the floor passed it) and its heap in array order."""
         data = super().snapshot()
         data["watermark"] = self.stream_watermark
-        keys = set(self.key_watermarks) | set(self.key_timers)
+        keys = set(self.key_watermarks) | set(self.key_timers) | set(self.quiet_deadlines)
+        data["stream_quiet"] = (self.stream_moved_at, self.stream_closed)
         data["keys"] = {
             key: (
                 self.key_watermarks.get(key, LONG_MIN),
                 self.key_timers[key].snapshot() if key in self.key_timers else [],
+                self.quiet_deadlines.get(key),
             )
             for key in keys
         }
@@ -244,23 +318,36 @@ class KeyTimeTimerService(InternalTimerService):
         super().restore(data, changes)
         self.key_watermarks = {}
         self.key_timers = {}
-        for key, (watermark, timers) in data.get("keys", {}).items():
+        self.quiet_deadlines = {}
+        for key, (watermark, timers, deadline) in data.get("keys", {}).items():
             if watermark != LONG_MIN:
                 self.key_watermarks[key] = watermark
             if timers:
                 self._key_heap(key).restore(timers)
+            if deadline is not None:
+                self.quiet_deadlines[key] = deadline
         for change in changes or ():
             for operation in change.get("keys", ()):
                 self._replay(operation)
         self._clocks = TimerHeap()
         for key, watermark in self.key_watermarks.items():
             self._clocks.add(watermark, key, KEY_CLOCK)
+        self._quiet = TimerHeap()
+        for key, deadline in self.quiet_deadlines.items():
+            self._quiet.add(deadline, key, KEY_CLOCK)
+        stream_quiet = changes[-1]["stream_quiet"] if changes else data.get("stream_quiet")
+        self.stream_moved_at, self.stream_closed = stream_quiet or (None, False)
 
     def _replay(self, operation: tuple[Any, ...]) -> None:
         kind, key = operation[0], operation[1]
         if kind == _CLEAR:
             self.key_watermarks.clear()
             self.key_timers.clear()
+            self.quiet_deadlines.clear()
+        elif kind == _DEADLINE:
+            self.quiet_deadlines[key] = operation[2]
+        elif kind == _QUIET:
+            self.quiet_deadlines.pop(key, None)
         elif kind == _WATERMARK:
             self.key_watermarks[key] = operation[2]
         elif kind == _FORGET:
@@ -286,6 +373,7 @@ class KeyTimeTimerService(InternalTimerService):
         changes["watermark"] = self.stream_watermark
         operations, self._key_operations = self._key_operations or [], []
         changes["keys"] = operations
+        changes["stream_quiet"] = (self.stream_moved_at, self.stream_closed)
         return changes
 
     def forget_changes(self) -> None:

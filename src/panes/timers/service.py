@@ -42,6 +42,8 @@ class InternalTimerService:
     """
 
     pass_before: int | None = None
+    quiet_pass: bool = False
+    """Whether the timer pass in progress moves a quiet key's time (``panes.timers.key_time``)."""
 
     def __init__(
         self,

@@ -12,7 +12,12 @@ gives for that key's elements alone:
   ``max(own watermark, stream watermark - max_lag)`` (``LONG_MAX`` at the end of input), so a key that falls more
   than ``max_lag`` behind the stream has its windows fired and its older elements judged late by the stream's
   time minus the lag, and no key keeps state open for ever;
-- the key's windows fire, its elements are judged late and its state is cleaned up by its effective watermark.
+- the key's windows fire, its elements are judged late and its state is cleaned up by its effective watermark;
+- with a quiet timeout (:meth:`PerKeyWatermarks.with_quiet_timeout`), a key without elements for that long (in
+  processing time) has its own watermark moved to the end of its latest open window: its windows fire as if its
+  time had reached their ends, and its later elements are judged by that time; with a stream quiet timeout
+  (:meth:`PerKeyWatermarks.with_stream_quiet_timeout`), every key's windows are closed so when the stream's
+  watermark has not moved for that long.
 
 So a key whose own watermark stays ahead of ``stream watermark - max_lag`` gets exactly what Flink gives for
 that key's elements run as a stream of their own. The window step forwards ``stream watermark - max_lag``
@@ -37,14 +42,18 @@ class PerKeyWatermarks:
 
     out_of_orderness: int
     max_lag: int | None = None
+    quiet_timeout: int | None = None
+    stream_quiet_timeout: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("out_of_orderness", "max_lag"):
+        for name in ("out_of_orderness", "max_lag", "quiet_timeout", "stream_quiet_timeout"):
             value = getattr(self, name)
-            if value is None and name == "max_lag":
+            if value is None and name != "out_of_orderness":
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{name} must be an int of milliseconds >= 0, got {value!r}")
+        if self.quiet_timeout == 0 or self.stream_quiet_timeout == 0:
+            raise ValueError("a quiet timeout must be > 0 ms")
 
     @staticmethod
     def for_bounded_out_of_orderness(max_out_of_orderness: DurationLike) -> PerKeyWatermarks:
@@ -69,6 +78,26 @@ class PerKeyWatermarks:
             raise ValueError(f"max_lag cannot be negative (got {millis} ms)")
         return replace(self, max_lag=millis)
 
+    def with_quiet_timeout(self, timeout: DurationLike) -> PerKeyWatermarks:
+        """Close a key's windows when it goes quiet: once ``timeout`` of processing time (``timedelta`` or ``int``
+        ms, ``> 0``) has passed since the key's last element, the key's time moves to the end of its latest open
+        window, firing what the watermark reaching the ends of its open windows would fire (the panes say so:
+        ``PaneInfo.closed_by_quiet``). Raises ``ValueError`` when not positive."""
+        millis = duration_ms(timeout, name="timeout")
+        if millis <= 0:
+            raise ValueError(f"the quiet timeout must be > 0 ms (got {millis} ms)")
+        return replace(self, quiet_timeout=millis)
+
+    def with_stream_quiet_timeout(self, timeout: DurationLike) -> PerKeyWatermarks:
+        """Close every key's windows when the stream goes quiet: once its watermark has not moved for ``timeout``
+        of processing time (``timedelta`` or ``int`` ms, ``> 0``; counted from the step's first element before
+        any watermark), each key's time moves to the end of its latest open window, as with
+        :meth:`with_quiet_timeout`, once per quiet spell. Raises ``ValueError`` when not positive."""
+        millis = duration_ms(timeout, name="timeout")
+        if millis <= 0:
+            raise ValueError(f"the stream's quiet timeout must be > 0 ms (got {millis} ms)")
+        return replace(self, stream_quiet_timeout=millis)
+
     def key_watermark(self, timestamp: int) -> int:
         """The watermark an element at ``timestamp`` lets its key reach (never below ``LONG_MIN``)."""
         return max(timestamp, LONG_MIN + self.out_of_orderness + 1) - self.out_of_orderness - 1
@@ -84,7 +113,10 @@ class PerKeyWatermarks:
     def describe(self) -> str:
         """The option as ``panes explain`` shows it."""
         lag = "no limit" if self.max_lag is None else f"{self.max_lag} ms"
+        quiet = "" if self.quiet_timeout is None else f"; a key quiet for {self.quiet_timeout} ms closes its windows"
+        if self.stream_quiet_timeout is not None:
+            quiet += f"; a stream quiet for {self.stream_quiet_timeout} ms closes every key's windows"
         return (
             f"watermark per key: the key's largest timestamp - {self.out_of_orderness} ms - 1, at least the "
-            f"stream's watermark - {lag}"
+            f"stream's watermark - {lag}{quiet}"
         )

@@ -33,6 +33,9 @@ class PaneInfo:
     index: int
     timing: PaneTiming
     is_last: bool
+    closed_by_quiet: bool = False
+    """Whether the firing came from the key's time moving because the key went quiet (a window with event time
+    per key and a quiet timeout, ``PerKeyWatermarks.with_quiet_timeout``), not from its elements or the stream."""
 
     @property
     def is_first(self) -> bool:
@@ -49,14 +52,17 @@ PANE_STATE = ReducingStateDescriptor("window-pane-info", _merge)
 """Per window that fired: ``(firings so far, timing of the last one)``."""
 
 
-def next_pane(state: Any, max_timestamp: int, time: int, time_before: int, is_last: bool) -> PaneInfo:
+def next_pane(
+    state: Any, max_timestamp: int, time: int, time_before: int, is_last: bool, closed_by_quiet: bool = False
+) -> PaneInfo:
     """The pane info of a firing of the window whose pane state is ``state`` (see :data:`PANE_STATE`), when the
-    closing time is ``time`` during an advance from ``time_before``; records the firing (unless it is the last:
-    nothing follows it, and the window's cleanup in the same advance drops the state)."""
+    closing time is ``time`` during an advance from ``time_before`` (``closed_by_quiet``: an advance of a quiet
+    key's time); records the firing (unless it is the last: nothing follows it, and the window's cleanup in the
+    same advance drops the state)."""
     previous = state.get()
     count, last = (0, None) if previous is None else (previous[0], PaneTiming(previous[1]))
     timing = pane_timing(max_timestamp, time, time_before, last)
     if not is_last:
         state.clear()
         state.add((count + 1, timing.value))
-    return PaneInfo(count, timing, is_last)
+    return PaneInfo(count, timing, is_last, closed_by_quiet)

@@ -337,16 +337,17 @@ class WindowStep(OneInputStreamOperator):
         state = self._pane_state
         max_timestamp = window.max_timestamp()
         closes = self._closes(window)
+        quiet = self.timer_service.quiet_pass
 
         def last_pane() -> PaneInfo:
             state.set_current_namespace(window)
-            return next_pane(state, max_timestamp, time, before, True)
+            return next_pane(state, max_timestamp, time, before, True, quiet)
 
         def pane() -> PaneInfo | Callable[[], PaneInfo]:
             if closes and (self._cleaning or not self._fires_again(window)):
                 return last_pane
             state.set_current_namespace(window)
-            return next_pane(state, max_timestamp, time, before, False)
+            return next_pane(state, max_timestamp, time, before, False, quiet)
 
         return pane
 
