@@ -18,7 +18,7 @@ from panes.cli.main import main
 from panes.jobs import load_job
 from panes.timeline import ElementFate, Timeline, record_timeline, write_html, write_png
 from panes.timeline.figure import STYLE, WATERMARK_COLOUR, WINDOW_FILL
-from panes.timeline.page import page
+from panes.timeline.page import page, svg_markup
 from panes.timeline.timeaxis import TimeFormat, iso_utc, looks_like_epoch_ms, ticks
 from panes.windowing import PaneTiming
 
@@ -162,3 +162,12 @@ def test_panes_timeline_says_what_a_job_module_needs(tmp_path: Path, capsys: pyt
     assert "defines no build(env) function" in capsys.readouterr().err
     assert main(["timeline", str(tmp_path / "missing.py")]) == 2
     assert "no job file at" in capsys.readouterr().err
+
+
+def test_with_event_time_per_key_the_picture_draws_each_key_s_watermark() -> None:
+    from tests.timeline.test_recording import skewed
+
+    timeline = record_timeline(skewed, job_name="skewed")
+    svg = svg_markup(timeline)
+    for gid in ("watermark", "watermark-key-1", "watermark-key-2"):
+        assert f'id="{gid}"' in svg, gid  # the stream's line, then the keys' (text is drawn as paths)

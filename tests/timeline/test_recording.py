@@ -283,3 +283,34 @@ def test_count_windows_with_an_evictor_fire_early_panes_of_the_global_window() -
         (6, GlobalWindow(), EARLY, 1),
     ]
     assert all(e.fate is ElementFate.IN_WINDOW and e.windows == [GlobalWindow()] for e in step.elements)
+
+
+def skewed(env: StreamEnvironment) -> None:
+    """Two keys, 'slow' 1000 ms behind 'fast', each in order, per-key windows of 100 ms (bound 0, lag 5000)."""
+    from panes.watermarks import PerKeyWatermarks, WatermarkStrategy
+
+    rows = [row for i in range(10) for row in (("fast", 1000 + 30 * i), ("slow", 30 * i))]
+    strategy = WatermarkStrategy.for_bounded_out_of_orderness(0).with_timestamp_assigner(lambda row, _: row[1])
+    (
+        env.from_collection(rows)
+        .assign_timestamps_and_watermarks(strategy)
+        .key_by(lambda row: row[0])
+        .window(TumblingEventTimeWindows.of(100))
+        .watermark_per_key(PerKeyWatermarks.for_bounded_out_of_orderness(0).with_max_lag(5000))
+        .process(lambda key, context, rows: [(key, len(list(rows)))])
+        .print()
+    )
+
+
+def test_with_event_time_per_key_each_sampled_key_has_its_watermark_line() -> None:
+    """After each element of a key its watermark is its largest timestamp - 1 (bound 0), whatever the other key's;
+    each firing records the key's watermark too (here its end-of-input firings at +inf)."""
+    (step,) = record_timeline(skewed).steps
+    assert step.per_key
+    for key, offset in (("fast", 1000), ("slow", 0)):
+        line = [p.watermark for p in step.key_watermarks if p.key == key]
+        moves = [w for i, w in enumerate(line) if i == 0 or w != line[i - 1]]  # a firing repeats the time it saw
+        assert moves == [offset + 30 * i - 1 for i in range(10)] + [LONG_MAX], key
+        fired_at = [f.watermark for f in step.firings_of(key)]
+        # [0, 100) fires after the element at 120, [100, 200) after the one at 210, [200, 300) at the end of input
+        assert fired_at == [offset + 119, offset + 209, LONG_MAX], key

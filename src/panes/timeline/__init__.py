@@ -13,6 +13,7 @@ from panes.timeline.record import Timeline, record_timeline
 from panes.timeline.recording import (
     ClockPoint,
     ElementFate,
+    KeyWatermarkPoint,
     RecordedElement,
     RecordedFiring,
     StepRecorder,
@@ -57,6 +58,7 @@ __all__ = [
     "StepRecorder",
     "StepTimeline",
     "Timeline",
+    "KeyWatermarkPoint",
     "WatermarkPoint",
     "record_timeline",
     "write_html",

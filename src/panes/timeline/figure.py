@@ -8,7 +8,8 @@ For each window step, two panels:
   each firing is a mark on its window's top edge, at the watermark it fired at (held inside the window and
   its lateness: an on-time firing sits at the window's end);
 - **event time over processing order** (x: elements received by the step, y: event time): the same elements,
-  the watermark as a step line (one per parallel instance), and each firing at its window's
+  the watermark as a step line (one per parallel instance; with event time per key, the stream's, and a dashed
+  line per sampled key for the key's own), and each firing at its window's
   ``max_timestamp`` when it happened: an on-time firing lies on the watermark line, an early one above it, a
   late one below it.
 
@@ -259,6 +260,33 @@ def _firing_x(firing: RecordedFiring, step: StepTimeline, lateness: int, low: fl
     return float(seen[-1]) if seen else low
 
 
+KEY_COLOURS = ("#e377c2", "#bcbd22", "#a6761d", "#1b9e77", "#e7298a", "#66a61e")
+"""The watermark lines of the sampled keys under event time per key, in the order of the keys' lanes."""
+
+
+def _draw_key_watermarks(ax: Any, step: StepTimeline, low: float, high: float, last: float) -> None:
+    """Event time per key: each sampled key's effective watermark as a dashed step line of its own colour (SVG
+    ids ``watermark-key-1``, ``-2``, ... in the order of the keys' lanes)."""
+    for index, key in enumerate(step.keys):
+        points = [(p.position, p.watermark) for p in step.key_watermarks if p.key == key and p.watermark != LONG_MIN]
+        if not points:
+            continue
+        xs = [float(position) for position, _ in points] + [last + 0.5]
+        ys = [min(max(float(time), low), high) for _, time in points]
+        ys.append(ys[-1])
+        colour = KEY_COLOURS[index % len(KEY_COLOURS)]
+        (line,) = ax.plot(
+            xs,
+            ys,
+            drawstyle="steps-post",
+            color=colour,
+            linewidth=1.2,
+            linestyle="--",
+            label=f"watermark of {_key_label(key)}",
+        )
+        line.set_gid(f"watermark-key-{index + 1}")
+
+
 def _draw_processing_order(ax: Any, step: StepTimeline, low: float, high: float, fmt: TimeFormat) -> None:
     what = _what_time(step)
     clock = "watermark" if step.event_time else "processing time"
@@ -286,9 +314,12 @@ def _draw_processing_order(ax: Any, step: StepTimeline, low: float, high: float,
         if xs:
             xs.append(last + 0.5)
             ys.append(ys[-1])
-            label = clock if step.parallelism == 1 else f"{clock} (instance {subtask + 1})"
+            name = f"stream's {clock}" if step.per_key else clock
+            label = name if step.parallelism == 1 else f"{name} (instance {subtask + 1})"
             (line,) = ax.plot(xs, ys, drawstyle="steps-post", color=WATERMARK_COLOUR, linewidth=1.6, label=label)
             line.set_gid("watermark" if subtask == 0 else f"watermark-{subtask + 1}")
+    if step.per_key:
+        _draw_key_watermarks(ax, step, low, high, last)
     if step.event_time and any(p.watermark == LONG_MAX for p in step.watermarks):
         ax.annotate(
             "end of input: watermark +∞", xy=(last, high), xytext=(-6, -14), textcoords="offset points",
@@ -341,8 +372,18 @@ def _legend(figure: Figure, steps: list[StepTimeline]) -> None:
     ]
     if any(s.allowed_lateness and s.event_time for s in steps):
         handles.append(Patch(facecolor=LATENESS_FILL, edgecolor=WINDOW_EDGE, hatch="//", label="allowed lateness"))
-    clocks = " / ".join(dict.fromkeys("watermark" if s.event_time else "processing time" for s in steps))
+    clocks = " / ".join(
+        dict.fromkeys(
+            ("stream's watermark" if s.per_key else "watermark") if s.event_time else "processing time" for s in steps
+        )
+    )
     handles.append(Line2D([], [], color=WATERMARK_COLOUR, linewidth=1.6, label=clocks))
+    keys = dict.fromkeys(key for step in steps if step.per_key for key in step.keys)
+    for index, key in enumerate(keys):  # the lines _draw_key_watermarks draws, in its colours
+        colour = KEY_COLOURS[index % len(KEY_COLOURS)]
+        handles.append(
+            Line2D([], [], color=colour, linestyle="--", linewidth=1.2, label=f"watermark of {_key_label(key)}")
+        )
     for what, mark in STYLE.items():
         if what in used or what in (ElementFate.IN_WINDOW, PaneTiming.EARLY, PaneTiming.ON_TIME, PaneTiming.LATE):
             handles.append(

@@ -75,6 +75,7 @@ def record_timeline(
                 describe(operator),
                 event_time=operator.is_event_time,
                 allowed_lateness=operator.allowed_lateness,
+                per_key=operator.key_time is not None,
                 keys=keys,
                 max_keys=max_keys,
                 max_elements=max_elements,

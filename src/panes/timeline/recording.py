@@ -73,6 +73,16 @@ class WatermarkPoint:
 
 
 @dataclass(frozen=True, slots=True)
+class KeyWatermarkPoint:
+    """Event time per key: sampled ``key``'s effective watermark was ``watermark`` after ``position`` elements
+    (after an element of it, or at a firing of its windows)."""
+
+    position: int
+    key: Any
+    watermark: int
+
+
+@dataclass(frozen=True, slots=True)
 class ClockPoint:
     """Instance ``subtask``'s processing time became ``time`` after ``position`` elements (recorded for steps
     whose windows close on processing time)."""
@@ -117,6 +127,10 @@ class StepTimeline:
     parallelism: int
     recorded_elements: int = 0
     """The elements recorded: ``total_elements``, or the ``max_elements`` recording stopped at (``truncated``)."""
+    per_key: bool = False
+    """Whether the step keeps event time per key (``watermark_per_key``): ``key_watermarks`` has the sampled
+    keys' watermarks, ``watermarks`` the stream's."""
+    key_watermarks: list[KeyWatermarkPoint] = field(default_factory=list)
 
     def elements_of(self, key: Any) -> list[RecordedElement]:
         return [e for e in self.elements if e.key == key]
@@ -146,6 +160,7 @@ class StepRecorder:
         *,
         event_time: bool = True,
         allowed_lateness: int = 0,
+        per_key: bool = False,
         keys: Sequence[Any] | None = None,
         max_keys: int = 6,
         max_elements: int = 20_000,
@@ -158,6 +173,8 @@ class StepRecorder:
         self.description = description
         self.event_time = event_time
         self.allowed_lateness = allowed_lateness
+        self.per_key = per_key
+        self.key_watermarks: list[KeyWatermarkPoint] = []
         self._wanted = None if keys is None else list(keys)
         self._wanted_text = None if keys is None else {str(k) for k in keys}
         self._max_keys = max_keys
@@ -237,6 +254,12 @@ class StepRecorder:
         timing = pane_timing(window.max_timestamp(), time, before, previous)
         self._last_timing[slot] = (timing, count + 1)
         self.firings.append(RecordedFiring(self.position, subtask, key, window, timing, count, time, watermark, now))
+        if self.per_key:
+            self.key_watermarks.append(KeyWatermarkPoint(self.position, key, watermark))
+
+    def on_key_time(self, key: Any, watermark: int) -> None:
+        if self.recording and key in self._sampled:
+            self.key_watermarks.append(KeyWatermarkPoint(self.position, key, watermark))
 
     def on_merged(self, key: Any, result: Any, merged: Sequence[Any]) -> None:
         if not self.recording or key not in self._sampled:
@@ -283,6 +306,8 @@ class StepRecorder:
             truncated=self.position > self._max_elements,
             recorded_elements=min(self.position, self._max_elements),
             parallelism=max(1, len(self._subtasks)),
+            per_key=self.per_key,
+            key_watermarks=list(self.key_watermarks),
         )
 
 
@@ -318,3 +343,6 @@ class _InstanceObserver(WindowObserver):
 
     def processing_time(self, previous: int, now: int) -> None:
         self._recorder.on_processing_time(self._subtask, now)
+
+    def key_time(self, key: Any, watermark: int) -> None:
+        self._recorder.on_key_time(key, watermark)

@@ -89,3 +89,7 @@ class WindowObserver:
 
     def processing_time(self, previous: int, now: int) -> None:
         """The operator's processing time advanced to ``now``; processing-time firings it causes follow."""
+
+    def key_time(self, key: Any, watermark: int) -> None:
+        """Event time per key (``panes.watermarks.per_key``): after an element of ``key``, its effective
+        watermark is ``watermark`` (firings its time causes carry their watermark too)."""

@@ -119,7 +119,11 @@ class WindowOperator(WindowStep):
         try:
             type(self).process_element(self, record)
         finally:
-            self.timer_service.element_seen(record.timestamp)  # type: ignore[attr-defined]
+            timers: Any = self.timer_service
+            timers.element_seen(record.timestamp)
+            if self.observer is not None:
+                key = self.backend.current_key
+                self.observer.key_time(key, timers.watermark_of(key))
 
     def open_panes(self) -> int:
         """Panes (key and window) holding contents."""
