@@ -97,7 +97,8 @@ def numbered(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def run_on_harness(scenario: Scenario) -> list[dict[str, Any]]:
-    harness = OneInputOperatorHarness(KeyedProcessOperator(recorder(scenario), lambda element: element[0]))
+    operator = KeyedProcessOperator(recorder(scenario), lambda element: element[0], scenario.key_time())
+    harness = OneInputOperatorHarness(operator)
     by_seq = elements(scenario)
     for kind, item in scenario.steps():
         if kind == "element":
@@ -113,7 +114,9 @@ def pipeline(source: DataStream, scenario: Scenario) -> DataStream:
     stream = source.assign_timestamps_and_watermarks(strategy_for(scenario)).filter(
         lambda element: element[0] not in MARKERS
     )
-    return stream.key_by(lambda element: element[0]).process(recorder(scenario))
+    keyed = stream.key_by(lambda element: element[0])
+    key_time = scenario.key_time()
+    return (keyed if key_time is None else keyed.watermark_per_key(key_time)).process(recorder(scenario))
 
 
 def runtime_mode(scenario: Scenario) -> RuntimeExecutionMode:

@@ -144,6 +144,24 @@ def test_rescaled_at_any_step_each_key_goes_on_at_its_owner(scenario: Scenario, 
         assert per_key(collect_result(feeder.items)) == per_key(expected), start
 
 
+# -- a keyed process function's timers ---------------------------------------------------------------------------
+
+TIMER_SCENARIOS = Scenario.load_all(PER_KEY / "timers")
+assert TIMER_SCENARIOS, "no per-key timer scenario"
+
+
+@pytest.mark.parametrize("runner", ["harness", "local"])
+@pytest.mark.parametrize("scenario", TIMER_SCENARIOS, ids=[s.name for s in TIMER_SCENARIOS])
+def test_a_keyed_process_function_s_timers_fire_by_each_key_s_time(scenario: Scenario, runner: str) -> None:
+    """``KeyedStream.watermark_per_key``: each key's records (elements with the watermark they saw, timers with the
+    watermark that fired them) are Flink's for that key's elements alone."""
+    from tests.timer_scenarios import by_key, run_on_harness, run_on_local
+
+    assert scenario.expected is not None
+    got = run_on_harness(scenario) if runner == "harness" else run_on_local(scenario)
+    assert by_key(got) == by_key(scenario.expected["output"])
+
+
 # -- properties -------------------------------------------------------------------------------------------------
 
 ASSIGNERS = {

@@ -36,6 +36,7 @@ SCENARIO_FILES = [
     *sorted((DERIVED_SCENARIOS / "batch").glob("*.scenario.json")),
     *sorted((DERIVED_SCENARIOS / "sorted_input").glob("*.scenario.json")),
     *sorted((DERIVED_SCENARIOS / "per_key").glob("*.scenario.json")),
+    *sorted((DERIVED_SCENARIOS / "per_key" / "timers").glob("*.scenario.json")),
 ]
 
 
@@ -124,9 +125,13 @@ def test_a_stored_flink_output_says_which_flink_produced_it_and_is_the_oracle_s_
     # what the oracle writes from the same emissions (in emit order, as the Java program printed them)
     if "watermark_per_key" in scenario["config"]:  # each key's output from a Flink run of its own
         by_key: dict[Any, list[dict[str, Any]]] = {}
-        items = [{"kind": "main", **pane} for pane in result["main"]]
-        items += [{"kind": "late", **element} for element in result["late"]]
-        for item in sorted(items, key=lambda item: item["emit_seq"]):
+        if "output" in result:  # keyed timers: each key's records, key after key
+            items = [{k: v for k, v in record.items() if k != "emit_seq"} for record in result["output"]]
+        else:
+            items = [{"kind": "main", **pane} for pane in result["main"]]
+            items += [{"kind": "late", **element} for element in result["late"]]
+            items.sort(key=lambda item: item["emit_seq"])
+        for item in items:
             by_key.setdefault(item["key"], []).append(item)
         assert meta["produced_by"] == "tools/flink_oracle"
         assert ORACLE.render(ORACLE.per_key_output(scenario, by_key, meta["apache_flink"])) == flink_file.read_text()

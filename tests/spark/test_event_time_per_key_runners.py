@@ -60,6 +60,25 @@ def test_each_key_gets_what_flink_gives_for_its_elements_alone(
     assert got == comparable(emission_order_per_key(scenario.expected), fields)
 
 
+TIMER_SCENARIOS = Scenario.load_all(DERIVED_SCENARIOS / "per_key" / "timers")
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("scenario", TIMER_SCENARIOS, ids=[s.name for s in TIMER_SCENARIOS])
+def test_a_keyed_process_function_s_timers_fire_by_each_key_s_time_on_spark(scenario: Scenario, spark: Any) -> None:
+    """``KeyedStream.watermark_per_key`` on Spark (one event per micro-batch): each key's records are Flink's for
+    that key's elements alone, as on the harness and the local runner (``tests/core/test_event_time_per_key.py``)."""
+    from panes.spark import SparkRunner
+    from tests.timer_scenarios import by_key, elements, pipeline
+
+    assert scenario.expected is not None
+    env = StreamEnvironment(SparkRunner(spark, num_shards=2))
+    sink = ListSink()
+    pipeline(env.from_micro_batches([[element] for element in elements(scenario)]), scenario).sink_to(sink)
+    env.execute(f"per-key timers {scenario.name}")
+    assert by_key(sink.values) == by_key(scenario.expected["output"])
+
+
 def skewed_counts(env: StreamEnvironment, micro_batches: bool = False) -> Any:
     """Two devices, 'slow' 1000 ms behind 'fast', interleaved; per-key windows of 100 ms counting each device's
     elements (stream watermark: 0 ms out-of-orderness; per key: the same, at most 5000 ms behind the stream), read

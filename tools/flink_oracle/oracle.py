@@ -275,9 +275,9 @@ def run_per_key(lib: Path, classes: Path, scenario: dict[str, Any], version: str
         emitted[key] = run_flink(lib, classes, Path(handle.name))
         Path(handle.name).unlink()
         for item in emitted[key]:
-            if item["kind"] == "late":
+            if "seq" in item:  # a late element, or an element a keyed-timer function recorded
                 item["seq"] = seqs[item["seq"]]
-            else:
+            if "seqs_in_order" in item:  # a pane
                 item["seqs_in_order"] = [seqs[seq] for seq in item["seqs_in_order"]]
     return per_key_output(scenario, emitted, version)
 
@@ -291,14 +291,17 @@ def key_alone(scenario: dict[str, Any]) -> dict[str, Any]:
 def per_key_output(scenario: dict[str, Any], emitted: dict[Any, list[dict[str, Any]]], version: str) -> dict[str, Any]:
     """The expected-output file of a ``watermark_per_key`` scenario from what Flink ``emitted`` for each key alone
     (in order): each key's output numbered on its own (``emit_seq`` counts the key's emissions,
-    ``panes.testing.scenario.emission_order_per_key``), then all keys' panes and late elements together."""
-    result: dict[str, Any] = {"main": [], "late": []}
+    ``panes.testing.scenario.emission_order_per_key``), then all keys' panes and late elements together, or, for
+    a keyed-timer scenario, all keys' records, key after key."""
+    recording = scenario["config"].get("kind", "window") in RECORDING_KINDS
+    result: dict[str, Any] = {"output": []} if recording else {"main": [], "late": []}
     for items in emitted.values():
         own = expected_output({"config": key_alone(scenario)}, items, version)
-        result["main"].extend(own["main"])
-        result["late"].extend(own["late"])
-    result["main"].sort(key=lambda p: (p["key"], p["window_start"] or 0, p["window_end"] or 0, p["fire_index"]))
-    result["late"].sort(key=lambda element: element["seq"])
+        for part, entries in result.items():
+            entries.extend(own[part])
+    if not recording:
+        result["main"].sort(key=lambda p: (p["key"], p["window_start"] or 0, p["window_end"] or 0, p["fire_index"]))
+        result["late"].sort(key=lambda element: element["seq"])
     meta = expected_output(scenario, [], version)["meta"]
     meta["per_key"] = "each key's elements alone, its effective watermarks punctuated (effective_watermarks)"
     result["meta"] = meta

@@ -155,6 +155,8 @@ def step_lines(node: Transformation, types: dict[Channel, RecordType | None] | N
                 lines.append(columnar_line(node, types))
         elif node.spec is not None:
             lines.append(f"function: {_name_of(node.spec)}")
+            if node.key_time is not None:
+                lines.append(f"event time: {node.key_time.describe()}")
     elif isinstance(node, TwoInputTransformation):
         keyed = ""
         if node.key_selector1 is not None:

@@ -146,11 +146,14 @@ def _window_properties(spec: Any) -> dict[str, str | None]:
     mode = getattr(spec, "accumulation", "accumulating")
     if mode != "accumulating":  # (the default is left out: fingerprints of earlier panes stay as they were)
         properties["fired panes"] = mode
-    # per key, each key's watermark and timers are kept apart (panes.timers.key_time); a fingerprint written
-    # before the option existed has no entry, which is never compared
-    key_time = getattr(spec, "key_time", None)
-    properties["event time"] = "the stream's watermark" if key_time is None else key_time.describe()
     return properties
+
+
+def event_time_property(transformation: Transformation) -> str:
+    """A keyed step's event time, in its fingerprint: per key, each key's watermark and timers are kept apart
+    (``panes.timers.key_time``). A fingerprint written before the entry existed has none, never compared."""
+    key_time = getattr(transformation, "key_time", None)
+    return "the stream's watermark" if key_time is None else str(key_time.describe())
 
 
 @dataclass(frozen=True)
@@ -236,6 +239,8 @@ def fingerprint(
         spec = getattr(transformation, "spec", None)
         if kind == "window":
             properties.update(_window_properties(spec))
+        if kind in ("window", "keyed_process"):
+            properties["event time"] = event_time_property(transformation)
         elif kind == "reduce":
             properties["state"] = "reduced value per key"
         if isinstance(transformation, OneInputTransformation):

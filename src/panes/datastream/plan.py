@@ -106,13 +106,15 @@ class SourceTransformation(Transformation):
 class OneInputTransformation(Transformation):
     """An operator with one input. ``key_selector`` is set when the input is keyed. ``batch_operator_factory``,
     when set, builds the operator runners use in BATCH execution instead (a keyed reduce's final-result
-    operator)."""
+    operator, a step with event time per key without it)."""
 
     op_kind: str = "process"
     spec: Any = None
     operator_factory: Callable[[], Any] | None = None
     key_selector: Callable[[Any], Any] | None = None
     batch_operator_factory: Callable[[], Any] | None = None
+    key_time: Any = None
+    """A keyed step's event time per key (``PerKeyWatermarks``, ``watermark_per_key``), or ``None``."""
 
     def factory_for(self, batch: bool) -> Callable[[], Any]:
         """The operator factory of STREAMING (``batch`` false) or BATCH execution."""

@@ -48,6 +48,7 @@ from panes.operators.stateless import ProcessOperator, StreamFilter, StreamFlatM
 from panes.tags import OutputTag
 from panes.types import RecordType, Types
 from panes.types.typeinfo import TypeInformation
+from panes.watermarks.per_key import PerKeyWatermarks, check_per_key_watermarks
 
 if TYPE_CHECKING:
     from panes.datastream.broadcast import BroadcastConnectedStream, BroadcastStream
@@ -486,9 +487,24 @@ class KeyedStream(FieldAggregations, DataStream):
         self.key_selector = key_selector
         self.key_type = key_type
         """The keys' Arrow type as text when known before running (``panes.datastream.key_types``), else None."""
+        self.key_time: PerKeyWatermarks | None = None
+        """Event time per key for the keyed steps built on this stream (:meth:`watermark_per_key`), or None."""
 
     def _rebuild(self, transformation: Transformation) -> DataStream:
-        return KeyedStream(self.env, transformation, self.key_selector, self.key_type)
+        rebuilt = KeyedStream(self.env, transformation, self.key_selector, self.key_type)
+        rebuilt.key_time = self.key_time
+        return rebuilt
+
+    def watermark_per_key(self, watermarks: PerKeyWatermarks) -> KeyedStream:
+        """This keyed stream with event time per key (beyond Flink; ``docs/event-time-per-key.md``) for the steps
+        built on it: a ``KeyedProcessFunction``'s event-time timers fire, and ``ctx.timer_service()
+        .current_watermark()`` reads, the key's own time; windows (``window(...)``) keep it as
+        ``WindowedStream.watermark_per_key`` does. Raises as ``WindowedStream.watermark_per_key`` does for a
+        missing ``max_lag`` or another type."""
+        check_per_key_watermarks(watermarks)
+        keyed = KeyedStream(self.env, self.transformation, self.key_selector, self.key_type)
+        keyed.key_time = watermarks
+        return keyed
 
     def _key_selector(self) -> Callable[[Any], Any] | None:
         return self.key_selector
@@ -547,13 +563,20 @@ class KeyedStream(FieldAggregations, DataStream):
         if not isinstance(func, KeyedProcessFunction):
             raise TypeError(f"KeyedStream.process needs a KeyedProcessFunction, got {type(func).__name__}")
         key = self.key_selector
-        return self._one_input(
+        key_time = self.key_time
+        stream = self._one_input(
             "KeyedProcess",
             "keyed_process",
             func,
-            lambda: KeyedProcessOperator(instance_copy(func), key),
+            lambda: KeyedProcessOperator(instance_copy(func), key, key_time),
             key,
             output_type=declared_type(output_type),
+        )
+        if key_time is None:
+            return stream
+        # BATCH execution has no per-key time: every timer fires at the end of its key
+        return stream._with(
+            key_time=key_time, batch_operator_factory=lambda: KeyedProcessOperator(instance_copy(func), key)
         )
 
     def interval_join(self, other_stream: KeyedStream) -> IntervalJoin:

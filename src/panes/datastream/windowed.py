@@ -16,7 +16,7 @@ from panes.operators.base import OneInputStreamOperator
 from panes.tags import OutputTag
 from panes.time import DurationLike
 from panes.types import RecordType
-from panes.watermarks.per_key import PerKeyWatermarks
+from panes.watermarks.per_key import PerKeyWatermarks, check_per_key_watermarks
 from panes.windowing.assigners.base import WindowAssigner
 from panes.windowing.assigners.global_windows import GlobalWindows
 from panes.windowing.columnar.plan import columnar_output_type
@@ -266,6 +266,7 @@ class _Windowed(FieldAggregations):
             error_tag=self._error_tag,
             output_type=output_type if isinstance(output_type, (Derived, Inherit)) else declared_type(output_type),
             side_output_types=() if late_tag is None else ((late_tag.tag_id, INHERIT),),
+            key_time=self._key_time,
         )
         result = DataStream(self._input.env, transformation)
         if self._late_table is not None:
@@ -338,6 +339,8 @@ class WindowedStream(_Windowed):
     def __init__(self, keyed_stream: KeyedStream, assigner: WindowAssigner[Any, Any]) -> None:
         super().__init__(keyed_stream, assigner)
         self._keyed_stream = keyed_stream
+        if keyed_stream.key_time is not None:  # KeyedStream.watermark_per_key
+            self.watermark_per_key(keyed_stream.key_time)
 
     def _key(self) -> Any:
         return self._keyed_stream.key_selector
@@ -356,16 +359,7 @@ class WindowedStream(_Windowed):
         Raises ``TypeError`` for anything but ``PerKeyWatermarks``, ``ValueError`` when its ``max_lag`` is not
         set (how far a key may fall behind the stream bounds the state the step keeps) and for a processing-time
         window (per-key time is event time)."""
-        if not isinstance(watermarks, PerKeyWatermarks):
-            raise TypeError(
-                "watermark_per_key takes PerKeyWatermarks (PerKeyWatermarks.for_bounded_out_of_orderness(...)"
-                f".with_max_lag(...)), got {type(watermarks).__name__}"
-            )
-        if watermarks.max_lag is None:
-            raise ValueError(
-                "watermark_per_key needs a max_lag: how far a key's time may fall behind the stream's watermark "
-                "before the stream's time (minus the lag) closes its windows; add .with_max_lag(Duration...)"
-            )
+        check_per_key_watermarks(watermarks)
         if not self._assigner.is_event_time() and not isinstance(self._assigner, GlobalWindows):
             raise ValueError(
                 f"watermark_per_key gives keys their own event time, but {self._assigner!r} makes processing-time "

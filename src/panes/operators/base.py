@@ -203,13 +203,28 @@ class AbstractStreamOperator(ABC):
         """Key and process one input record; a bad record or a user function that raises is reported
         (:meth:`report_failure`). Every host calls this for one-input operators; it counts ``records_in``."""
         self.counters.records_in += 1
+        keyed = False
         try:
             self.set_key_context_element(record)
+            keyed = True
             if self.backend.record_cleanups:
                 self.backend.run_record_cleanups()
             self.process_element(record)  # type: ignore[attr-defined]
         except Exception as error:
             self.report_failure(record, error)
+        if self.key_time is not None and keyed:
+            self.element_seen(record)
+
+    key_time: PerKeyWatermarks | None = None
+    """Event time per key (``panes.watermarks.per_key``; the operator's timer services keep it), or ``None``."""
+
+    def element_seen(self, record: StreamRecord[Any]) -> None:
+        """Event time per key: ``record`` of the current key was processed (or failed), so the key's time moves
+        on by its timestamp in every timer service (``KeyTimeTimerService.element_seen``), firing what it
+        passes."""
+        for service in self._timer_services.values():
+            if isinstance(service, KeyTimeTimerService):
+                service.element_seen(record.timestamp)
 
     def report_failure(self, record: StreamRecord[Any], error: Exception) -> None:
         """``record`` failed with ``error``: send it to the error side output as an ``ErrorRecord``, or raise
@@ -288,9 +303,11 @@ class AbstractStreamOperator(ABC):
         """The timer service ``name`` (created on first use, restored from a snapshot when there is one).
 
         ``owner`` names what registers its timers in error messages (default: ``triggerable``'s class name);
-        with ``key_time`` each key has its own event time (``panes.timers.key_time``).
+        with ``key_time`` (default: the operator's :attr:`key_time`) each key has its own event time
+        (``panes.timers.key_time``).
         """
         service = self._timer_services.get(name)
+        key_time = self.key_time if key_time is None else key_time
         if service is None:
             arguments = (self.get_current_key, self.set_current_key, triggerable, self.processing_time_service)
             if key_time is None:
@@ -308,11 +325,18 @@ class AbstractStreamOperator(ABC):
     # -- time ----------------------------------------------------------------------------------------------
 
     def process_watermark(self, watermark: Watermark) -> None:
-        """Fire the event-time timers up to ``watermark``, then forward it."""
+        """Fire the event-time timers up to ``watermark``, then forward it. With event time per key, the stream's
+        watermark raises the floor under every key's time, and the floor (``stream watermark - max_lag``) goes
+        downstream when it advanced."""
+        previous = self._watermark
         self._watermark = watermark.timestamp
         for service in self._timer_services.values():
             service.advance_watermark(watermark.timestamp)
-        self.output.emit_watermark(watermark)
+        key_time = self.key_time
+        if key_time is None:
+            self.output.emit_watermark(watermark)
+        elif key_time.floor(watermark.timestamp) > key_time.floor(previous):
+            self.output.emit_watermark(Watermark(key_time.floor(watermark.timestamp)))
 
     def process_watermark_status(self, status: WatermarkStatus) -> None:
         self.output.emit_watermark_status(status)

@@ -21,6 +21,7 @@ from panes.tags import OutputTag
 from panes.time import LONG_MAX
 from panes.timers.heap import InternalTimer
 from panes.timers.service import InternalTimerService
+from panes.watermarks.per_key import PerKeyWatermarks, check_per_key_watermarks
 
 USER_TIMERS = "user-timers"
 
@@ -126,11 +127,20 @@ class KeyedFunctionHost(AbstractStreamOperator):
 
 
 class KeyedProcessOperator(KeyedFunctionHost, OneInputStreamOperator):
-    """Hosts a ``KeyedProcessFunction``: keyed state through its runtime context, timers through ``ctx``."""
+    """Hosts a ``KeyedProcessFunction``: keyed state through its runtime context, timers through ``ctx``; with
+    ``key_time``, each key's event-time timers and ``current_watermark()`` follow the key's own time
+    (``panes.watermarks.per_key``), moved on after each of its elements is processed."""
 
-    def __init__(self, function: KeyedProcessFunction[Any, Any, Any], key_selector: KeySelector) -> None:
+    def __init__(
+        self,
+        function: KeyedProcessFunction[Any, Any, Any],
+        key_selector: KeySelector,
+        key_time: PerKeyWatermarks | None = None,
+    ) -> None:
         super().__init__(key_selector)
         self.function = function
+        if key_time is not None:
+            self.key_time = check_per_key_watermarks(key_time)
 
     def process_element(self, record: StreamRecord[Any]) -> None:
         self._call(self.function.process_element, record)

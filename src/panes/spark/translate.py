@@ -78,8 +78,8 @@ def upstream_sources(plan: Plan, step: Step) -> set[int]:
 
 
 def per_key_window_before(steps: list[Step], step: Step) -> Transformation | None:
-    """A window with event time per key (``watermark_per_key``) among ``steps`` whose results ``step`` reads,
-    through any number of steps, or ``None``."""
+    """A keyed step with event time per key (``watermark_per_key``: a window or a keyed process function) among
+    ``steps`` whose results ``step`` reads, through any number of steps, or ``None``."""
     by_id = {other.transformation.id: other for other in steps}
     seen: set[int] = set()
     waiting = [channel for channels in step.inputs for channel in channels]
@@ -88,24 +88,24 @@ def per_key_window_before(steps: list[Step], step: Step) -> Transformation | Non
         if producer is None or producer.index in seen:
             continue
         seen.add(producer.index)
-        if getattr(getattr(producer.transformation, "spec", None), "key_time", None) is not None:
+        if getattr(producer.transformation, "key_time", None) is not None:
             return producer.transformation
         waiting += [channel for channels in producer.inputs for channel in channels]
     return None
 
 
 def check_keyed_step_on_spark(steps: list[Step], step: Step) -> None:
-    """Refuse a keyed step after a window with event time per key in a streaming query: Spark gives every step of
-    a query its one watermark, so the step would not see the window's forwarded ``stream watermark - max_lag``
-    (the local runner's) and would judge the keys' results late. Raises ``ValueError`` saying what to do."""
+    """Refuse a keyed step after a step with event time per key in a streaming query: Spark gives every step of a
+    query its one watermark, so the step would not see the forwarded ``stream watermark - max_lag`` (the local
+    runner's) and would judge the keys' results late. Raises ``ValueError`` saying what to do."""
     window = per_key_window_before(steps, step)
     if window is None:
         return
     raise ValueError(
-        f"{step.transformation.name!r} reads the results of {window.name!r}, a window with event time per key "
+        f"{step.transformation.name!r} reads the results of {window.name!r}, a step with event time per key "
         "(watermark_per_key): on Spark every step of a streaming query has the query's one watermark, not the "
-        "window's stream watermark - max_lag, so it would judge those results late. Write the per-key window's "
-        "results to a sink (or run the job on the local runner); see docs/event-time-per-key.md."
+        "stream watermark - max_lag that step forwards, so it would judge those results late. Write the per-key "
+        "step's results to a sink (or run the job on the local runner); see docs/event-time-per-key.md."
     )
 
 

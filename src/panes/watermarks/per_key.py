@@ -120,3 +120,20 @@ class PerKeyWatermarks:
             f"watermark per key: the key's largest timestamp - {self.out_of_orderness} ms - 1, at least the "
             f"stream's watermark - {lag}{quiet}"
         )
+
+
+def check_per_key_watermarks(watermarks: object) -> PerKeyWatermarks:
+    """``watermarks`` when a keyed step can keep time per key with it. Raises ``TypeError`` for anything but
+    :class:`PerKeyWatermarks` and ``ValueError`` when its ``max_lag`` is not set (how far a key may fall behind
+    the stream bounds the state the step keeps)."""
+    if not isinstance(watermarks, PerKeyWatermarks):
+        raise TypeError(
+            "watermark_per_key takes PerKeyWatermarks (PerKeyWatermarks.for_bounded_out_of_orderness(...)"
+            f".with_max_lag(...)), got {type(watermarks).__name__}"
+        )
+    if watermarks.max_lag is None:
+        raise ValueError(
+            "watermark_per_key needs a max_lag: how far a key's time may fall behind the stream's watermark "
+            "before the stream's time (minus the lag) closes its windows; add .with_max_lag(Duration...)"
+        )
+    return watermarks

@@ -111,19 +111,14 @@ class WindowOperator(WindowStep):
             if not isinstance(key_time, PerKeyWatermarks):
                 raise TypeError(f"key_time must be PerKeyWatermarks, got {type(key_time).__name__}")
             self.key_time = key_time
-            self.process_element = self._process_element_in_key_time  # type: ignore[method-assign]
 
-    def _process_element_in_key_time(self, record: StreamRecord[Any]) -> None:
-        """:meth:`process_element`, then the key's time moves on by the element's timestamp (also when
-        processing it failed: the key's clock saw it)."""
-        try:
-            type(self).process_element(self, record)
-        finally:
-            timers: Any = self.timer_service
-            timers.element_seen(record.timestamp)
-            if self.observer is not None:
-                key = self.backend.current_key
-                self.observer.key_time(key, timers.watermark_of(key))
+    def element_seen(self, record: StreamRecord[Any]) -> None:
+        """The key's time moves on by the element's timestamp (also when processing it failed: the key's clock
+        saw it); an observer hears the key's new time."""
+        super().element_seen(record)
+        if self.observer is not None:
+            key = self.backend.current_key
+            self.observer.key_time(key, self.timer_service.watermark_of(key))  # type: ignore[attr-defined]
 
     def open_panes(self) -> int:
         """Panes (key and window) holding contents."""

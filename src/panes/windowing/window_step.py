@@ -27,7 +27,6 @@ from panes.state.store import MergingWindowStateStore, NamespacedStateStore
 from panes.tags import OutputTag
 from panes.time import LONG_MIN, DurationLike, duration_ms
 from panes.timers.heap import InternalTimer
-from panes.watermarks.per_key import PerKeyWatermarks
 from panes.windowing.accumulation import LAST_RESULTS, check_mode, with_retractions
 from panes.windowing.assigners.base import MergingWindowAssigner, WindowAssigner
 from panes.windowing.functions import WindowContext
@@ -204,8 +203,6 @@ class WindowStep(OneInputStreamOperator):
     _cleaning: bool = False
     _processing_time_seen: int = LONG_MIN
     """The processing time of the last advance (the clock may have moved on before the operator hears of it)."""
-    key_time: PerKeyWatermarks | None = None
-    """Event time per key (``panes.watermarks.per_key``; the general operators only), or ``None``."""
 
     def _closing_times(self) -> tuple[int, int]:
         """The closing time of the firing in progress (a timer of the window's clock fires as that clock passes
@@ -222,7 +219,7 @@ class WindowStep(OneInputStreamOperator):
 
     def open(self) -> None:
         owner = f"the trigger {self.trigger!r} of {self.task_name}"
-        self.timer_service = self.get_internal_timer_service(WINDOW_TIMERS, self, owner, self.key_time)
+        self.timer_service = self.get_internal_timer_service(WINDOW_TIMERS, self, owner)
         self.collector = TimestampedCollector(self.output)
         self.trigger_context = self._window_in_work()
         self.process_context = WindowFunctionContext(self)
@@ -354,8 +351,8 @@ class WindowStep(OneInputStreamOperator):
     # -- the closing time before an advance (pane info) ------------------------------------------------------
 
     def process_watermark(self, watermark: Watermark) -> None:
-        if self.key_time is not None:
-            self._process_stream_watermark(watermark)
+        if self.key_time is not None:  # each key's time before the advance is the key-time service's pass_before
+            super().process_watermark(watermark)
             return
         if self.is_event_time:
             self._closing_before = self.timer_service.current_watermark
@@ -363,17 +360,6 @@ class WindowStep(OneInputStreamOperator):
             super().process_watermark(watermark)
         finally:
             self.__dict__.pop("_closing_before", None)
-
-    def _process_stream_watermark(self, watermark: Watermark) -> None:
-        """Event time per key: the stream's watermark raises the floor under every key's time (firing what it
-        passes, ``panes.timers.key_time``); the floor goes downstream, when it advanced."""
-        timers = self.timer_service
-        previous = timers.floor  # type: ignore[attr-defined]
-        self._watermark = watermark.timestamp
-        timers.advance_watermark(watermark.timestamp)
-        floor = timers.floor  # type: ignore[attr-defined]
-        if floor > previous:
-            self.output.emit_watermark(Watermark(floor))
 
     def advance_processing_time(self, now: int) -> None:
         previous, self._processing_time_seen = self._processing_time_seen, now
