@@ -171,3 +171,4 @@ def test_explain_names_the_option_and_why_the_window_runs_element_by_element() -
     assert "watermark per key" in text
     assert "stream's watermark - 5000 ms" in text
     assert "it keeps event time per key (watermark_per_key)" in text
+    assert "a keyed step after this one is refused in a streaming query" in text

@@ -119,7 +119,16 @@ def window_lines(spec: Any) -> list[str]:
         else "late data: dropped (counted)",
         f"function: {how} -> {_name_of(function.process_function)}",
         f"fired panes: {spec.accumulation}",
-        *([] if getattr(spec, "key_time", None) is None else [f"event time: {spec.key_time.describe()}"]),
+        *([] if getattr(spec, "key_time", None) is None else key_time_lines(spec.key_time)),
+    ]
+
+
+def key_time_lines(key_time: Any) -> list[str]:
+    """A keyed step's event time per key, and what Spark does with the steps after it."""
+    return [
+        f"event time: {key_time.describe()}",
+        "on Spark: a keyed step after this one is refused in a streaming query (one watermark per query: it "
+        "would not see the stream watermark - max_lag this step forwards)",
     ]
 
 
@@ -156,7 +165,7 @@ def step_lines(node: Transformation, types: dict[Channel, RecordType | None] | N
         elif node.spec is not None:
             lines.append(f"function: {_name_of(node.spec)}")
             if node.key_time is not None:
-                lines.append(f"event time: {node.key_time.describe()}")
+                lines += key_time_lines(node.key_time)
     elif isinstance(node, TwoInputTransformation):
         keyed = ""
         if node.key_selector1 is not None:

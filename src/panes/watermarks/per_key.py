@@ -111,7 +111,7 @@ class PerKeyWatermarks:
         return max(LONG_MIN, stream_watermark - lag)
 
     def describe(self) -> str:
-        """The option as ``panes explain`` shows it."""
+        """The option as ``panes explain`` shows it (and a restart fingerprint records it)."""
         lag = "no limit" if self.max_lag is None else f"{self.max_lag} ms"
         quiet = "" if self.quiet_timeout is None else f"; a key quiet for {self.quiet_timeout} ms closes its windows"
         if self.stream_quiet_timeout is not None:
