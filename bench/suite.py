@@ -44,6 +44,7 @@ CASES = [
     Case("session", 100),
     Case("session", 10_000),
     Case("session", 100_000),
+    Case("tumbling", 10_000, per_key=True),  # event time per key: the general operator, element by element
     Case("tumbling", 10_000, function="python"),
     Case("tumbling", 10_000, function="reduce"),
     Case("tumbling", 10_000, function="aggregate"),

@@ -33,7 +33,7 @@ QUICK_SPARK_BY_FILE: dict[str, dict[str, str]] = {
         "test_upserts_and_retractions_from_spark_tasks_leave_the_local_runners_table": "the JDBC sink's transactions, written by Spark tasks",
     },
     "tests/spark/test_event_time_per_key_runners.py": {
-        "test_each_key_gets_what_flink_gives_for_its_elements_alone[03_max_lag_closes_a_lagging_key-spark]": "event time per key, with the stream's watermark minus the lag binding a key",
+        "test_each_key_gets_what_flink_gives_for_its_elements_alone[06_quiet_keys_close_their_windows-spark]": "event time per key, with quiet keys closing their windows at given processing times",
     },
     "tests/spark/test_conformance_both_runners.py": {
         "test_conformance_example[01_tumbling_ooo_lateness-spark]": "event-time windows with lateness and late data, element by element on Spark",
@@ -219,7 +219,8 @@ FULL_ONLY: dict[str, str] = {
     "tests/spark/test_connect_in_ci.py": "starts a Spark Connect server (a JVM of its own, about 1.5 min)",
     "tests/spark/test_connected_keyed.py": "connected keyed streams run in the quick tier through the two-input scenario in BATCH and the interval join",
     "tests/spark/test_crash_points.py": "each point kills a job run in its own JVM and restarts it (1.5-3 min a point; the first run of the branching job also loses its executor Python and goes on); the quick tier restarts from checkpoints without a kill (restart fingerprints, a sink schema kept across a restart)",
-    "tests/spark/test_event_time_per_key_runners.py": "each per-key scenario is a streaming query of many micro-batches (about half a minute); the quick tier runs the one where max_lag binds on Spark and every one on the harness and the local runner; the refusal of a keyed step after a per-key window starts a query",
+    "tests/spark/test_event_time_per_key_runners.py": "each per-key scenario is a streaming query of many micro-batches (10-40 s) repeating on other windows the per-key path of the quick one (quiet keys); every scenario, the keyed-timer one included, runs on the harness (restored and rescaled at every step) and the local runner in the quick tier",
+    "tests/spark/test_event_time_per_key_downstream.py": "a streaming and a bounded Spark job (half a minute): the watermark a window after a per-key window gets on Spark",
     "tests/spark/test_finite_jobs.py": "the other step kinds repeat the end-of-input path the two quick ones take",
     "tests/spark/test_joins.py": "window joins and co-groups in one job of a minute; their operators are a union and a window, which the quick tier runs",
     "tests/spark/test_late_table_spark.py": "reconcile beside retractions, over the default trigger on columns and over sessions repeats the quick early-firing case and reconciliation loop (the local runner reconciles sessions in every trigger and mode: tests/core/test_reconcile_properties.py)",
@@ -264,6 +265,7 @@ REPEATS: frozenset[str] = frozenset(
         "tests/spark/test_timers_and_watermarks.py",
         "tests/spark/test_one_answer.py",
         "tests/spark/test_two_input_scenarios_spark.py",
+        "tests/spark/test_event_time_per_key_runners.py",
     }
 )
 """The files of :data:`FULL_ONLY` whose further tests repeat, on other inputs, what the quick tier checks on Spark

@@ -124,11 +124,10 @@ def window_lines(spec: Any) -> list[str]:
 
 
 def key_time_lines(key_time: Any) -> list[str]:
-    """A keyed step's event time per key, and what Spark does with the steps after it."""
+    """A keyed step's event time per key, and the watermark the steps after it get."""
     return [
         f"event time: {key_time.describe()}",
-        "on Spark: a keyed step after this one is refused in a streaming query (one watermark per query: it "
-        "would not see the stream watermark - max_lag this step forwards)",
+        f"steps after it get the watermark less {key_time.max_lag} ms (on Spark: the query's watermark less it)",
     ]
 
 

@@ -42,7 +42,7 @@ from panes.spark.linear import Step
 from panes.spark.live_shards import PIECE, ShardCall, ShardDefinition
 from panes.spark.metrics import DDL, Gauges, counters
 from panes.spark.watermarks import from_spark_watermark, to_spark_time
-from panes.time import LONG_MAX
+from panes.time import LONG_MAX, LONG_MIN
 
 LOG = StructType([StructField("entry", BinaryType())])
 CLOCK_STATE = StructType([StructField("now", LongType())])
@@ -56,6 +56,18 @@ META = StructType(
 PAYLOAD_DDL = f"payload BINARY, {DDL}"
 """A keyed step's output: one row per shard and call, its rows (``layout``) as an IPC payload and its
 counters (``metrics``)."""
+
+
+def held_back(watermark: int, lag: int) -> int:
+    """``watermark`` less ``lag`` (``LONG_MIN`` at least; the end of input, ``LONG_MAX``, stays)."""
+    if lag == 0 or watermark in (LONG_MIN, LONG_MAX):
+        return watermark
+    return max(LONG_MIN, watermark - lag)
+
+
+def ahead(time: int, lag: int) -> int:
+    """The watermark of Spark at which one held back by ``lag`` reaches ``time`` (``LONG_MAX`` at most)."""
+    return time + lag if time < LONG_MAX - lag else LONG_MAX
 
 
 class ShardProcessor(StatefulProcessor):
@@ -75,8 +87,13 @@ class ShardProcessor(StatefulProcessor):
         clocked: bool = False,
         slots: int | None = None,
         keepers: bool = True,
+        watermark_lag: int = 0,
     ) -> None:
         self.event_time = event_time
+        self.watermark_lag = watermark_lag
+        """How far the steps with event time per key before this one hold the watermark back (the sum of their
+        ``max_lag`` along the longest path): the operator runs at Spark's watermark minus it, as on the local
+        runner, where each such step forwards ``stream watermark - max_lag``."""
         self.clocked = clocked
         self.uid = uuid.uuid4().hex
         self.run = int(self.uid[:15], 16)
@@ -113,7 +130,7 @@ class ShardProcessor(StatefulProcessor):
         call = ShardCall(
             shard=shard,
             payloads=[payload for payload in payloads if not payload.startswith(PIECE)],
-            watermark=from_spark_watermark(timer_values.getCurrentWatermarkInMs()),
+            watermark=held_back(from_spark_watermark(timer_values.getCurrentWatermarkInMs()), self.watermark_lag),
             now=max(int(timer_values.getCurrentProcessingTimeInMs()), 0),
             version=None if meta is None else int(meta[0]),
             stored=0 if meta is None else int(meta[2]),
@@ -142,7 +159,7 @@ class ShardProcessor(StatefulProcessor):
                 # a timer registered behind the watermark fires at the next watermark, as in Flink (Spark would
                 # never fire a timer at or below the watermark it has passed)
                 wake_up = max(wake_up, call.watermark + 1)
-            self._set_wake_up(None if wake_up is None else to_spark_time(wake_up), fired)
+            self._set_wake_up(None if wake_up is None else to_spark_time(ahead(wake_up, self.watermark_lag)), fired)
         else:
             self._set_wake_up(None if self.clocked else outcome.next_processing_time, fired)
         elapsed = round((time.perf_counter() - started) * 1000)

@@ -77,36 +77,26 @@ def upstream_sources(plan: Plan, step: Step) -> set[int]:
     return found
 
 
-def per_key_window_before(steps: list[Step], step: Step) -> Transformation | None:
-    """A keyed step with event time per key (``watermark_per_key``: a window or a keyed process function) among
-    ``steps`` whose results ``step`` reads, through any number of steps, or ``None``."""
+def watermark_lag_before(steps: list[Step], step: Step) -> int:
+    """How far the steps with event time per key (``watermark_per_key``) before ``step`` hold its watermark back:
+    each forwards the watermark it gets less its ``max_lag``, so along a path the lags add up, and over several
+    inputs the longest path counts (a step's watermark is the least of its inputs'). 0 when none."""
     by_id = {other.transformation.id: other for other in steps}
-    seen: set[int] = set()
-    waiting = [channel for channels in step.inputs for channel in channels]
-    while waiting:
-        producer = by_id.get(waiting.pop()[0])
-        if producer is None or producer.index in seen:
-            continue
-        seen.add(producer.index)
-        if getattr(producer.transformation, "key_time", None) is not None:
-            return producer.transformation
-        waiting += [channel for channels in producer.inputs for channel in channels]
-    return None
+    known: dict[int, int] = {}
 
+    def before(current: Step) -> int:
+        if current.index not in known:
+            known[current.index] = 0  # a cycle cannot happen in a plan; this only stops a walk from repeating
+            lags = [0]
+            for channel in (channel for channels in current.inputs for channel in channels):
+                producer = by_id.get(channel[0])
+                if producer is not None:
+                    key_time = getattr(producer.transformation, "key_time", None)
+                    lags.append(before(producer) + (key_time.max_lag if key_time is not None else 0))
+            known[current.index] = max(lags)
+        return known[current.index]
 
-def check_keyed_step_on_spark(steps: list[Step], step: Step) -> None:
-    """Refuse a keyed step after a step with event time per key in a streaming query: Spark gives every step of a
-    query its one watermark, so the step would not see the forwarded ``stream watermark - max_lag`` (the local
-    runner's) and would judge the keys' results late. Raises ``ValueError`` saying what to do."""
-    window = per_key_window_before(steps, step)
-    if window is None:
-        return
-    raise ValueError(
-        f"{step.transformation.name!r} reads the results of {window.name!r}, a step with event time per key "
-        "(watermark_per_key): on Spark every step of a streaming query has the query's one watermark, not the "
-        "stream watermark - max_lag that step forwards, so it would judge those results late. Write the per-key "
-        "step's results to a sink (or run the job on the local runner); see docs/event-time-per-key.md."
-    )
+    return before(step)
 
 
 @dataclass
@@ -323,7 +313,6 @@ class Translator:
         channels = after(set().union(*(b.channels for b in self.branches)), step)
         layout = Layout(self.codes, channels)
         if self.streaming:
-            check_keyed_step_on_spark(self.steps, step)
             processor = ShardProcessor(
                 step,
                 self.codes,
@@ -334,6 +323,7 @@ class Translator:
                 self.clocked,
                 executor_slots(self.spark),
                 self.shard_keepers,
+                watermark_lag_before(self.steps, step),
             )
             processor.generation = self.generation
             self.processors[step.index] = processor

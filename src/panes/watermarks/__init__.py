@@ -41,7 +41,7 @@ from panes.watermarks.operator import (
     validate_auto_watermark_interval,
 )
 from panes.watermarks.output import WatermarkOutput
-from panes.watermarks.per_key import PerKeyWatermarks
+from panes.watermarks.per_key import PerKeyWatermarks, check_per_key_watermarks
 from panes.watermarks.splits import SplitWatermarks
 from panes.watermarks.strategy import WatermarkStrategy, WatermarkStrategyKind
 from panes.watermarks.time_range import EventTimeRange
@@ -85,6 +85,7 @@ __all__ = [
     "WatermarksWithIdleness",
     "as_timestamp_assigner",
     "checked_timestamp",
+    "check_per_key_watermarks",
     "combined_watermark",
     "max_allowed_watermark",
     "validate_auto_watermark_interval",
