@@ -11,9 +11,10 @@ Layout, chosen so that each key's timers leave in the order Flink's heap gives f
 - every event-time timer is in two of Flink's heaps (``panes.timers.heap``): the key's own heap, which decides
   the order the key's timers fire in, and the heap of all timers (``event_time_timers``, as in the base
   service), which finds the keys the floor has passed;
-- each key's own watermark is kept while it is ahead of the floor; a third heap of ``(own watermark, key)``,
-  derived from them and never stored, forgets a key's watermark once the floor passes it, so the watermarks held
-  are those of keys that moved within ``max_lag`` of the stream;
+- each key's own watermark is kept while it is ahead of the floor; a third heap, one entry per key at a watermark
+  it had (derived from them and never stored), forgets a key's watermark once the floor passes it (an entry the
+  floor reaches before the key's watermark moves on to where it is), so the watermarks held are those of keys that
+  moved within ``max_lag`` of the stream;
 - with a quiet timeout, each key's deadline (its last element's processing time plus the timeout) until it
   passes, in a heap derived from them like the third; with a stream quiet timeout, when the stream's watermark
   last moved and whether that spell closed the windows (a rescaling gives every instance the latest);
@@ -153,6 +154,10 @@ class KeyTimeTimerService(InternalTimerService):
         clocks = self._clocks
         while (clock := clocks.peek()) is not None and clock.timestamp <= floor:
             clocks.poll()
+            own = self.key_watermarks[clock.key]
+            if own > floor:  # the key moved on since its entry: it is forgotten when the floor passes it there
+                clocks.add(own, clock.key, KEY_CLOCK)
+                continue
             del self.key_watermarks[clock.key]
             self._record(_FORGET, clock.key)
 
@@ -219,11 +224,11 @@ class KeyTimeTimerService(InternalTimerService):
         self._record(_CLEAR, None)
 
     def _set_own(self, key: Any, watermark: int) -> None:
-        old = self.key_watermarks.get(key)
-        if old is not None:
-            self._clocks.remove(old, key, KEY_CLOCK)
+        """``key``'s own watermark is now ``watermark``. Its entry in the heap that forgets watermarks is made once
+        and left behind as the key moves on (the floor reaching it looks again), so moving costs no heap work."""
+        if key not in self.key_watermarks:
+            self._clocks.add(watermark, key, KEY_CLOCK)
         self.key_watermarks[key] = watermark
-        self._clocks.add(watermark, key, KEY_CLOCK)
         self._record(_WATERMARK, key, watermark)
 
     def _fire_key(self, key: Any, time: int) -> None:
