@@ -164,30 +164,35 @@ def harness_for(
     )
 
 
-def replay_on(scenario: Scenario, harness: OneInputOperatorHarness) -> dict[str, Any]:
-    """Feed the scenario's steps to ``harness``, recording main and late output in emission order."""
-    emitted_items: list[tuple[str, Any]] = []
-    seen_late = 0
+class Feeder:
+    """Feeds scenario steps (:meth:`Scenario.steps`) to harnesses, recording what they emit, main and late output
+    in emission order, as ``collect_result`` items."""
 
-    def drain() -> None:
-        nonlocal seen_late
-        emitted_items.extend(("main", value) for value in harness.extract_output_values())
-        late = harness.get_side_output(LATE)
-        emitted_items.extend(("late", record) for record in late[seen_late:])
-        seen_late = len(late)
-        harness._output.elements.clear()
+    def __init__(self) -> None:
+        self.items: list[tuple[str, Any]] = []
 
-    for kind, item in scenario.steps():
+    def drain(self, harness: OneInputOperatorHarness) -> None:
+        self.items.extend(("main", value) for value in harness.extract_output_values())
+        self.items.extend(("late", record) for record in harness.get_side_output(LATE))
+        harness.clear_output()
+
+    def step(self, harness: OneInputOperatorHarness, kind: str, item: Any) -> None:
         if kind == "element":
             harness.process_element(item, item[2])
         elif kind == "processing_time":
             harness.set_processing_time(item)
         else:
             harness.process_watermark(item)
-        drain()
-    harness.process_watermark(scenario.final_watermark)
-    drain()
-    return collect_result(emitted_items)
+        self.drain(harness)
+
+
+def replay_on(scenario: Scenario, harness: OneInputOperatorHarness) -> dict[str, Any]:
+    """Feed the scenario's steps to ``harness``, recording main and late output in emission order."""
+    feeder = Feeder()
+    for kind, item in scenario.steps():
+        feeder.step(harness, kind, item)
+    feeder.step(harness, "watermark", scenario.final_watermark)
+    return collect_result(feeder.items)
 
 
 def _replay_columnar(scenario: Scenario, implementation: Implementation) -> dict[str, Any]:

@@ -12,13 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from panes.operators.rescaling import Owner
-from panes.testing import WindowOperatorHarness
-from panes.testing.scenario import LATE, Scenario, collect_result, comparable, emission_order_per_key, key_of
+from panes.testing.scenario import Scenario, collect_result, comparable, emission_order_per_key, key_of
 from panes.time import LONG_MAX
 from panes.watermarks.per_key import PerKeyWatermarks
 from panes.windowing.implementation import EVICTING, GENERAL
 from tests.conftest import DERIVED_SCENARIOS
-from tests.implementations import harness_for, replay_on, verdict
+from tests.implementations import Feeder, harness_for, replay_on, verdict
 
 PER_KEY = DERIVED_SCENARIOS / "per_key"
 SCENARIOS = Scenario.load_all(PER_KEY)
@@ -52,27 +51,6 @@ def test_only_the_general_operators_keep_time_per_key(scenario: Scenario) -> Non
     assert verdict(scenario, implementation) is None
     for other in ("aligned", "columnar aligned", "columnar sessions"):
         assert verdict(scenario, other) is not None
-
-
-class Feeder:
-    """Feeds scenario steps to harnesses, recording what they emit as ``collect_result`` items."""
-
-    def __init__(self) -> None:
-        self.items: list[tuple[str, Any]] = []
-
-    def drain(self, harness: WindowOperatorHarness) -> None:
-        self.items.extend(("main", value) for value in harness.extract_output_values())
-        self.items.extend(("late", record) for record in harness.get_side_output(LATE))
-        harness.clear_output()
-
-    def step(self, harness: WindowOperatorHarness, kind: str, item: Any) -> None:
-        if kind == "element":
-            harness.process_element(item, item[2])
-        elif kind == "processing_time":
-            harness.set_processing_time(item)
-        else:
-            harness.process_watermark(item)
-        self.drain(harness)
 
 
 def now_before(steps: list[tuple[str, Any]], index: int) -> int:

@@ -10,33 +10,14 @@ from typing import Any
 import pytest
 
 from panes.datastream import ListSink, StreamEnvironment
-from panes.local import LocalRunner
-from panes.testing.scenario import PANE_FIELDS, Scenario, collect_result, comparable, emission_order_per_key
+from panes.testing.scenario import PANE_FIELDS, Scenario, comparable, emission_order_per_key
 from tests.conftest import DERIVED_SCENARIOS
-from tests.scenario_api import scenario_pipeline
-from tests.spark.test_conformance_both_runners import micro_batches
+from tests.spark.test_conformance_both_runners import run
 
 SCENARIOS = Scenario.load_all(DERIVED_SCENARIOS / "per_key")
 assert SCENARIOS, "no per-key scenario"
 # Spark shards keys: panes of one key leave in their order, but the sink sees shards' rows in no promised order
 WITHOUT_EMISSION_ORDER = [f for f in PANE_FIELDS if f != "emit_seq"]
-
-
-def run(scenario: Scenario, runner_name: str, spark: Any) -> dict[str, Any]:
-    if runner_name == "local":
-        # with the batches' processing times (quiet keys), the default clock follows them
-        clock = "auto" if scenario.has_processing_time() else "stepping"
-        env = StreamEnvironment(LocalRunner(clock=clock), auto_watermark_interval=200)
-    else:
-        from panes.spark import SparkRunner
-
-        env = StreamEnvironment(SparkRunner(spark, num_shards=2))
-    batches, times = micro_batches(scenario)
-    source = env.from_micro_batches(batches, processing_times=times)
-    sink = ListSink()
-    scenario_pipeline(env, source, scenario).sink_to(sink)
-    env.execute(f"per-key {scenario.name}")
-    return collect_result(sink.values)
 
 
 CASES = [pytest.param(s, "local", id=f"{s.name}-local") for s in SCENARIOS] + [

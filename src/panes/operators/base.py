@@ -335,8 +335,8 @@ class AbstractStreamOperator(ABC):
         key_time = self.key_time
         if key_time is None:
             self.output.emit_watermark(watermark)
-        elif key_time.floor(watermark.timestamp) > key_time.floor(previous):
-            self.output.emit_watermark(Watermark(key_time.floor(watermark.timestamp)))
+        elif (floor := key_time.floor(watermark.timestamp)) > key_time.floor(previous):
+            self.output.emit_watermark(Watermark(floor))
 
     def process_watermark_status(self, status: WatermarkStatus) -> None:
         self.output.emit_watermark_status(status)

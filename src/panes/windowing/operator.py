@@ -34,7 +34,7 @@ from panes.tags import OutputTag
 from panes.time import LONG_MAX, LONG_MIN, DurationLike, java_add
 from panes.timers.heap import InternalTimer
 from panes.timers.service import InternalTimerService
-from panes.watermarks.per_key import PerKeyWatermarks
+from panes.watermarks.per_key import PerKeyWatermarks, check_per_key_watermarks
 from panes.windowing.accumulation import LAST_RESULTS
 from panes.windowing.assigners.base import WindowAssigner
 from panes.windowing.evictors import Evictor, TimestampedValue
@@ -108,9 +108,7 @@ class WindowOperator(WindowStep):
     ) -> None:
         super().__init__(assigner, spec, key_selector, trigger, allowed_lateness, late_data_tag, accumulation)
         if key_time is not None:
-            if not isinstance(key_time, PerKeyWatermarks):
-                raise TypeError(f"key_time must be PerKeyWatermarks, got {type(key_time).__name__}")
-            self.key_time = key_time
+            self.key_time = check_per_key_watermarks(key_time)
 
     def element_seen(self, record: StreamRecord[Any]) -> None:
         """The key's time moves on by the element's timestamp (also when processing it failed: the key's clock
