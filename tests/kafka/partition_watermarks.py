@@ -2,7 +2,9 @@
 two partitions, records counted per tumbling window of their Kafka timestamps. What the windows should hold is worked
 out from definitions: Flink's ``KafkaSource`` watermark (a generator per partition, the minimum over the partitions
 that are not idle, a partition without a record at ``LONG_MIN``: :func:`watermark`, :func:`fired`), which the local
-runner makes, and Spark's one watermark over all partitions moved between micro-batches (:func:`one_watermark`)."""
+runner makes, and the same rule at micro-batch granularity (:func:`per_partition`), which the Spark runner makes.
+:func:`one_watermark`, Spark's own one watermark over all partitions, is what the Spark runner gave before it
+tracked partitions: the tests check that the scenarios tell the two apart."""
 
 from __future__ import annotations
 
@@ -24,7 +26,11 @@ BOUND = 100
 """The strategy's out-of-orderness bound (ms)."""
 
 IDLE_TIMEOUT = 1_000
-"""The idleness timeout of the idleness scenarios (ms of processing time)."""
+"""The idleness timeout of the local runner's idleness scenarios (ms of processing time)."""
+
+SHORT_IDLE_TIMEOUT = 1
+"""The idleness timeout of the Spark runner's idleness scenario (ms): shorter than the time between two micro-batches,
+so a partition is idle at its second micro-batch in a row without records (``per_partition``)."""
 
 Records = list[tuple[int, int]]
 """``(partition, Kafka timestamp)`` in the order written."""
@@ -40,6 +46,9 @@ QUIET_EARLY: Records = [(1, 1_000), (0, 1_000), (1, 2_500), (0, 2_500), (1, 4_50
 
 LEADING_ON: Records = [(0, t) for t in range(5_000, 20_000, 500)]
 """Partition 0 alone, later."""
+
+LEADING_LATER: Records = [(0, t) for t in range(20_000, 26_000, 500)]
+"""Partition 0 alone, after :data:`LEADING_ON`."""
 
 
 def write(bootstrap: str, topic: str, records: Records) -> None:
@@ -63,9 +72,9 @@ def kafka_source(bootstrap: str, topic: str) -> KafkaSource:
     )
 
 
-def strategy(idleness: bool) -> WatermarkStrategy:
+def strategy(idleness: bool, timeout: int = IDLE_TIMEOUT) -> WatermarkStrategy:
     chosen = WatermarkStrategy.for_bounded_out_of_orderness(BOUND)
-    return chosen.with_idleness(IDLE_TIMEOUT) if idleness else chosen
+    return chosen.with_idleness(timeout) if idleness else chosen
 
 
 def count_windows(env: Any, source: KafkaSource, watermarks: WatermarkStrategy) -> tuple[ListSink, ListSink]:
@@ -106,15 +115,50 @@ def fired(records: Records, upto: int) -> list[tuple[int, int]]:
     return [(s, sum(1 for _, t in records if s <= t < s + SIZE)) for s in starts if s + SIZE - 1 <= upto]
 
 
-def one_watermark(runs: list[Records]) -> list[tuple[list[tuple[int, int]], int]]:
-    """Spark's answer when each of ``runs`` is one micro-batch: one watermark over all partitions, the largest
-    ``timestamp - BOUND - 1`` of any record so far, moved after each micro-batch; a record whose window's last
-    millisecond the watermark before its micro-batch reached is late. Per run: the windows it fired (start, count)
-    and how many records were late."""
+Run = tuple[list[tuple[int, int]], int]
+"""What one micro-batch gave: the windows it fired (start, count) and how many records were late."""
+
+
+def one_watermark(runs: list[Records]) -> list[Run]:
+    """Spark's own answer when each of ``runs`` is one micro-batch: one watermark over all partitions, the largest
+    ``timestamp - BOUND - 1`` of any record so far, moved after each micro-batch."""
+    after, current = [], LONG_MIN
+    for records in runs:
+        current = max(current, max(t for _, t in records) - BOUND - 1)
+        after.append(current)
+    return by_run(runs, after)
+
+
+def per_partition(runs: list[Records], partitions: int, short_idleness: bool = False) -> list[Run]:
+    """Flink's rule at micro-batch granularity, each of ``runs`` one micro-batch: after it, each partition's watermark
+    is its largest ``timestamp - BOUND - 1`` so far (``LONG_MIN`` before its first record), the watermark their
+    minimum over the partitions not idle, never going back. With ``short_idleness`` (:data:`SHORT_IDLE_TIMEOUT`) a
+    partition is idle at its second micro-batch in a row without records: Flink's idleness timer starts counting at
+    the first periodic emit without activity and finds the input idle at a later one, more than the timeout after."""
+    highest = dict.fromkeys(range(partitions), LONG_MIN)
+    quiet = dict.fromkeys(range(partitions), 0)
+    after, current = [], LONG_MIN
+    for records in runs:
+        active = {p for p, _ in records}
+        for partition, timestamp in records:
+            highest[partition] = max(highest[partition], timestamp - BOUND - 1)
+        for partition in quiet:
+            quiet[partition] = 0 if partition in active else quiet[partition] + 1
+        counted = [w for p, w in highest.items() if not (short_idleness and quiet[p] >= 2)]
+        if counted:
+            current = max(current, min(counted))
+        after.append(current)
+    return by_run(runs, after)
+
+
+def by_run(runs: list[Records], after: list[int]) -> list[Run]:
+    """Per micro-batch (each of ``runs``): its records processed at the watermark the micro-batches before it made (a
+    record whose window's last millisecond that watermark reached is late), then the watermark moved to ``after``
+    of it, firing the windows it reached."""
     current = LONG_MIN
     pending: dict[int, int] = {}
     found = []
-    for records in runs:
+    for records, moved in zip(runs, after, strict=True):
         late = 0
         for _, timestamp in records:
             start = timestamp - timestamp % SIZE
@@ -122,7 +166,7 @@ def one_watermark(runs: list[Records]) -> list[tuple[list[tuple[int, int]], int]
                 late += 1
             else:
                 pending[start] = pending.get(start, 0) + 1
-        current = max(current, max(t for _, t in records) - BOUND - 1)
+        current = moved
         due = sorted((start, count) for start, count in pending.items() if start + SIZE - 1 <= current)
         for start, _ in due:
             del pending[start]

@@ -1,10 +1,10 @@
 """A Kafka source's watermark on Spark, against a real broker (issue 40), with both ways Spark reads Kafka: the
 scenarios of ``test_kafka_watermarks_local`` as a streaming query restarted from its checkpoint between the writes
-(``trigger="available_now"``: each run one micro-batch of what was written). Spark keeps one watermark over all
-partitions (it refuses a second watermark operator in one lineage; ``docs/sources-and-sinks.md``, "Kafka"), not
-Flink's minimum over the partitions that the local runner makes: a lagging partition's records are late there and a
-partition without new records does not hold the watermark back. These tests pin that answer, worked out from its
-definition (``partition_watermarks.one_watermark``), and that ``with_idleness`` is refused."""
+(``trigger="available_now"``: each run one micro-batch of what was written). The Spark runner tracks each partition's
+watermark itself (``panes.spark.split_watermarks``), as Flink's ``KafkaSource`` and the local runner do: a lagging
+partition holds the watermark back, a partition without new records holds it until it is idle. The expected answers are
+worked out from that rule at micro-batch granularity (``partition_watermarks.per_partition``), and each scenario is
+checked to tell it apart from Spark's own one watermark over all partitions (``one_watermark``)."""
 
 from __future__ import annotations
 
@@ -21,13 +21,16 @@ from tests.kafka.conftest import Broker, load_spark_connector
 from tests.kafka.partition_watermarks import (
     LAGGING,
     LEADING,
+    LEADING_LATER,
     LEADING_ON,
     QUIET_EARLY,
+    SHORT_IDLE_TIMEOUT,
     Records,
     count_windows,
     fired,
     kafka_source,
     one_watermark,
+    per_partition,
     strategy,
     watermark,
     write,
@@ -47,7 +50,9 @@ def reader(request: Any, spark: Any) -> Any:
     spark.conf.unset(READER_SETTING)
 
 
-def _runs(bootstrap: str, topic: str, phases: list[Records], spark: Any, checkpoint: Path) -> list[tuple[Any, int]]:
+def _runs(
+    bootstrap: str, topic: str, phases: list[Records], spark: Any, checkpoint: Path, idleness: bool = False
+) -> list[tuple[Any, int]]:
     """Write each phase's records, then run the job over what arrived (restarting from ``checkpoint``): each
     run's windows and how many records were late."""
     found = []
@@ -55,37 +60,46 @@ def _runs(bootstrap: str, topic: str, phases: list[Records], spark: Any, checkpo
         write(bootstrap, topic, records)
         runner = SparkRunner(spark, checkpoint_location=str(checkpoint), trigger="available_now")
         env = StreamExecutionEnvironment.get_execution_environment(runner)
-        out, late = count_windows(env, kafka_source(bootstrap, topic), strategy(idleness=False))
+        chosen = strategy(idleness, SHORT_IDLE_TIMEOUT)
+        out, late = count_windows(env, kafka_source(bootstrap, topic), chosen)
         env.execute()
         found.append((sorted(out.values), len(late.values)))
     return found
 
 
-def test_one_watermark_over_all_partitions_judges_a_lagging_partition_late(
+def test_a_lagging_partition_holds_the_watermark(
     kafka_broker: Broker, new_topic: Callable[..., str], reader: str, spark: Any, tmp_path: Path
 ) -> None:
     topic = new_topic(2)
     phases = [LEADING, LAGGING]
     runs = _runs(kafka_broker.bootstrap, topic, phases, spark, tmp_path / "checkpoint")
-    assert runs == one_watermark(phases)
-    assert runs[1] == ([], len(LAGGING))  # every record of the lagging partition is late on Spark
+    assert runs == per_partition(phases, 2)
     records = LEADING + LAGGING
-    assert runs[0][0] != fired(records, watermark(records, set()))  # Flink's (the local runner's) answer differs
+    # Flink's answer (the local runner's): nothing before the lagging partition has records, then every window both
+    # partitions passed, none of the lagging partition's records late
+    assert runs == [([], 0), (fired(records, watermark(records, set())), 0)]
+    assert runs != one_watermark(phases)  # Spark's own watermark would judge the lagging partition late
 
 
-def test_a_partition_without_new_records_does_not_hold_the_watermark(
+def test_a_partition_without_new_records_holds_the_watermark(
     kafka_broker: Broker, new_topic: Callable[..., str], reader: str, spark: Any, tmp_path: Path
 ) -> None:
     topic = new_topic(2)
     phases = [QUIET_EARLY, LEADING_ON]
     runs = _runs(kafka_broker.bootstrap, topic, phases, spark, tmp_path / "checkpoint")
-    assert runs == one_watermark(phases)
-    assert runs[1][0] != []  # on the local runner (Flink) the quiet partition holds these windows back
+    assert runs == per_partition(phases, 2)
+    assert runs[1] == ([], 0)  # partition 1 holds the windows partition 0 passed
+    assert runs != one_watermark(phases)
 
 
-def test_idleness_is_refused_saying_why(kafka_broker: Broker, topic: str, spark: Any, tmp_path: Path) -> None:
-    runner = SparkRunner(spark, checkpoint_location=str(tmp_path / "checkpoint"), trigger="available_now")
-    env = StreamExecutionEnvironment.get_execution_environment(runner)
-    count_windows(env, kafka_source(kafka_broker.bootstrap, topic), strategy(idleness=True))
-    with pytest.raises(ValueError, match="with_idleness is not supported on Spark"):
-        env.execute()
+def test_an_idle_partition_stops_holding_the_watermark(
+    kafka_broker: Broker, new_topic: Callable[..., str], reader: str, spark: Any, tmp_path: Path
+) -> None:
+    topic = new_topic(2)
+    phases = [QUIET_EARLY, LEADING_ON, LEADING_LATER]
+    runs = _runs(kafka_broker.bootstrap, topic, phases, spark, tmp_path / "checkpoint", idleness=True)
+    assert runs == per_partition(phases, 2, short_idleness=True)
+    assert runs[1] == ([], 0)  # partition 1's countdown starts in the second micro-batch without records
+    records = QUIET_EARLY + LEADING_ON + LEADING_LATER
+    windows = sorted(window for found, _ in runs for window in found)
+    assert windows == fired(records, watermark(records, {1}))  # then partition 0 alone moves it, as in Flink

@@ -297,11 +297,11 @@ def test_avro_schemas_refuse_what_panes_cannot_read() -> None:
         AvroRowSerializationSchema()
     with pytest.raises(ValueError, match="Java class"):
         AvroRowDeserializationSchema(record_class="com.example.Order")
-    union = '{"type": "record", "name": "R", "fields": [{"name": "v", "type": ["int", "string"]}]}'
-    with pytest.raises(ValueError, match="nullable"):
+    union = '{"type": "record", "name": "R", "fields": [{"name": "v", "type": ["int", "string", "int"]}]}'
+    with pytest.raises(ValueError, match="two branches of the type 'int'"):
         AvroRowDeserializationSchema(avro_schema_string=union)
-    looped = '{"type": "record", "name": "L", "fields": [{"name": "next", "type": ["null", "L"]}]}'
-    with pytest.raises(ValueError, match="holds itself"):
+    looped = '{"type": "record", "name": "L", "fields": [{"name": "next", "type": "L"}]}'
+    with pytest.raises(ValueError, match="no finite value"):
         AvroRowDeserializationSchema(avro_schema_string=looped)
     with pytest.raises(ValueError, match="not JSON"):
         AvroRowSerializationSchema(avro_schema_string="{record")

@@ -15,7 +15,10 @@ payload per shard (``shard, payload``).
 A timestamps step rates each row with the watermark its generator emits after it; the fused call reports
 the largest rating of each Arrow batch on one *carrier* row (channel :data:`CARRIER`, or shard ``-1``) in
 column ``wm``, on which the query defines its watermark before dropping carriers. End-of-input sentinels
-of the step's sources are rated ``END_MS`` the same way.
+of the step's sources are rated ``END_MS`` the same way. A Kafka source's own strategy also rates each partition
+apart (``Chain.split_source``): the call takes the partition's rows through the steps by themselves, each with its
+own generator, and sends the partitions' ratings on as split rows (``panes.spark.split_watermarks``), which every
+later call passes on.
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ from panes.spark.layout import (
     forwarded_of,
     pack,
     read_records,
+    split_rows,
+    splits_of,
     unpack,
 )
 from panes.spark.linear import Step
@@ -79,6 +84,9 @@ class Chain:
     kafka: Any = None
     """How the source's Kafka records become elements (a Kafka source: its rows are Spark's Kafka columns;
     ``panes.spark.kafka.records.KafkaRows``)."""
+    split_source: int | None = None
+    """The source step (index) whose Kafka partitions the chain's first step (the source's own strategy) rates one
+    by one (``panes.spark.split_watermarks``); ``None``: one rating per batch."""
     source_errors: Channel | None = None
     """The source's error output, where the lines ``text`` (or the records ``kafka``) cannot read go (``None``:
     they fail the job)."""
@@ -147,18 +155,21 @@ def by_batch(rows: list[Record]) -> dict[int, list[Record]]:
     return groups
 
 
-def _source_batch(batch: pa.RecordBatch, chain: Chain, codes: ChannelCodes, base: int, start: int) -> pa.RecordBatch:
+def _source_batch(
+    batch: pa.RecordBatch, chain: Chain, codes: ChannelCodes, base: int, start: int
+) -> tuple[pa.RecordBatch, np.ndarray | None]:
     """A source DataFrame's batch as rows of the chain's source channel (its columns become the channel's
     struct column, untouched); ordering numbers ``base | start + 1, ...``. A file batch (``chain.text``) is
     parsed file by file: its rows, then the lines it could not read on the source's error output (or the
-    first of them fails the job, naming its file and line)."""
+    first of them fails the job, naming its file and line). With the rows, each one's split code when the chain
+    rates splits (``chain.split_source``), else ``None``."""
     channel = chain.source
     assert channel is not None
     if chain.kafka is not None:
-        rows: pa.RecordBatch = chain.kafka.rows(
-            batch, codes, channel, chain.source_errors, chain.source_name, base, start
+        found: tuple[pa.RecordBatch, np.ndarray | None] = chain.kafka.rows(
+            batch, codes, channel, chain.source_errors, chain.source_name, base, start, chain.split_source
         )
-        return rows
+        return found
     bad: list[BadLine] = []
     if chain.text is not None:
         parsed = [
@@ -191,7 +202,7 @@ def _source_batch(batch: pa.RecordBatch, chain: Chain, codes: ChannelCodes, base
         ph=pa.array(np.ones(count, dtype=np.int32)),
     )
     if not bad:
-        return rows
+        return rows, None
     assert chain.source_errors is not None
     errors = layout.encode(
         [
@@ -199,7 +210,7 @@ def _source_batch(batch: pa.RecordBatch, chain: Chain, codes: ChannelCodes, base
             for i, line in enumerate(bad)
         ]
     )
-    return pa.Table.from_batches([rows, errors]).combine_chunks().to_batches()[0]
+    return pa.Table.from_batches([rows, errors]).combine_chunks().to_batches()[0], None
 
 
 def chain_function(
@@ -254,7 +265,11 @@ class _ChainRun:
         self.rated_layout = layout.with_extra(WM)
         self.keyed_counters = None if chain.keyed is None else counters.get(chain.keyed.index)
         self.hosts: dict[int, StepHost] = {}
-        self.stamps: dict[int, TimestampsAndWatermarksOperator] = {}
+        self.stamps: dict[tuple[int, int | None], TimestampsAndWatermarksOperator] = {}
+        self.split: int | None = None
+        """The split whose rows are in hand (``Chain.split_source``; ``None``: every split at once)."""
+        self.rated: dict[int, int] = {}
+        """Each split's largest rating (Flink ms) in this partition's pass, read or made (split rows)."""
         self.shard_cache: dict[Any, int] = {}
         self.base, self.count = _partition_base(), 0
         self.now: int | None = None
@@ -264,41 +279,65 @@ class _ChainRun:
     def run(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         chain = self.chain
         for incoming in unpacked(batches, chain.packed):
-            batch = yield from self._read(incoming)
-            self.top = None
-            sentinels = _sentinels(batch, chain.timestamp_sources) if chain.rates else None
-            if sentinels is not None:
-                self.top = END_MS
-                batch = batch.filter(pa.array(~sentinels))
-            batch, steps = self._stamp_columns(batch)
-            if not steps and self._keys_by_column(batch):
-                assert chain.keyed is not None
-                yield shards_of_columns(
-                    batch,
-                    chain.keyed,
-                    self.layout,
-                    self.codes,
-                    self.num_shards,
-                    self.max_parallelism,
-                    self.top,
-                    chain.rates,
-                    self.schema,
-                )
+            batch, splits = yield from self._read(incoming)
+            if splits is None:
+                yield from self._through(batch)
                 continue
-            yield from self._records_through(batch, steps)
+            for split in np.unique(splits).tolist():
+                self.split = split
+                yield from self._through(batch.filter(pa.array(splits == split)))
+            self.split = None
+        if self.rated:
+            yield control_rows(
+                split_rows(self.layout, self.rated),
+                self.schema,
+                self.num_shards if chain.keyed is not None else None,
+            )
         for host in self.hosts.values():
             host.close()
 
-    def _read(self, incoming: pa.RecordBatch) -> Generator[pa.RecordBatch, None, pa.RecordBatch]:
-        """A source's batch with its records numbered and counted; else the batch without its clock (the clock
-        rows it yields for the keyed step) and the watermarks a keyed step upstream forwarded. Returns the batch."""
+    def _through(self, batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
+        """One batch of rows through the chain's steps, out by shard or in the output layout."""
+        chain = self.chain
+        self.top = None
+        sentinels = _sentinels(batch, chain.timestamp_sources) if chain.rates else None
+        if sentinels is not None:
+            self.top = END_MS
+            batch = batch.filter(pa.array(~sentinels))
+        batch, steps = self._stamp_columns(batch)
+        if not steps and self._keys_by_column(batch):
+            assert chain.keyed is not None
+            yield shards_of_columns(
+                batch,
+                chain.keyed,
+                self.layout,
+                self.codes,
+                self.num_shards,
+                self.max_parallelism,
+                self.top,
+                chain.rates,
+                self.schema,
+            )
+            return
+        yield from self._records_through(batch, steps)
+
+    def _read(
+        self, incoming: pa.RecordBatch
+    ) -> Generator[pa.RecordBatch, None, tuple[pa.RecordBatch, np.ndarray | None]]:
+        """A source's batch with its records numbered and counted, and their splits when the chain rates them one
+        by one; else the batch without its clock (the clock rows it yields for the keyed step), the watermarks a
+        keyed step upstream forwarded and the split rows (kept in :attr:`rated`). Returns the batch and splits."""
         chain = self.chain
         if chain.source is not None:
-            batch = _source_batch(incoming, chain, self.codes, self.base, self.count)
+            batch, splits = _source_batch(incoming, chain, self.codes, self.base, self.count)
             self.count += batch.num_rows
             _count_source(self.read, incoming, batch, chain, self.codes)
-            return batch
-        batch, clock = clock_of(incoming)
+            return batch, splits
+        batch, pairs = splits_of(incoming)
+        for split, rating in pairs:
+            if rating > self.rated.get(split, LONG_MIN):
+                self.rated[split] = rating
+        batch, clock = clock_of(batch)
         if clock is not None:
             self.now = clock if self.now is None else max(self.now, clock)
             yield clock_rows(clock, self.layout, self.schema, self.num_shards if chain.keyed is not None else None)
@@ -306,12 +345,14 @@ class _ChainRun:
         for index, (before, after) in marks.items():
             known = self.forwarded.get(index, (LONG_MIN, LONG_MIN))
             self.forwarded[index] = (max(known[0], before), max(known[1], after))
-        return batch
+        return batch, None
 
     def _operator(self, step: Step) -> TimestampsAndWatermarksOperator:
-        operator = self.stamps.get(step.index)
+        """The timestamps operator of ``step`` (of the split in hand, when the chain rates splits one by one)."""
+        place = (step.index, self.split)
+        operator = self.stamps.get(place)
         if operator is None:
-            operator = self.stamps[step.index] = timestamps_operator(step)
+            operator = self.stamps[place] = timestamps_operator(step)
             _share(self.counters, step.index, operator)
         return operator
 
@@ -319,6 +360,8 @@ class _ChainRun:
         if best is not None:
             rated = to_spark_watermark(best)
             self.top = rated if self.top is None else max(self.top, rated)
+            if self.split is not None and best > self.rated.get(self.split, LONG_MIN):
+                self.rated[self.split] = best
 
     def _stamp_columns(self, batch: pa.RecordBatch) -> tuple[pa.RecordBatch, list[Step]]:
         """The leading timestamps steps that can work on columns (timestamps read from a column) run there;
@@ -417,13 +460,18 @@ def _share(counters: dict[int, OperatorCounters], index: int, operator: Any) -> 
 def clock_rows(clock: int, layout: Layout, schema: pa.Schema, num_shards: int | None) -> pa.RecordBatch:
     """The clock row (``layout.CLOCK``) a fused call passes on, in its output ``schema``: one row, or before a
     keyed step one payload per shard, so that every shard learns the micro-batch's processing time."""
-    row = layout.row(ch=CLOCK, ts=clock, seq=0, ph=1)
+    return control_rows(layout.row(ch=CLOCK, ts=clock, seq=0, ph=1), schema, num_shards)
+
+
+def control_rows(rows: pa.RecordBatch, schema: pa.Schema, num_shards: int | None) -> pa.RecordBatch:
+    """Control ``rows`` (clock or split rows, in a layout) a fused call passes on, in its output ``schema``: as
+    they are, or before a keyed step as one payload for every shard."""
     if num_shards is None:
         return pa.RecordBatch.from_arrays(
-            [row.column(f.name) if f.name in row.schema.names else pa.nulls(1, f.type) for f in schema],
+            [rows.column(f.name) if f.name in rows.schema.names else pa.nulls(rows.num_rows, f.type) for f in schema],
             schema=schema,
         )
-    payload = pack([row], layout.schema)
+    payload = pack([rows], rows.schema)
     arrays = [pa.array(range(num_shards), pa.int32()), pa.array([payload] * num_shards, pa.binary())]
     arrays += [pa.nulls(num_shards, f.type) for f in list(schema)[2:]]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)

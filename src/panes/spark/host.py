@@ -206,11 +206,19 @@ class StepHost:
         self.clock.set_current_time(now)
         operator.advance_processing_time(now)
 
-    def process(self, rows: Iterable[Record], watermark: int = LONG_MIN, now: int = 0, batch: int = 0) -> list[Record]:
+    def process(
+        self,
+        rows: Iterable[Record],
+        watermark: int = LONG_MIN,
+        now: int = 0,
+        batch: int = 0,
+        then: int | None = None,
+    ) -> list[Record]:
         """Process one micro-batch of this shard's rows (any order: they are sorted by phase, then seq).
 
         Rows' phases are read modulo 2; outputs get phase ``2 * batch + phase`` (the bounded Spark path numbers
-        its batches this way; streaming batches are all ``batch`` 0).
+        its batches this way; streaming batches are all ``batch`` 0). ``then``: a watermark to advance to after
+        the rows of phase 1 (a step whose watermark comes with its rows: ``panes.spark.split_watermarks``).
         """
         ordered = sorted(rows, key=lambda row: (row.phase % 2, row.seq))
         early = next((index for index, row in enumerate(ordered) if row.phase % 2), len(ordered))
@@ -225,9 +233,11 @@ class StepHost:
                 for row in part:
                     self._feed(row)
 
-        return self._micro_batch((ordered[:early], ordered[early:]), feed, watermark, now, batch)
+        return self._micro_batch((ordered[:early], ordered[early:]), feed, watermark, now, batch, then)
 
-    def process_columns(self, rows: Columns, watermark: int = LONG_MIN, now: int = 0, batch: int = 0) -> list[Record]:
+    def process_columns(
+        self, rows: Columns, watermark: int = LONG_MIN, now: int = 0, batch: int = 0, then: int | None = None
+    ) -> list[Record]:
         """:meth:`process` for a one-input operator (``TypeError`` for others), its rows as columns: no record
         object per row."""
         if not isinstance(self.operator, OneInputStreamOperator):
@@ -240,13 +250,20 @@ class StepHost:
                 [values[i] for i in indices], [timestamps[i] for i in indices], rows.seqs[part].tolist()
             )
 
-        return self._micro_batch(phase_order(rows.phases, rows.seqs), feed, watermark, now, batch)
+        return self._micro_batch(phase_order(rows.phases, rows.seqs), feed, watermark, now, batch, then)
 
     def _micro_batch(
-        self, parts: tuple[P, P], feed: Callable[[P], None], watermark: int, now: int, batch: int
+        self,
+        parts: tuple[P, P],
+        feed: Callable[[P], None],
+        watermark: int,
+        now: int,
+        batch: int,
+        then: int | None = None,
     ) -> list[Record]:
         """One micro-batch: ``feed`` the rows of phase 0 (``parts[0]``), move to ``watermark`` and ``now``, feed
-        those of phase 1; what the operator emitted meanwhile, its phases ``2 * batch`` and ``2 * batch + 1``."""
+        those of phase 1, move to ``then`` (when given); what the operator emitted meanwhile, its phases
+        ``2 * batch`` and ``2 * batch + 1``."""
         self.open()
         self._out = []
         self._phase = 2 * batch
@@ -255,6 +272,8 @@ class StepHost:
         self.advance(watermark, now)
         self._phase = 2 * batch + 1
         feed(parts[1])
+        if then is not None:
+            self.advance(then, now)
         out, self._out = self._out, []
         return out
 

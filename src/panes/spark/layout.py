@@ -6,7 +6,7 @@ belong to:
 - ``ch INT``: the channel code (:class:`ChannelCodes`); :data:`END` marks an end-of-input sentinel (its
   ``seq`` is the id of the source that ended), :data:`CARRIER` a watermark carrier, :data:`CLOCK` the
   micro-batch's processing time (in ``ts``) when the job's source gives it, and :data:`FORWARDED` the
-  watermark a keyed step forwarded;
+  watermark a keyed step forwarded, :data:`SPLIT` a split's watermark rating (``panes.spark.split_watermarks``);
 - ``ts BIGINT``: the record's timestamp (null for none);
 - ``seq BIGINT``: the ordering number of the element the record came from;
 - ``ph INT``: the phase (see ``host``);
@@ -43,6 +43,10 @@ FORWARDED = -5
 """The channel code of the watermark a keyed step forwarded (one row before each shard's rows of a batch):
 ``seq`` is the watermark its operator had before the batch, ``ts`` the one it advanced to, ``ph`` the batch's
 phase 1 (``host``). The steps fused after it read them (:func:`forwarded_of`) and drop them."""
+
+SPLIT = -6
+"""The channel code of split rows: ``seq`` is a split's code (``split_watermarks.split_code``), ``ts`` its watermark
+rating in the micro-batch (Flink milliseconds). Every Python step passes them on, a keying to every shard."""
 
 HEAD = [
     pa.field("ch", pa.int32()),
@@ -299,6 +303,29 @@ def clock_of(batch: pa.RecordBatch) -> tuple[pa.RecordBatch, int | None]:
         return batch, None
     now = int(pc.max(batch.column("ts").filter(pa.array(clocks))).as_py())
     return batch.filter(pa.array(~clocks)), now
+
+
+def splits_of(batch: pa.RecordBatch) -> tuple[pa.RecordBatch, list[tuple[int, int]]]:
+    """``batch`` without its :data:`SPLIT` rows, and what they say: ``(split, rating)`` pairs."""
+    channel = batch.column("ch").to_numpy(zero_copy_only=False)
+    marks = channel == SPLIT
+    if not marks.any():
+        return batch, []
+    rows = batch.filter(pa.array(marks))
+    pairs = list(zip(rows.column("seq").to_pylist(), rows.column("ts").to_pylist(), strict=True))
+    return batch.filter(pa.array(~marks)), pairs
+
+
+def split_rows(layout: Layout, ratings: dict[int, int]) -> pa.RecordBatch:
+    """The :data:`SPLIT` rows of ``ratings`` (split -> rating) in ``layout``."""
+    count = len(ratings)
+    return layout.adapt(
+        pa.record_batch({"ch": pa.nulls(count, pa.int32())}),
+        ch=pa.array([SPLIT] * count, pa.int32()),
+        ts=pa.array(list(ratings.values()), pa.int64()),
+        seq=pa.array(list(ratings), pa.int64()),
+        ph=pa.array([1] * count, pa.int32()),
+    )
 
 
 def forwarded_row(layout: Layout, before: int, after: int, batch: int) -> pa.RecordBatch:

@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from panes.operators.rescaling import Owner
-from panes.spark.layout import CLOCK, ChannelCodes, Layout, clock_of, pack, unpack
+from panes.spark.layout import CLOCK, ChannelCodes, Layout, clock_of, pack, split_rows, splits_of, unpack
 from panes.spark.linear import Step
 from panes.spark.shards import ShardHost, shard_host
+from panes.spark.split_watermarks import SplitPlan, SplitTracker, effective_watermark, highest_ratings
 
 COMPACT_SLACK = 64 * 1024
 """Bytes of changes a shard may log beyond twice its last snapshot before it writes a new snapshot."""
@@ -47,7 +48,9 @@ IDLE_SECONDS = 3600.0
 @dataclass(frozen=True)
 class ShardDefinition:
     """What a keyed step's shards are made of: the step, its channels and output layout, its shard count and
-    key groups. Built on the driver, pickled once (``pickled``) and sent to wherever the shards run."""
+    key groups, and the splits whose watermarks it tracks (``splits``: a Kafka source's own strategy upstream,
+    ``panes.spark.split_watermarks``; ``None``: it follows Spark's watermark). Built on the driver, pickled once
+    (``pickled``) and sent to wherever the shards run."""
 
     uid: str
     step: Step
@@ -55,6 +58,7 @@ class ShardDefinition:
     layout: Layout
     num_shards: int
     max_parallelism: int
+    splits: SplitPlan | None = None
 
     def host(self, shard: int) -> ShardHost:
         return shard_host(self.step, self.codes, self.layout, shard, self.num_shards, self.max_parallelism)
@@ -89,6 +93,9 @@ class ShardCall:
     pieces: list[bytes] = field(default_factory=list)
     """Pieces of the state of the previous generation's shards that this shard's keys own (its first call of a
     new generation; see the module docstring)."""
+    splits: bytes | None = None
+    """The shard's split tracker as the last call with split rows left it (``split_watermarks.SplitTracker``;
+    ``None`` before any, or for a step that tracks no splits)."""
 
     @property
     def committed(self) -> int | None:
@@ -116,6 +123,8 @@ class ShardOutcome:
     next_event_time: int | None
     next_processing_time: int | None
     clock: int | None = None
+    splits: bytes | None = None
+    """The split tracker to keep for the next call, when this call changed it (else ``None``)."""
 
 
 @dataclass
@@ -161,7 +170,7 @@ class LiveShards:
                 host.restore(entries[0], entries[1:])
         seconds = time.perf_counter() - started
         done = {"restores": int(restored), "restore_ms": round(seconds * 1000) if restored else 0}
-        outcome = _call(host, definition.layout, call, committed)
+        outcome = _call(host, definition, call, committed)
         for name, value in done.items():
             outcome.done[name] = outcome.done.get(name, 0) + value
         self._live[place] = _Live(outcome.version, host)
@@ -176,9 +185,14 @@ class LiveShards:
             del self._live[place]
 
 
-def _call(host: ShardHost, layout: Layout, call: ShardCall, committed: int | None) -> ShardOutcome:
+def _call(host: ShardHost, definition: ShardDefinition, call: ShardCall, committed: int | None) -> ShardOutcome:
     """``call`` on ``host`` (live, restored or new): process, then the entry to log (see ``processor``): a snapshot
-    when nothing of this generation was ``committed`` yet, or when the log outgrew it."""
+    when nothing of this generation was ``committed`` yet, or when the log outgrew it.
+
+    A step that tracks splits processes its rows at the watermark its tracker gave before, then feeds the call's
+    split rows to the tracker and advances to what it gives now (``split_watermarks``); shard 0 passes the split
+    rows on to the steps after."""
+    layout = definition.layout
     batches = [batch for payload in call.payloads for batch in unpack(payload)]
     now = call.now
     clock: int | None = None
@@ -186,8 +200,17 @@ def _call(host: ShardHost, layout: Layout, call: ShardCall, committed: int | Non
         batches, clock = _without_clock(batches)
         found = clock if clock is not None else call.clock
         now = 0 if found is None else found
+    watermark, then, tracker = call.watermark, None, None
+    ratings: dict[int, int] = {}
+    if definition.splits is not None:
+        batches, ratings = _without_splits(batches)
+        tracker = SplitTracker.of(definition.splits, call.splits)
+        watermark = effective_watermark(definition.splits, call.watermark, tracker.watermark)
+        if ratings:
+            tracker.update(ratings, now)
+            then = effective_watermark(definition.splits, call.watermark, tracker.watermark)
     counted = host.counters.values()
-    out = host.run(batches, call.watermark, now)
+    out = host.run(batches, watermark, now, then=then)
     after = host.counters.values()
     done = {name: after[name] - counted[name] for name in after}
     stored, snapshot = call.stored, call.snapshot
@@ -205,6 +228,8 @@ def _call(host: ShardHost, layout: Layout, call: ShardCall, committed: int | Non
         is_snapshot = False
     if clock is not None:
         out.append(layout.row(ch=CLOCK, ts=clock, seq=0, ph=1))
+    if ratings and call.shard == 0:
+        out.append(split_rows(layout, ratings))
     return ShardOutcome(
         payload=pack(out, layout.schema),
         entry=entry,
@@ -218,7 +243,20 @@ def _call(host: ShardHost, layout: Layout, call: ShardCall, committed: int | Non
         next_event_time=host.next_event_time_timer(),
         next_processing_time=host.next_processing_time_timer(),
         clock=clock,
+        splits=tracker.snapshot() if tracker is not None and ratings else None,
     )
+
+
+def _without_splits(batches: list[pa.RecordBatch]) -> tuple[list[pa.RecordBatch], dict[int, int]]:
+    """``batches`` without their split rows, and the largest rating of each split those carry."""
+    kept: list[pa.RecordBatch] = []
+    pairs: list[tuple[int, int]] = []
+    for batch in batches:
+        rest, found = splits_of(batch)
+        pairs += found
+        if rest.num_rows:
+            kept.append(rest)
+    return kept, highest_ratings(pairs)
 
 
 def _without_clock(batches: list[pa.RecordBatch]) -> tuple[list[pa.RecordBatch], int | None]:

@@ -17,6 +17,11 @@ The operator itself lives outside the call: in the shard keeper of the task's sl
 it alive between micro-batches whichever Python worker Spark picks, or, when no keeper can be reached, in this
 worker (``live_shards``). Either way it is the committed version or is restored from the log.
 
+A step downstream of a Kafka source's own strategy tracks that source's partitions (``split_watermarks``): its
+shards advance by the split rows every micro-batch with Kafka records brings to every shard, not by Spark's
+watermark; the tracker lives in a ValueState ``splits``, written by the calls that changed it, and such a shard
+needs a Spark timer only where Spark's watermark also counts (a step with other inputs too).
+
 Processing time is Spark's batch timestamp, or, when the job's source gives its micro-batches' processing
 times (``clocked``), the time of the clock rows every shard receives in each batch (``layout.CLOCK``; kept
 in a ValueState for calls without rows, and passed on in the output); a clocked processor registers no
@@ -41,11 +46,13 @@ from panes.spark.layout import ChannelCodes, Layout
 from panes.spark.linear import Step
 from panes.spark.live_shards import PIECE, ShardCall, ShardDefinition
 from panes.spark.metrics import DDL, Gauges, counters
-from panes.spark.watermarks import from_spark_watermark, to_spark_time
-from panes.time import LONG_MAX, LONG_MIN
+from panes.spark.split_watermarks import SplitPlan
+from panes.spark.watermarks import ahead, from_spark_watermark, held_back, to_spark_time
+from panes.time import LONG_MAX
 
 LOG = StructType([StructField("entry", BinaryType())])
 CLOCK_STATE = StructType([StructField("now", LongType())])
+SPLITS_STATE = StructType([StructField("tracker", BinaryType())])
 META = StructType(
     [
         StructField(name, LongType())
@@ -56,18 +63,6 @@ META = StructType(
 PAYLOAD_DDL = f"payload BINARY, {DDL}"
 """A keyed step's output: one row per shard and call, its rows (``layout``) as an IPC payload and its
 counters (``metrics``)."""
-
-
-def held_back(watermark: int, lag: int) -> int:
-    """``watermark`` less ``lag`` (``LONG_MIN`` at least; the end of input, ``LONG_MAX``, stays)."""
-    if lag == 0 or watermark in (LONG_MIN, LONG_MAX):
-        return watermark
-    return max(LONG_MIN, watermark - lag)
-
-
-def ahead(time: int, lag: int) -> int:
-    """The watermark of Spark at which one held back by ``lag`` reaches ``time`` (``LONG_MAX`` at most)."""
-    return time + lag if time < LONG_MAX - lag else LONG_MAX
 
 
 class ShardProcessor(StatefulProcessor):
@@ -88,6 +83,7 @@ class ShardProcessor(StatefulProcessor):
         slots: int | None = None,
         keepers: bool = True,
         watermark_lag: int = 0,
+        splits: SplitPlan | None = None,
     ) -> None:
         self.event_time = event_time
         self.watermark_lag = watermark_lag
@@ -95,11 +91,13 @@ class ShardProcessor(StatefulProcessor):
         ``max_lag`` along the longest path): the operator runs at Spark's watermark minus it, as on the local
         runner, where each such step forwards ``stream watermark - max_lag``."""
         self.clocked = clocked
+        self.splits = splits
+        """The splits whose watermarks the step tracks (``split_watermarks``; ``None``: Spark's watermark)."""
         self.uid = uuid.uuid4().hex
         self.run = int(self.uid[:15], 16)
         """This query run (a start of the query) as a number: a shard's first call in a run reports its gauges in
         full, the later ones their changes, so a job's totals are the state now also after a restart."""
-        self.definition = ShardDefinition(self.uid, step, codes, layout, num_shards, max_parallelism).pickled()
+        self.definition = ShardDefinition(self.uid, step, codes, layout, num_shards, max_parallelism, splits).pickled()
         self.slots = slots
         self.keepers = keepers
         self.generation = 0
@@ -110,6 +108,8 @@ class ShardProcessor(StatefulProcessor):
         self.log = handle.getListState("log", LOG)
         self.meta = handle.getValueState("meta", META)
         self.clock = handle.getValueState("clock", CLOCK_STATE)
+        # only a step that tracks splits has this state (a query's other steps keep the state they had)
+        self.tracker = handle.getValueState("splits", SPLITS_STATE) if self.splits is not None else None
 
     @carrying_iterators
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[pd.DataFrame]:
@@ -127,10 +127,15 @@ class ShardProcessor(StatefulProcessor):
             kept_row = self.clock.get()
             kept = None if kept_row is None else int(kept_row[0])
         meta = self.meta.get() if self.meta.exists() else None
+        tracked = None
+        if self.tracker is not None and self.tracker.exists():
+            tracked_row = self.tracker.get()
+            tracked = None if tracked_row is None else bytes(tracked_row[0])
+        spark_watermark = int(timer_values.getCurrentWatermarkInMs())
         call = ShardCall(
             shard=shard,
             payloads=[payload for payload in payloads if not payload.startswith(PIECE)],
-            watermark=held_back(from_spark_watermark(timer_values.getCurrentWatermarkInMs()), self.watermark_lag),
+            watermark=held_back(from_spark_watermark(spark_watermark), self.watermark_lag),
             now=max(int(timer_values.getCurrentProcessingTimeInMs()), 0),
             version=None if meta is None else int(meta[0]),
             stored=0 if meta is None else int(meta[2]),
@@ -139,6 +144,7 @@ class ShardProcessor(StatefulProcessor):
             clock=kept,
             generation=self.generation,
             pieces=[payload[len(PIECE) :] for payload in payloads if payload.startswith(PIECE)],
+            splits=tracked,
         )
         outcome = run_shard(self._slot(), self.uid, self.definition, call, self._read_log)
         if outcome.snapshot:
@@ -150,10 +156,20 @@ class ShardProcessor(StatefulProcessor):
         )
         if outcome.clock is not None:
             self.clock.update((outcome.clock,))
+        if outcome.splits is not None and self.tracker is not None:
+            self.tracker.update((outcome.splits,))
         # the changes since this run's previous report (all of it at a shard's first call of the run)
         before = Gauges() if meta is None or meta[5] != self.run else Gauges(meta[1], meta[4], meta[2])
         gauges = Gauges(outcome.open_panes, outcome.timers, outcome.stored)
-        if self.event_time:
+        if self.event_time and self.splits is not None:
+            # the splits move this step's watermark, and their rows reach every shard in every micro-batch with
+            # Kafka records; Spark's watermark counts only for its other inputs (then: a wake-up past Spark's own)
+            wake_up = outcome.next_event_time
+            if self.splits.alone or wake_up is None:
+                self._set_wake_up(None, fired)
+            else:
+                self._set_wake_up(max(to_spark_time(ahead(wake_up, self.watermark_lag)), spark_watermark + 1), fired)
+        elif self.event_time:
             wake_up = outcome.next_event_time
             if wake_up is not None and call.watermark < LONG_MAX:
                 # a timer registered behind the watermark fires at the next watermark, as in Flink (Spark would

@@ -47,9 +47,12 @@ class ShardHost(Protocol):
     counters: OperatorCounters
     """What the step's operator counted (``panes.operators.metrics``); a caller diffs them around ``run``."""
 
-    def run(self, batches: list[pa.RecordBatch], watermark: int, now: int, batch: int = 0) -> list[pa.RecordBatch]:
+    def run(
+        self, batches: list[pa.RecordBatch], watermark: int, now: int, batch: int = 0, then: int | None = None
+    ) -> list[pa.RecordBatch]:
         """One micro-batch of the shard: its rows (any layout) in, rows in the output layout out, led by the
-        watermark the step forwards (``layout.FORWARDED``)."""
+        watermark the step forwards (``layout.FORWARDED``). The rows of phase 0 are processed before the operator
+        advances to ``watermark``, those of phase 1 after it; then it advances to ``then``, when given (``host``)."""
 
     def open_panes(self) -> int: ...
 
@@ -130,14 +133,18 @@ class RecordHost:
         """BATCH execution: every row of the shard at once, one key at a time (``StepHost.process_sorted``)."""
         return self._run(batches, lambda rows: self.host.process_sorted(rows.records(self.codes), now))
 
-    def run(self, batches: list[pa.RecordBatch], watermark: int, now: int, batch: int = 0) -> list[pa.RecordBatch]:
+    def run(
+        self, batches: list[pa.RecordBatch], watermark: int, now: int, batch: int = 0, then: int | None = None
+    ) -> list[pa.RecordBatch]:
         """One micro-batch of the shard: the watermark the operator reached, its output, the rows passing by. A
         one-input operator takes its rows as columns (no record object per row)."""
         before = self.host.operator.current_watermark()
         if isinstance(self.host.operator, OneInputStreamOperator):
-            out = self._run(batches, lambda rows: self.host.process_columns(rows, watermark, now, batch))
+            out = self._run(batches, lambda rows: self.host.process_columns(rows, watermark, now, batch, then))
         else:
-            out = self._run(batches, lambda rows: self.host.process(rows.records(self.codes), watermark, now, batch))
+            out = self._run(
+                batches, lambda rows: self.host.process(rows.records(self.codes), watermark, now, batch, then)
+            )
         return [forwarded_row(self.layout, before, self.host.operator.current_watermark(), batch), *out]
 
     def _run(self, batches: list[pa.RecordBatch], process: Callable[[Columns], list[Record]]) -> list[pa.RecordBatch]:
@@ -212,7 +219,9 @@ class ColumnarHost:
 
     # -- one micro-batch ---------------------------------------------------------------------------------------
 
-    def run(self, batches: list[pa.RecordBatch], watermark: int, now: int, batch: int = 0) -> list[pa.RecordBatch]:
+    def run(
+        self, batches: list[pa.RecordBatch], watermark: int, now: int, batch: int = 0, then: int | None = None
+    ) -> list[pa.RecordBatch]:
         mine, passing = split(batches, self.step, self.codes)
         before = self.operator.watermark
         values, ts, seq, phase, out = self._elements(mine, batch)
@@ -224,9 +233,11 @@ class ColumnarHost:
             self._emit(out, earlier, elements, first, 2 * batch)
             self._emit(out, operator.advance(watermark), elements, first, 2 * batch)
             later = operator.process(values.take(pa.array(second)), ts[second], seq[second])
+            self._emit(out, later, elements, second, 2 * batch + 1)
+            if then is not None:
+                self._emit(out, operator.advance(then), elements, second, 2 * batch + 1)
         except UserFunctionError as error:  # a process_batch function's
             raise located(error, self.name) from error.cause
-        self._emit(out, later, elements, second, 2 * batch + 1)
         forwarded = forwarded_row(self.layout, before, operator.watermark, batch)
         return [forwarded, *out, *(self.layout.adapt(b) for b in passing)]
 

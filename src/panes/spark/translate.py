@@ -18,7 +18,7 @@ shard hosts one operator, so one instance of the step's function (:func:`shard_c
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyspark.sql import functions as F
@@ -36,24 +36,28 @@ from panes.spark.processor import PAYLOAD_DDL, ShardProcessor
 from panes.spark.rescaling import CONTROL_DDL
 from panes.spark.session import executor_slots
 from panes.spark.sources import ColumnarInput, columnar_input, source_rows
+from panes.spark.split_watermarks import SplitPlan
 from panes.spark.watermarks import END_MS
 from panes.time import LONG_MAX, LONG_MIN
 from panes.types import RecordType
 
 
-def check_strategy_on_spark(strategy: Any) -> None:
+def check_strategy_on_spark(strategy: Any, per_split: bool = False) -> None:
     """Refuse what Spark cannot do with a clear message (see docs/spark-runner.md).
 
     Idleness needs per-input watermarks that move on processing time while the input is silent; Spark keeps
     one global watermark per query, made of each watermarked input's largest value, so a silent input can
-    neither be excluded nor included. Alignment needs pausing one source's reading; Spark reads all sources
-    of a micro-batch together.
+    neither be excluded nor included. A Kafka source's own strategy (``per_split``) is the exception: panes
+    carries its partitions' watermarks itself (``split_watermarks``), idleness included. Alignment needs pausing
+    one source's reading; Spark reads all sources of a micro-batch together.
     """
-    if strategy.idle_timeouts:
+    if strategy.idle_timeouts and not per_split:
         raise ValueError(
-            "WatermarkStrategy.with_idleness is not supported on Spark: Spark's watermark is global per query, "
-            "so a silent input cannot be marked idle. Remove with_idleness (or run on the local runner); with "
-            "several sources consider spark.sql.streaming.multipleWatermarkPolicy=max."
+            "WatermarkStrategy.with_idleness is not supported on Spark here: Spark's watermark is global per "
+            "query, so a silent input cannot be marked idle. Remove with_idleness (or run on the local runner); "
+            "on Spark it works for a Kafka source's own strategy, env.from_source(kafka, strategy, name), whose "
+            "partitions panes tracks one by one; with several sources consider "
+            "spark.sql.streaming.multipleWatermarkPolicy=max."
         )
     if strategy.alignment.is_enabled():
         raise ValueError(
@@ -108,6 +112,22 @@ class Branch:
     channels: set[Channel]
     chain: Chain = field(default_factory=Chain)
     watermarked: bool = False
+    splits: SplitPlan | None = None
+    """The splits whose watermarks the rows carry (split rows of a Kafka source's own strategy upstream)."""
+
+
+def combined_splits(branches: list[Branch]) -> SplitPlan | None:
+    """The splits the rows of ``branches`` carry, together: ``None`` when none does; not ``alone`` when a branch
+    with a watermark of its own (not from splits) is among them."""
+    plans = [b.splits for b in branches if b.splits is not None]
+    if not plans:
+        return None
+    plan = plans[0]
+    for other in plans[1:]:
+        plan = plan.merged(other)
+    if any(b.splits is None and (b.watermarked or b.chain.rates) for b in branches):
+        plan = replace(plan, alone=False)
+    return plan
 
 
 @dataclass
@@ -289,18 +309,36 @@ class Translator:
                 self._merge(involved),
                 set().union(*(b.channels for b in involved)),
                 watermarked=any(b.watermarked for b in involved),
+                splits=combined_splits(involved),
             )
             self.branches = [b for b in self.branches if b not in involved] + [branch]
         if step.kind == "timestamps":
-            check_strategy_on_spark(step.transformation.spec)  # type: ignore[attr-defined]
+            per_split = self._per_split(branch, step)
+            check_strategy_on_spark(step.transformation.spec, per_split)  # type: ignore[attr-defined]
             if branch.watermarked or branch.chain.has_timestamps:
                 raise ValueError(
                     f"{step.transformation.name}: on Spark, a stream can get timestamps and watermarks only "
                     "once, before any keyed operator (Spark refuses to redefine a watermark)"
                 )
             branch.chain.timestamp_sources = upstream_sources(self.plan, step)
+            if per_split:
+                # the source's step index numbers its splits: the same in every run of the same plan
+                source = branch.chain.source_index
+                assert source is not None and branch.chain.kafka is not None
+                branch.chain.split_source = source
+                strategy = step.transformation.spec  # type: ignore[attr-defined]
+                branch.splits = SplitPlan(branch.chain.kafka.split_codes(source), tuple(strategy.idle_timeouts))
         branch.chain.steps.append(step)
         branch.channels = after(branch.channels, step)
+
+    def _per_split(self, branch: Branch, step: Step) -> bool:
+        """Whether the timestamps ``step`` is a Kafka source's own strategy (``env.from_source``) in a streaming
+        query, right after the source: then it rates each partition apart (``split_watermarks``)."""
+        chain = branch.chain
+        if not self.streaming or chain.kafka is None or chain.source_index is None or chain.steps:
+            return False
+        factory = getattr(step.transformation, "operator_factory", None)
+        return factory is not None and bool(getattr(factory(), "per_split", False))
 
     def shards_of(self, step: Step) -> int:
         """How many shards (parallel instances) the keyed ``step`` has (see the module docstring)."""
@@ -309,6 +347,10 @@ class Translator:
     def _keyed(self, step: Step) -> None:
         shards = self.shards[step.transformation.id] = self.shards_of(step)
         watermarked = any(b.watermarked or b.chain.rates for b in self.branches)
+        lag = watermark_lag_before(self.steps, step)
+        splits = combined_splits(self.branches)
+        if splits is not None:
+            splits = replace(splits, lag=lag)
         keyed = self._merge(self.branches, keyed=step)
         channels = after(set().union(*(b.channels for b in self.branches)), step)
         layout = Layout(self.codes, channels)
@@ -323,7 +365,8 @@ class Translator:
                 self.clocked,
                 executor_slots(self.spark),
                 self.shard_keepers,
-                watermark_lag_before(self.steps, step),
+                lag,
+                splits,
             )
             processor.generation = self.generation
             self.processors[step.index] = processor
@@ -350,7 +393,7 @@ class Translator:
             ddl = f"{layout.ddl()}, " + ", ".join(f"{c} BIGINT" for c in columns)
             df = self._observe(keyed.groupBy("shard").applyInArrow(function, ddl), columns, "ch")
             chain = Chain()
-        self.branches = [Branch(df, channels, chain, watermarked=watermarked)]
+        self.branches = [Branch(df, channels, chain, watermarked=watermarked, splits=splits)]
 
     def _pieces(self, step: Step) -> Any:
         """The control input's pieces of rescaled state for ``step``, as its shards' payloads (``rescaling``): one

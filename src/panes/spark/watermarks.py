@@ -78,6 +78,18 @@ def from_spark_watermark(raw: int) -> int:
     return raw - SHIFT
 
 
+def held_back(watermark: int, lag: int) -> int:
+    """``watermark`` less ``lag`` (``LONG_MIN`` at least; the end of input, ``LONG_MAX``, stays)."""
+    if lag == 0 or watermark in (LONG_MIN, LONG_MAX):
+        return watermark
+    return max(LONG_MIN, watermark - lag)
+
+
+def ahead(time: int, lag: int) -> int:
+    """The watermark of Spark at which one held back by ``lag`` reaches ``time`` (``LONG_MAX`` at most)."""
+    return time + lag if time < LONG_MAX - lag else LONG_MAX
+
+
 _ISO = re.compile(r"^([+-]?\d{4,})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?Z$")
 
 

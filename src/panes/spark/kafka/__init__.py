@@ -69,7 +69,11 @@ def kafka_input(spark: Any, source: KafkaSource) -> Any:
         frame = connector_dataframe(spark, source, found.start, found.stop)
     else:
         frame = python_dataframe(spark, source, found.start, found.stop)
-    return ColumnarInput(frame, source.record_type(), kafka=KafkaRows(source.deserializer))
+    return ColumnarInput(
+        frame,
+        source.record_type(),
+        kafka=KafkaRows(source.deserializer, tuple((p.topic, p.partition) for p in found.partitions)),
+    )
 
 
 def python_dataframe(spark: Any, source: KafkaSource, start: Any, stop: Any) -> Any:

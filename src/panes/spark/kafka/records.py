@@ -8,7 +8,8 @@ channel as the local runner's reader does (``panes.connectors.kafka.reader``): e
 element it gives takes the record's Kafka timestamp (none when the record has none). A record the deserializer
 raises on is a bad record: a row of the source's error output (an ``ErrorRecord`` without timestamp, as on the
 local runner) when the job reads it, else the job fails with the record's topic, partition and offset
-(``BadRecordError``).
+(``BadRecordError``). With ``split_source`` it also says which split (Kafka partition,
+``panes.spark.split_watermarks.split_code``) each row came from, for the source's watermarks per partition.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from panes.connectors.kafka.deserialization import ConsumerRecord, KafkaBadRecord, KafkaRecordDeserializationSchema
 from panes.datastream.plan import Channel
 from panes.spark.layout import ChannelCodes, Layout, Record
+from panes.spark.split_watermarks import split_code
 
 KAFKA_DDL = (
     "key BINARY, value BINARY, topic STRING, partition INT, offset BIGINT, timestamp TIMESTAMP, timestampType INT, "
@@ -67,9 +70,16 @@ class _Collected:
 @dataclass(frozen=True)
 class KafkaRows:
     """How a Kafka source's records become its rows (see the module docstring); travels to the executors with the
-    step (only the deserializer: never the source's properties)."""
+    step (only the deserializer and the partitions: never the source's properties).
+
+    ``partitions``: the ``(topic, partition)`` pairs the source read when the query was built."""
 
     deserializer: KafkaRecordDeserializationSchema
+    partitions: tuple[tuple[str, int], ...] = ()
+
+    def split_codes(self, source: int) -> tuple[int, ...]:
+        """The codes of :attr:`partitions` as source step ``source`` reads them (``split_watermarks.split_code``)."""
+        return tuple(split_code(source, topic, partition) for topic, partition in self.partitions)
 
     def records(self, batch: pa.RecordBatch) -> list[ConsumerRecord]:
         """The Kafka records of a batch of :data:`KAFKA_DDL` rows, in order."""
@@ -111,13 +121,18 @@ class KafkaRows:
         name: str,
         base: int,
         start: int,
-    ) -> pa.RecordBatch:
+        split_source: int | None = None,
+    ) -> tuple[pa.RecordBatch, np.ndarray | None]:
         """The rows (in ``channel``'s layout, with ``errors`` when given) of one batch of Kafka rows, ordering
-        numbers ``base | start + 1, ...`` in record order; ``BadRecordError`` for a bad record without ``errors``."""
+        numbers ``base | start + 1, ...`` in record order; ``BadRecordError`` for a bad record without ``errors``.
+        With ``split_source`` (a source step's id), also each row's split code (else ``None``)."""
         record_type = codes.types[codes.code[channel]]
         out: list[Record] = []
+        splits: list[int] = []
+        known: dict[tuple[str, int], int] = {}
         seq = start
         for record in self.records(batch):
+            before = len(out)
             collected = _Collected()
             try:
                 self.deserializer.deserialize(record, collected)
@@ -127,10 +142,16 @@ class KafkaRows:
                     raise bad.error(name) from None
                 seq += 1
                 out.append(Record(errors, bad.record(name), None, base | seq, 1))
-                continue
-            for element in collected.items:
-                seq += 1
-                value = element if record_type is None else record_type.conform(element)
-                out.append(Record(channel, value, record.timestamp, base | seq, 1))
+            else:
+                for element in collected.items:
+                    seq += 1
+                    value = element if record_type is None else record_type.conform(element)
+                    out.append(Record(channel, value, record.timestamp, base | seq, 1))
+            if split_source is not None and len(out) > before:
+                place = (record.topic, record.partition)
+                code = known.get(place)
+                if code is None:
+                    code = known[place] = split_code(split_source, *place)
+                splits.extend([code] * (len(out) - before))
         layout = Layout(codes, [channel] if errors is None else [channel, errors])
-        return layout.encode(out)
+        return layout.encode(out), (None if split_source is None else np.array(splits, dtype=np.int64))
