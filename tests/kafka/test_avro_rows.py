@@ -2,10 +2,12 @@
 
 Expected bytes are worked out from the Avro specification by the small encoder here (zig-zag integers, lengths
 before strings and bytes, a union's branch index before its value, an array's items in one block ended by a
-block of none), independently of the code under test, or written out byte by byte; the hand-written messages
-were also checked against the ``fastavro`` library (1.13.1, which the project does not depend on), which writes
-the same bytes. Flink's behaviour (a generic field for a union of several types, no deserializer for a recursive
-record) is in the module's docstring.
+block of none), independently of the code under test, or written out byte by byte. The hand-written messages
+were checked once against the ``fastavro`` library (1.13.1, which the project does not depend on): it reads each
+as the value expected here, and writes the same bytes for each but two made to differ from what a writer
+produces (a long in the 32-bit range in the ``long`` branch, an array in two blocks, the first with its size).
+Flink's behaviour (a generic field for a union of several types, no deserializer for a recursive record) is in
+the module's docstring.
 """
 
 from __future__ import annotations
