@@ -85,7 +85,7 @@ def strategy_lines(strategy: Any) -> list[str]:
 
 def split_lines(node: OneInputTransformation) -> list[str]:
     """How a source's own strategy (``env.from_source``) makes its watermark from the source's splits: for a Kafka
-    source, per partition (``panes.watermarks.splits``), and on Spark one watermark over all of them."""
+    source, per partition (``panes.watermarks.splits``; on Spark ``panes.spark.split_watermarks``)."""
     factory = node.operator_factory
     if factory is None or not getattr(factory(), "per_split", False):
         return []
@@ -95,10 +95,9 @@ def split_lines(node: OneInputTransformation) -> list[str]:
     return [
         "per partition: a generator per Kafka partition, the watermark their minimum (a partition without a record "
         "holds it at Long.MIN_VALUE), as Flink's KafkaSource",
-        "on Spark: one watermark over all partitions (the largest timestamp of any, between micro-batches): Spark "
-        "refuses a second watermark operator in one lineage ('Redefining watermark is disallowed'), so a partition "
-        "behind another has its records judged late there and windows fire once the fastest partition passed them; "
-        "with_idleness is refused there",
+        "on Spark: the same rule, each partition rated in every micro-batch and its watermark tracked by every "
+        "shard of the keyed steps after it, which advance after the micro-batch's records; with_idleness counts "
+        "micro-batches' processing times",
     ]
 
 

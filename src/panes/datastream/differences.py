@@ -53,9 +53,9 @@ def runner_differences(plan: Plan, config: ExecutionConfig | None = None, local_
         if per_split and type(kafka).__name__ == "KafkaSource" and not kafka.is_bounded():  # type: ignore[union-attr]
             reasons.append(
                 f"step {step.name!r} makes a watermark per Kafka partition, their minimum the source's, as Flink's "
-                "KafkaSource (the local runner); Spark keeps one watermark over all partitions, the largest "
-                "timestamp of any (it refuses a second watermark operator in one lineage), so there a partition "
-                "behind another has its records judged late and windows fire once the fastest partition passed them"
+                "KafkaSource; the local runner moves it as records arrive, Spark once per micro-batch (after the "
+                "micro-batch's records), so a window fires in another micro-batch than where the local runner's "
+                "records would have been split, though with the same contents where no record is late"
             )
         if getattr(strategy, "idle_timeouts", ()):
             reasons.append(
