@@ -77,9 +77,12 @@ def strategy(idleness: bool, timeout: int = IDLE_TIMEOUT) -> WatermarkStrategy:
     return chosen.with_idleness(timeout) if idleness else chosen
 
 
-def count_windows(env: Any, source: KafkaSource, watermarks: WatermarkStrategy) -> tuple[ListSink, ListSink]:
+def count_windows(
+    env: Any, source: KafkaSource, watermarks: WatermarkStrategy, twice: bool = False
+) -> tuple[ListSink, ListSink]:
     """Records counted per tumbling window with the strategy given to ``from_source``: the windows' ``(start,
-    count)`` and the late records (values)."""
+    count)`` and the late records (values). With ``twice``, the counts go through a second keyed window step of the
+    same size before the sink (summed there: the same windows, one step further from the source)."""
     late: OutputTag[Any] = OutputTag("late")
     counts = (
         env.from_source(source, watermarks, "kafka")
@@ -90,13 +93,20 @@ def count_windows(env: Any, source: KafkaSource, watermarks: WatermarkStrategy) 
         .process(_count)
     )
     out, late_out = ListSink(), ListSink()
-    counts.sink_to(out)
+    results = counts
+    if twice:
+        results = counts.key_by(lambda window: 0).window(TumblingEventTimeWindows.of(SIZE)).process(_sum)
+    results.sink_to(out)
     counts.get_side_output(late).sink_to(late_out)
     return out, late_out
 
 
 def _count(key: Any, context: Any, elements: Any) -> Any:
     yield (context.window().start, sum(1 for _ in elements))
+
+
+def _sum(key: Any, context: Any, counts: Any) -> Any:
+    yield (context.window().start, sum(count for _, count in counts))
 
 
 def watermark(records: Records, idle: set[int]) -> int:

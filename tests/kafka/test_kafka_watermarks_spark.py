@@ -50,18 +50,34 @@ def reader(request: Any, spark: Any) -> Any:
     spark.conf.unset(READER_SETTING)
 
 
+@pytest.fixture
+def python_reader(spark: Any) -> Any:
+    """panes' Python reader alone: the scenarios past the first one rate partitions the same way whichever reader
+    brought the records (the first scenario runs both)."""
+    spark.conf.set(READER_SETTING, "python")
+    yield "python"
+    spark.conf.unset(READER_SETTING)
+
+
 def _runs(
-    bootstrap: str, topic: str, phases: list[Records], spark: Any, checkpoint: Path, idleness: bool = False
+    bootstrap: str,
+    topic: str,
+    phases: list[Records],
+    spark: Any,
+    checkpoint: Path,
+    idleness: bool = False,
+    twice: bool = False,
 ) -> list[tuple[Any, int]]:
     """Write each phase's records, then run the job over what arrived (restarting from ``checkpoint``): each
-    run's windows and how many records were late."""
+    run's windows and how many records were late (``twice``: the windows of a second window step after the first,
+    ``partition_watermarks.count_windows``)."""
     found = []
     for records in phases:
         write(bootstrap, topic, records)
         runner = SparkRunner(spark, checkpoint_location=str(checkpoint), trigger="available_now")
         env = StreamExecutionEnvironment.get_execution_environment(runner)
         chosen = strategy(idleness, SHORT_IDLE_TIMEOUT)
-        out, late = count_windows(env, kafka_source(bootstrap, topic), chosen)
+        out, late = count_windows(env, kafka_source(bootstrap, topic), chosen, twice)
         env.execute()
         found.append((sorted(out.values), len(late.values)))
     return found
@@ -82,7 +98,7 @@ def test_a_lagging_partition_holds_the_watermark(
 
 
 def test_a_partition_without_new_records_holds_the_watermark(
-    kafka_broker: Broker, new_topic: Callable[..., str], reader: str, spark: Any, tmp_path: Path
+    kafka_broker: Broker, new_topic: Callable[..., str], python_reader: str, spark: Any, tmp_path: Path
 ) -> None:
     topic = new_topic(2)
     phases = [QUIET_EARLY, LEADING_ON]
@@ -93,7 +109,7 @@ def test_a_partition_without_new_records_holds_the_watermark(
 
 
 def test_an_idle_partition_stops_holding_the_watermark(
-    kafka_broker: Broker, new_topic: Callable[..., str], reader: str, spark: Any, tmp_path: Path
+    kafka_broker: Broker, new_topic: Callable[..., str], python_reader: str, spark: Any, tmp_path: Path
 ) -> None:
     topic = new_topic(2)
     phases = [QUIET_EARLY, LEADING_ON, LEADING_LATER]
@@ -103,3 +119,14 @@ def test_an_idle_partition_stops_holding_the_watermark(
     records = QUIET_EARLY + LEADING_ON + LEADING_LATER
     windows = sorted(window for found, _ in runs for window in found)
     assert windows == fired(records, watermark(records, {1}))  # then partition 0 alone moves it, as in Flink
+
+
+def test_a_keyed_step_further_down_tracks_the_same_partitions(
+    kafka_broker: Broker, new_topic: Callable[..., str], python_reader: str, spark: Any, tmp_path: Path
+) -> None:
+    # the second window step reads the first's results: it moves by the partitions' watermark too (the first step's
+    # shard 0 passes the split rows on), so its windows are the first's, in the same micro-batches
+    topic = new_topic(2)
+    phases = [LEADING, LAGGING]
+    runs = _runs(kafka_broker.bootstrap, topic, phases, spark, tmp_path / "checkpoint", twice=True)
+    assert runs == per_partition(phases, 2)
