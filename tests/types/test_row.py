@@ -32,6 +32,15 @@ def test_a_named_row_keeps_the_keyword_order() -> None:
     assert Row(b=1, a=2)._fields == ("b", "a")
 
 
+def test_a_field_may_be_named_self() -> None:
+    # an Avro record or a table may well have a column named "self": it is a field like any other
+    row = Row(self=1, other="x")
+    assert row._fields == ("self", "other")
+    assert row["self"] == 1
+    assert row.as_dict() == {"self": 1, "other": "x"}
+    assert pickle.loads(pickle.dumps(row)) == row
+
+
 def test_as_dict_gives_the_named_fields_in_order() -> None:
     row = Row(key=1, value=Row(name="a", age=2), items=[Row(x=1)])
     assert list(row.as_dict()) == ["key", "value", "items"]

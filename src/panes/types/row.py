@@ -30,7 +30,8 @@ class Row:
     """A positional or named row (see the module docstring).
 
     ``Row(*values)`` makes a positional row and ``Row(**named)`` a named one; passing both raises
-    ``TypeError``. ``row._fields`` is the tuple of names, or ``None`` for a positional row.
+    ``TypeError``. ``row._fields`` is the tuple of names, or ``None`` for a positional row. Any name is a field
+    name, ``self`` included.
     """
 
     __slots__ = ("_fields", "_values")
@@ -38,7 +39,7 @@ class Row:
     _fields: tuple[str, ...] | None
     _values: tuple[Any, ...]
 
-    def __init__(self, *values: Any, **named: Any) -> None:
+    def __init__(self, /, *values: Any, **named: Any) -> None:
         if values and named:
             raise TypeError("a Row takes positional values or named values, not both")
         if named:
