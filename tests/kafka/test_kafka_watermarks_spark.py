@@ -14,18 +14,24 @@ from typing import Any
 
 import pytest
 
-from panes.datastream import StreamExecutionEnvironment
+from panes.datastream import OutputTag, StreamExecutionEnvironment
+from panes.datastream.sinks import ListSink
 from panes.spark import SparkRunner
 from panes.spark.kafka import READER_SETTING, chosen_reader
+from panes.time import LONG_MIN
+from panes.windowing import TumblingEventTimeWindows
 from tests.kafka.conftest import Broker, load_spark_connector
 from tests.kafka.partition_watermarks import (
+    BOUND,
     LAGGING,
     LEADING,
     LEADING_LATER,
     LEADING_ON,
     QUIET_EARLY,
     SHORT_IDLE_TIMEOUT,
+    SIZE,
     Records,
+    by_run,
     count_windows,
     fired,
     kafka_source,
@@ -130,3 +136,53 @@ def test_a_keyed_step_further_down_tracks_the_same_partitions(
     phases = [LEADING, LAGGING]
     runs = _runs(kafka_broker.bootstrap, topic, phases, spark, tmp_path / "checkpoint", twice=True)
     assert runs == per_partition(phases, 2)
+
+
+def test_a_step_that_also_reads_another_input_waits_for_it_too(
+    kafka_broker: Broker, new_topic: Callable[..., str], python_reader: str, spark: Any, tmp_path: Path
+) -> None:
+    # topic A with its own strategy (per partition), topic B with a strategy on the stream (one watermark): the window
+    # follows the smaller, Flink's minimum over its inputs; here B lags, so Spark's watermark (B's) bounds the
+    # partitions' one, and the window step wakes up when Spark's moves. A gets a record in each run: a query restarted
+    # from its checkpoint counts a watermarked input without data since the restart at 0 (Spark's WatermarkTracker
+    # forgets each input's watermark on a restart), which would hold Spark's watermark where it was
+    a, b = new_topic(2), new_topic(1)
+    runs_a: list[Records] = [[(p, t) for p in (0, 1) for t in range(1_000, 12_000, 500)], [(0, 11_500)]]
+    runs_b: list[Records] = [[(0, t) for t in range(1_000, 5_000, 500)], [(0, t) for t in range(5_000, 10_000, 500)]]
+    found = []
+    for records_a, records_b in zip(runs_a, runs_b, strict=True):
+        write(kafka_broker.bootstrap, a, records_a)
+        write(kafka_broker.bootstrap, b, records_b)
+        runner = SparkRunner(spark, checkpoint_location=str(tmp_path / "checkpoint"), trigger="available_now")
+        env = StreamExecutionEnvironment.get_execution_environment(runner)
+        late: OutputTag[Any] = OutputTag("late")
+        first = env.from_source(kafka_source(kafka_broker.bootstrap, a), strategy(False), "a")
+        second = env.from_source(kafka_source(kafka_broker.bootstrap, b), None, "b")
+        counts = (
+            first.union(second.assign_timestamps_and_watermarks(strategy(False)))
+            .map(lambda value: (value, 1))
+            .key_by(lambda pair: 0)
+            .window(TumblingEventTimeWindows.of(SIZE))
+            .side_output_late_data(late)
+            .process(_count)
+        )
+        out, late_out = ListSink(), ListSink()
+        counts.sink_to(out)
+        counts.get_side_output(late).sink_to(late_out)
+        env.execute()
+        found.append((sorted(out.values), len(late_out.values)))
+    # the expected watermark after each run: the least of A's partitions and B, each its largest timestamp - BOUND - 1
+    highest: dict[str, int] = {}
+    after = []
+    for records_a, records_b in zip(runs_a, runs_b, strict=True):
+        for name, records in (("a0", [t for p, t in records_a if p == 0]), ("a1", [t for p, t in records_a if p == 1])):
+            highest[name] = max([highest.get(name, LONG_MIN), *(t - BOUND - 1 for t in records)])
+        highest["b"] = max([highest.get("b", LONG_MIN), *(t - BOUND - 1 for _, t in records_b)])
+        after.append(min(highest.values()))
+    both = [records_a + records_b for records_a, records_b in zip(runs_a, runs_b, strict=True)]
+    assert found == by_run(both, after)
+    assert found[1][0] != []  # B moved on alone in the second run, and so did the window
+
+
+def _count(key: Any, context: Any, elements: Any) -> Any:
+    yield (context.window().start, sum(1 for _ in elements))
