@@ -32,6 +32,7 @@ from panes.datastream import OutputTag, StreamEnvironment  # noqa: E402
 from panes.functions import Aggregates, Count, Sum  # noqa: E402
 from panes.spark.layout import ChannelCodes, Layout, Record  # noqa: E402
 from panes.spark.linear import Step, linearize  # noqa: E402
+from panes.spark.shard_definition import ShardDefinition  # noqa: E402
 from panes.spark.shards import ShardHost, shard_host  # noqa: E402
 from panes.time import LONG_MAX, LONG_MIN  # noqa: E402
 from panes.watermarks import WatermarkStrategy  # noqa: E402
@@ -95,7 +96,7 @@ def run(function: str, events: int, keys: int, batches: int, window: str = "tumb
         ]
         inputs.append([layout.encode(rows)])
         marks.append(int(ts[part].max()) - DISORDER - 1)
-    host: ShardHost = shard_host(step, codes, layout, 0, 1, 128)
+    host: ShardHost = shard_host(ShardDefinition("bench", step, codes, layout, 1, 128), 0)
     out = 0
     started = time.perf_counter()
     for batch in range(batches + 1):

@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 import pytest
+from pyspark import cloudpickle
 
 from panes.datastream import StreamEnvironment
 from panes.errors import UserFunctionError
@@ -20,7 +21,8 @@ from panes.spark.keeper import address
 from panes.spark.keeper_client import Keepers, KeeperUnavailable, _connect
 from panes.spark.layout import ChannelCodes, Layout, Record, channel_mask, pack, read_records, unpack
 from panes.spark.linear import linearize
-from panes.spark.live_shards import LiveShards, ShardCall, ShardDefinition, ShardOutcome
+from panes.spark.live_shards import LiveShards, ShardCall, ShardOutcome
+from panes.spark.shard_definition import ShardDefinition
 from panes.time import LONG_MIN
 from panes.windowing import TumblingEventTimeWindows
 from tests.spark.processes import keeper_parent, process_table
@@ -142,7 +144,7 @@ def wait_for(condition: Any, seconds: float = 20.0) -> bool:
 @linux
 def test_a_keeper_keeps_a_shard_alive_for_every_worker_and_ends_with_its_daemon(parent: Any) -> None:
     made, layout, source, counts = definition()
-    blob = made.pickled()
+    blob = cloudpickle.dumps(made)
     log = Log()
     one, other = Keepers(parent.pid), Keepers(parent.pid)  # two Python workers of one executor
     try:
@@ -176,7 +178,7 @@ def test_a_lost_keeper_costs_a_restore_not_a_wrong_answer(parent: Any) -> None:
     from panes.spark import keeper_client
 
     made, layout, source, counts = definition()
-    blob = made.pickled()
+    blob = cloudpickle.dumps(made)
     log = Log()
     worker = Keepers(parent.pid)
     try:

@@ -98,8 +98,8 @@ def test_the_effective_watermark_follows_the_splits_and_spark_only_where_it_must
     assert effective_watermark(joined, 9_000, 500) == 500
     assert effective_watermark(joined, 300, 500) == 300
     assert effective_watermark(alone, LONG_MAX, 500) == LONG_MAX
-    assert effective_watermark(SplitPlan((1,), lag=200), 9_000, 500) == 300
-    assert effective_watermark(SplitPlan((1,), lag=200), 9_000, LONG_MIN) == LONG_MIN
+    assert effective_watermark(alone, 9_000, 500, lag=200) == 300
+    assert effective_watermark(alone, 9_000, LONG_MIN, lag=200) == LONG_MIN
 
 
 def test_split_codes_are_stable_distinct_and_not_negative() -> None:

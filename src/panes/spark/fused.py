@@ -57,6 +57,7 @@ from panes.spark.layout import (
 )
 from panes.spark.linear import Step
 from panes.spark.metrics import FIELDS, SOURCE_FIELDS, metered, metric_fields
+from panes.spark.shard_definition import ShardDefinition
 from panes.spark.watermarks import END_MS, rate_watermarks, stamp_columns, timestamps_operator, to_spark_watermark
 from panes.time import LONG_MIN
 from panes.watermarks import (
@@ -523,29 +524,23 @@ def _rows_out(
 
 
 def keyed_shard_function(
-    step: Step,
-    codes: ChannelCodes,
-    layout: Layout,
-    num_shards: int,
-    max_parallelism: int,
-    watermarks: list[int],
-    now: int,
-    batch: bool = False,
+    definition: ShardDefinition, watermarks: list[int], now: int, batch: bool = False
 ) -> Callable[[Any, Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """``applyInArrow`` function of a keyed step over bounded input: one shard, every batch in order, batch
-    ``b`` processed at ``watermarks[b]`` (the bounded path's ``[LONG_MIN, LONG_MAX]``: one step of input); it
-    returns rows in ``layout`` and a metrics row with the step's counters and gauges (``metrics.metered``). In
-    BATCH execution (``batch``) an operator fed element by element takes all the shard's rows at once, sorted by
-    key and timestamp (``RecordHost.run_sorted``)."""
+    """``applyInArrow`` function of a keyed step (``definition``) over bounded input: one shard, every batch in
+    order, batch ``b`` processed at ``watermarks[b]`` (the bounded path's ``[LONG_MIN, LONG_MAX]``: one step of
+    input); it returns rows in the definition's layout and a metrics row with the step's counters and gauges
+    (``metrics.metered``). In BATCH execution (``batch``) an operator fed element by element takes all the shard's
+    rows at once, sorted by key and timestamp (``RecordHost.run_sorted``)."""
     from panes.spark.shards import RecordHost, payload_batches, shard_host
 
-    schema = pa.schema(list(layout.schema) + metric_fields([step.index], FIELDS))
+    step = definition.step
+    schema = pa.schema(list(definition.layout.schema) + metric_fields([step.index], FIELDS))
 
     @carrying_iterators
     def run(key: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         shard = int(key[0].as_py())
         rows = payload_batches(payload for batch in batches for payload in batch.column("payload").to_pylist())
-        host = shard_host(step, codes, layout, shard, num_shards, max_parallelism, batch)
+        host = shard_host(definition, shard, batch)
 
         def work() -> Iterator[pa.RecordBatch]:
             if isinstance(host, RecordHost) and batch:

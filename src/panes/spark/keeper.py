@@ -75,7 +75,8 @@ class Keeper:
     """Serves shard calls on a listening socket (see the module docstring)."""
 
     def __init__(self) -> None:
-        from panes.spark.live_shards import LiveShards, ShardDefinition
+        from panes.spark.live_shards import LiveShards
+        from panes.spark.shard_definition import ShardDefinition
 
         self.shards = LiveShards()
         self.definitions: dict[str, ShardDefinition] = {}
@@ -95,7 +96,7 @@ class Keeper:
                 return
 
     def handle(self, conn: socket.socket, message: Any) -> None:
-        from panes.spark.live_shards import load_definition
+        from panes.spark.shard_definition import load_definition
 
         kind = message[0]
         if kind == "definition":

@@ -17,7 +17,8 @@ from collections.abc import Callable
 
 from panes.garbage import fewer_collections
 from panes.spark.keeper import address, receive, send
-from panes.spark.live_shards import LiveShards, ShardCall, ShardDefinition, ShardOutcome, load_definition
+from panes.spark.live_shards import LiveShards, ShardCall, ShardOutcome
+from panes.spark.shard_definition import ShardDefinition, load_definition
 
 ENABLED_VARIABLE = "PANES_SHARD_KEEPERS"
 """Environment variable of the executors: ``0`` hosts every shard in the Python worker that runs its task."""

@@ -19,7 +19,6 @@ call returns. The same :class:`LiveShards` runs inside a Spark Python worker or 
 
 from __future__ import annotations
 
-import pickle
 import random
 import time
 from collections.abc import Callable
@@ -28,10 +27,12 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from panes.operators.rescaling import Owner
-from panes.spark.layout import CLOCK, ChannelCodes, Layout, clock_of, pack, split_rows, splits_of, unpack
-from panes.spark.linear import Step
+from panes.spark.layout import CLOCK, clock_of, pack, split_rows, splits_of, unpack
+from panes.spark.shard_definition import ShardDefinition, load_definition
 from panes.spark.shards import ShardHost, shard_host
-from panes.spark.split_watermarks import SplitPlan, SplitTracker, effective_watermark, highest_ratings
+from panes.spark.split_watermarks import SplitTracker, effective_watermark, highest_ratings
+
+__all__ = ["COMPACT_SLACK", "PIECE", "LiveShards", "ShardCall", "ShardDefinition", "ShardOutcome", "load_definition"]
 
 COMPACT_SLACK = 64 * 1024
 """Bytes of changes a shard may log beyond twice its last snapshot before it writes a new snapshot."""
@@ -43,31 +44,6 @@ PIECE = b"panes-piece\0"
 
 IDLE_SECONDS = 3600.0
 """A live operator not called for this long is dropped (its state stays in the store; a later call restores)."""
-
-
-@dataclass(frozen=True)
-class ShardDefinition:
-    """What a keyed step's shards are made of: the step, its channels and output layout, its shard count and
-    key groups, and the splits whose watermarks it tracks (``splits``: a Kafka source's own strategy upstream,
-    ``panes.spark.split_watermarks``; ``None``: it follows Spark's watermark). Built on the driver, pickled once
-    (``pickled``) and sent to wherever the shards run."""
-
-    uid: str
-    step: Step
-    codes: ChannelCodes
-    layout: Layout
-    num_shards: int
-    max_parallelism: int
-    splits: SplitPlan | None = None
-
-    def host(self, shard: int) -> ShardHost:
-        return shard_host(self.step, self.codes, self.layout, shard, self.num_shards, self.max_parallelism)
-
-    def pickled(self) -> bytes:
-        from pyspark import cloudpickle
-
-        blob: bytes = cloudpickle.dumps(self)  # type: ignore[no-untyped-call]
-        return blob
 
 
 @dataclass(frozen=True)
@@ -155,14 +131,14 @@ class LiveShards:
         started = time.perf_counter()
         restored = True
         if call.pieces:
-            host = definition.host(call.shard)
+            host = shard_host(definition, call.shard)
             (merged,) = host.rescale(call.pieces, Owner(definition.max_parallelism, 1), 1)
             host.restore(merged)
             committed = None  # a new generation's state: its log starts with a snapshot
         elif live is not None and committed is not None and live.version == committed:
             host, restored = live.host, False
         else:
-            host = definition.host(call.shard)
+            host = shard_host(definition, call.shard)
             if committed is None:
                 restored = False
             else:
@@ -205,10 +181,11 @@ def _call(host: ShardHost, definition: ShardDefinition, call: ShardCall, committ
     if definition.splits is not None:
         batches, ratings = _without_splits(batches)
         tracker = SplitTracker.of(definition.splits, call.splits)
-        watermark = effective_watermark(definition.splits, call.watermark, tracker.watermark)
+        lag = definition.watermark_lag
+        watermark = effective_watermark(definition.splits, call.watermark, tracker.watermark, lag)
         if ratings:
             tracker.update(ratings, now)
-            then = effective_watermark(definition.splits, call.watermark, tracker.watermark)
+            then = effective_watermark(definition.splits, call.watermark, tracker.watermark, lag)
     counted = host.counters.values()
     out = host.run(batches, watermark, now, then=then)
     after = host.counters.values()
@@ -275,9 +252,3 @@ def _without_clock(batches: list[pa.RecordBatch]) -> tuple[list[pa.RecordBatch],
 def _holds_nothing(host: ShardHost) -> bool:
     """Whether ``host`` keeps no state entry and no timer (its snapshot is as small as it gets)."""
     return host.open_panes() == 0 and host.timer_count() == 0
-
-
-def load_definition(blob: bytes) -> ShardDefinition:
-    definition = pickle.loads(blob)
-    assert isinstance(definition, ShardDefinition)
-    return definition

@@ -32,21 +32,19 @@ from __future__ import annotations
 
 import os
 import time
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pandas as pd
+from pyspark import cloudpickle
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
 from panes.spark.failures import carrying_iterators
 from panes.spark.keeper_client import keepers_enabled, run_shard
-from panes.spark.layout import ChannelCodes, Layout
-from panes.spark.linear import Step
-from panes.spark.live_shards import PIECE, ShardCall, ShardDefinition
+from panes.spark.live_shards import PIECE, ShardCall
 from panes.spark.metrics import DDL, Gauges, counters
-from panes.spark.split_watermarks import SplitPlan
+from panes.spark.shard_definition import ShardDefinition
 from panes.spark.watermarks import ahead, from_spark_watermark, held_back, to_spark_time
 from panes.time import LONG_MAX
 
@@ -66,38 +64,33 @@ counters (``metrics``)."""
 
 
 class ShardProcessor(StatefulProcessor):
-    """Hosts ``step``'s operator for the shard Spark groups by (see the module docstring).
+    """Hosts the operator of ``definition``'s step for the shard Spark groups by (see the module docstring).
 
     ``slots``: the task slots of an executor, so the number of shard keepers each keeps (``None``: the
     executor's CPU count); ``keepers=False`` hosts every shard in the worker that runs its task."""
 
     def __init__(
         self,
-        step: Step,
-        codes: ChannelCodes,
-        layout: Layout,
-        num_shards: int,
-        max_parallelism: int,
+        definition: ShardDefinition,
         event_time: bool = True,
         clocked: bool = False,
         slots: int | None = None,
         keepers: bool = True,
-        watermark_lag: int = 0,
-        splits: SplitPlan | None = None,
     ) -> None:
         self.event_time = event_time
-        self.watermark_lag = watermark_lag
+        self.watermark_lag = definition.watermark_lag
         """How far the steps with event time per key before this one hold the watermark back (the sum of their
         ``max_lag`` along the longest path): the operator runs at Spark's watermark minus it, as on the local
         runner, where each such step forwards ``stream watermark - max_lag``."""
         self.clocked = clocked
-        self.splits = splits
+        self.splits = definition.splits
         """The splits whose watermarks the step tracks (``split_watermarks``; ``None``: Spark's watermark)."""
-        self.uid = uuid.uuid4().hex
+        self.uid = definition.uid
         self.run = int(self.uid[:15], 16)
         """This query run (a start of the query) as a number: a shard's first call in a run reports its gauges in
         full, the later ones their changes, so a job's totals are the state now also after a restart."""
-        self.definition = ShardDefinition(self.uid, step, codes, layout, num_shards, max_parallelism, splits).pickled()
+        self.definition: bytes = cloudpickle.dumps(definition)  # type: ignore[no-untyped-call]
+        """The definition as the shards receive it (pickled once, here on the driver)."""
         self.slots = slots
         self.keepers = keepers
         self.generation = 0

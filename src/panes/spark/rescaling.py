@@ -34,7 +34,9 @@ from panes.datastream.plan import Plan, Transformation
 from panes.errors import RESTART_ADVICE, IncompatibleCheckpointError
 from panes.operators.rescaling import Owner
 from panes.spark.linear import Step
-from panes.spark.live_shards import GENERATION_SHIFT, ShardDefinition, load_definition
+from panes.spark.live_shards import GENERATION_SHIFT
+from panes.spark.shard_definition import ShardDefinition, load_definition
+from panes.spark.shards import shard_host
 
 CONTROL_FOLDER = os.path.join("panes", "control")
 """Where in the checkpoint the control input is (its files carry pieces of rescaled state)."""
@@ -173,7 +175,7 @@ def _splitter(rescale: Rescale, definition: ShardDefinition) -> Any:
     def split(key: Any, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         shard = int(key[0].as_py())
         entries = [entry for batch in batches for row in batch.column("entries").to_pylist() for entry in row]
-        host = old.host(shard)
+        host = shard_host(old, shard)
         host.restore(entries[0], entries[1:])
         host.open()
         parts = host.rescale([host.snapshot()], Owner(*owner), rescale.new)

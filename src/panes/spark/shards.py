@@ -26,7 +26,6 @@ from panes.spark.host import StepHost
 from panes.spark.layout import (
     ChannelCodes,
     Columns,
-    Layout,
     Record,
     channel_mask,
     forwarded_row,
@@ -35,6 +34,7 @@ from panes.spark.layout import (
     unpack,
 )
 from panes.spark.linear import Step
+from panes.spark.shard_definition import ShardDefinition
 from panes.windowing.assigners.base import MissingTimestampError
 from panes.windowing.columnar.aligned import ColumnarAlignedWindows
 from panes.windowing.columnar.output import ColumnarOutput, emitted, pane_values
@@ -110,22 +110,16 @@ def split(
 
 
 class RecordHost:
-    """A keyed step whose operator takes elements one by one (``StepHost``)."""
+    """A keyed step whose operator takes elements one by one (``StepHost``), for shard ``shard`` of ``definition``."""
 
-    def __init__(
-        self,
-        step: Step,
-        codes: ChannelCodes,
-        layout: Layout,
-        shard: int,
-        num_shards: int,
-        max_parallelism: int,
-        batch: bool = False,
-    ) -> None:
+    def __init__(self, definition: ShardDefinition, shard: int, batch: bool = False) -> None:
+        step = definition.step
         self.step = step
-        self.codes = codes
-        self.layout = layout
-        self.host = StepHost(step, shard, num_shards, max_parallelism, track_changes=not batch, batch=batch)
+        self.codes = definition.codes
+        self.layout = definition.layout
+        self.host = StepHost(
+            step, shard, definition.num_shards, definition.max_parallelism, track_changes=not batch, batch=batch
+        )
         self.shard = shard
         self.counters = self.host.operator.counters
 
@@ -194,9 +188,8 @@ class ColumnarHost:
     """A window step run by a columnar operator: the shard's elements stay Arrow columns (see the module
     docstring); results and late elements leave as typed columns."""
 
-    def __init__(
-        self, step: Step, plan: ColumnarWindow, codes: ChannelCodes, layout: Layout, shard: int, batch: bool = False
-    ) -> None:
+    def __init__(self, definition: ShardDefinition, plan: ColumnarWindow, shard: int, batch: bool = False) -> None:
+        step, codes, layout = definition.step, definition.codes, definition.layout
         self.step = step
         self.batch = batch
         """BATCH execution: elements are taken in timestamp order (arrival order among equal timestamps), the
@@ -393,19 +386,11 @@ def columnar_plan(step: Step) -> ColumnarWindow | None:
     return None if implementation is None else implementation.columnar
 
 
-def shard_host(
-    step: Step,
-    codes: ChannelCodes,
-    layout: Layout,
-    shard: int,
-    num_shards: int,
-    max_parallelism: int,
-    batch: bool = False,
-) -> ShardHost:
-    """The host of ``step`` for ``shard`` (see the module docstring). In BATCH execution a columnar window
-    gives the results of sorted input too: it takes its elements in timestamp order (the keys' order does not
-    matter to it), and with all input processed before the final watermark nothing is late."""
-    plan = columnar_plan(step)
+def shard_host(definition: ShardDefinition, shard: int, batch: bool = False) -> ShardHost:
+    """The host of shard ``shard`` of ``definition``'s step (see the module docstring). In BATCH execution a
+    columnar window gives the results of sorted input too: it takes its elements in timestamp order (the keys'
+    order does not matter to it), and with all input processed before the final watermark nothing is late."""
+    plan = columnar_plan(definition.step)
     if plan is not None:
-        return ColumnarHost(step, plan, codes, layout, shard, batch)
-    return RecordHost(step, codes, layout, shard, num_shards, max_parallelism, batch)
+        return ColumnarHost(definition, plan, shard, batch)
+    return RecordHost(definition, shard, batch)

@@ -62,15 +62,12 @@ class SplitPlan:
       until it has a record, as in Flink); a split found later joins with its first rating;
     - ``idle_timeouts``: the strategy's ``with_idleness`` timeouts in ms (innermost first; empty: none);
     - ``alone``: every watermark the step's inputs carry comes from these splits; otherwise (``False``) the step also
-      follows Spark's watermark, the minimum of its other inputs';
-    - ``lag``: how far steps with event time per key before the step hold the watermark back (ms, the sum of their
-      ``max_lag``; ``translate.watermark_lag_before``).
+      follows Spark's watermark, the minimum of its other inputs'.
     """
 
     splits: tuple[int, ...]
     idle_timeouts: tuple[int, ...] = ()
     alone: bool = True
-    lag: int = 0
 
     def merged(self, other: SplitPlan) -> SplitPlan:
         """The plan of a step that reads the splits of both (two per-split sources upstream)."""
@@ -78,7 +75,6 @@ class SplitPlan:
             tuple(sorted(set(self.splits) | set(other.splits))),
             self.idle_timeouts or other.idle_timeouts,
             self.alone and other.alone,
-            max(self.lag, other.lag),
         )
 
 
@@ -169,14 +165,14 @@ class SplitTracker:
         return tracker
 
 
-def effective_watermark(plan: SplitPlan, spark_watermark: int, tracked: int) -> int:
+def effective_watermark(plan: SplitPlan, spark_watermark: int, tracked: int, lag: int = 0) -> int:
     """The watermark a shard of a step tracking ``plan`` advances to: the splits' combined watermark ``tracked``,
-    held back by ``plan.lag``; for a step with other inputs too (``plan.alone`` false), at most ``spark_watermark``
-    (Spark's for those, held back already); the end of input (``LONG_MAX`` from Spark) ends it whatever the splits
-    say."""
+    held back by ``lag`` (steps with event time per key before it, ``translate.watermark_lag_before``); for a step
+    with other inputs too (``plan.alone`` false), at most ``spark_watermark`` (Spark's for those, held back already);
+    the end of input (``LONG_MAX`` from Spark) ends it whatever the splits say."""
     if spark_watermark == LONG_MAX:
         return LONG_MAX
-    own = held_back(tracked, plan.lag)
+    own = held_back(tracked, lag)
     return own if plan.alone else min(own, spark_watermark)
 
 

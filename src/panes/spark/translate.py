@@ -18,6 +18,7 @@ shard hosts one operator, so one instance of the step's function (:func:`shard_c
 from __future__ import annotations
 
 import time
+import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -35,6 +36,7 @@ from panes.spark.metrics import FIELDS, column, observe, observe_keyed
 from panes.spark.processor import PAYLOAD_DDL, ShardProcessor
 from panes.spark.rescaling import CONTROL_DDL
 from panes.spark.session import executor_slots
+from panes.spark.shard_definition import ShardDefinition
 from panes.spark.sources import ColumnarInput, columnar_input, source_rows
 from panes.spark.split_watermarks import SplitPlan
 from panes.spark.watermarks import END_MS
@@ -347,26 +349,23 @@ class Translator:
     def _keyed(self, step: Step) -> None:
         shards = self.shards[step.transformation.id] = self.shards_of(step)
         watermarked = any(b.watermarked or b.chain.rates for b in self.branches)
-        lag = watermark_lag_before(self.steps, step)
         splits = combined_splits(self.branches)
-        if splits is not None:
-            splits = replace(splits, lag=lag)
         keyed = self._merge(self.branches, keyed=step)
         channels = after(set().union(*(b.channels for b in self.branches)), step)
         layout = Layout(self.codes, channels)
+        definition = ShardDefinition(
+            uuid.uuid4().hex,
+            step,
+            self.codes,
+            layout,
+            shards,
+            self.max_parallelism,
+            splits,
+            watermark_lag_before(self.steps, step),
+        )
         if self.streaming:
             processor = ShardProcessor(
-                step,
-                self.codes,
-                layout,
-                shards,
-                self.max_parallelism,
-                watermarked,
-                self.clocked,
-                executor_slots(self.spark),
-                self.shard_keepers,
-                lag,
-                splits,
+                definition, watermarked, self.clocked, executor_slots(self.spark), self.shard_keepers
             )
             processor.generation = self.generation
             self.processors[step.index] = processor
@@ -379,16 +378,7 @@ class Translator:
             df = observe_keyed(df, step.index)
             chain = Chain(packed=True)
         else:
-            function = keyed_shard_function(
-                step,
-                self.codes,
-                layout,
-                shards,
-                self.max_parallelism,
-                [LONG_MIN, LONG_MAX],
-                int(time.time() * 1000),
-                self.batch,
-            )
+            function = keyed_shard_function(definition, [LONG_MIN, LONG_MAX], int(time.time() * 1000), self.batch)
             columns = [column(step.index, name) for name in FIELDS]
             ddl = f"{layout.ddl()}, " + ", ".join(f"{c} BIGINT" for c in columns)
             df = self._observe(keyed.groupBy("shard").applyInArrow(function, ddl), columns, "ch")
