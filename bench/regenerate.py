@@ -1,12 +1,13 @@
 """Regenerate bench/RESULTS.md's measured sections with one command: the suite, the scale table, start-up, the
-latency of a warm micro-batch, and the targets table computed from them.
+latency of a warm micro-batch, the Kafka pipeline (a broker of ``scripts/kafka.sh`` started for it), and the targets
+table computed from them.
 
-    .venv/bin/python bench/regenerate.py            # everything (about an hour on 2 cores)
+    .venv/bin/python bench/regenerate.py            # everything (about 75 minutes on 2 cores)
     .venv/bin/python bench/regenerate.py --only startup targets
 
 Each part writes its own section of ``bench/RESULTS.md`` between its markers (the prose around them stays), the
-suite, start-up and latency also their figures to ``bench/measured/*.json``, from which ``bench/targets.py`` writes the
-targets table. The parts run one after the other, never two Spark jobs at once.
+suite, start-up, latency and the Kafka pipeline also their figures to ``bench/measured/*.json``, from which
+``bench/targets.py`` writes the targets table. The parts run one after the other, never two Spark jobs at once.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ PARTS = {
     "scale": ["scale.py", "--keys", "100000", "1000000", "5000000", "--masters", "local[2]", "local[8]"],
     "startup": ["startup.py", "--json", "bench/measured/startup.json"],
     "latency": ["latency.py", "--json", "bench/measured/latency.json"],
+    "kafka": ["kafka_pipeline.py", "--json", "bench/measured/kafka_pipeline.json"],
     "targets": ["targets.py"],
 }
 

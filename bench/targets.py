@@ -2,11 +2,12 @@
 
     .venv/bin/python bench/targets.py       # reads bench/measured/*.json, writes the table into bench/RESULTS.md
 
-``bench/suite.py --json bench/measured/suite.json`` and ``bench/startup.py --json bench/measured/startup.json``
-write the figures (``bench/regenerate.py`` runs all of them in turn). A target whose figure is missing (its case
-was not run) says so rather than guessing. The per-core figures put panes' events per second on one core next
-to Flink's Nexmark window queries (12,000-40,000 events/s per core: q7 tumbling 12,300, q5 sliding 22,100,
-q11 session 39,700 on RocksDB).
+``bench/suite.py --json bench/measured/suite.json``, ``bench/startup.py --json bench/measured/startup.json``,
+``bench/latency.py --json bench/measured/latency.json`` and ``bench/kafka_pipeline.py --json
+bench/measured/kafka_pipeline.json`` write the figures (``bench/regenerate.py`` runs all of them in turn). A target
+whose figure is missing (its case was not run) says so rather than guessing. The per-core figures put panes' events
+per second on one core next to Flink's Nexmark window queries (12,000-40,000 events/s per core: q7 tumbling 12,300,
+q5 sliding 22,100, q11 session 39,700 on RocksDB).
 """
 
 from __future__ import annotations
@@ -101,6 +102,18 @@ def latency(keys: list[int]) -> Callable[[dict[str, Any]], list[float | None]]:
     return read
 
 
+def kafka(sides: list[str]) -> Callable[[dict[str, Any]], list[float | None]]:
+    """panes' events/s over native's through Kafka and back (``bench/kafka_pipeline.py``), per delivery guarantee;
+    none when the outputs were not identical."""
+
+    def read(m: dict[str, Any]) -> list[float | None]:
+        found = m.get("kafka_pipeline", {})
+        ratios = found.get("ratios", {}) if found.get("identical") else {}
+        return [ratios.get(side) for side in sides]
+
+    return read
+
+
 TARGETS = [
     Target(
         "session gap 30 s count+sum >= 1.0x native, 100 / 10,000 / 100,000 keys",
@@ -124,6 +137,11 @@ TARGETS = [
         "a warm micro-batch at most 1.2x native's (median), 100 / 100,000 keys",
         latency([100, 100_000]),
         at_most=1.2,
+    ),
+    Target(
+        "(issue 40) Kafka -> tumbling count+sum, 10,000 keys -> Kafka >= 1.0x native, exactly once / at least once",
+        kafka(["panes EXACTLY_ONCE", "panes AT_LEAST_ONCE"]),
+        1.0,
     ),
     Target("local runner, tumbling count+sum >= 200,000 ev/s", local("count_sum"), 200_000, unit="ev/s"),
     Target(
@@ -151,14 +169,14 @@ def per_core(measured: dict[str, Any]) -> list[str]:
 def table(measured: dict[str, Any]) -> str:
     sources = "; ".join(
         f"`{measured[name]['command']}` on {measured[name]['date']}"
-        for name in ("suite", "startup", "latency")
+        for name in ("suite", "startup", "latency", "kafka_pipeline")
         if name in measured
     )
     return "\n".join(
         [
             f"Written by `.venv/bin/python bench/targets.py` from {sources or 'no measurements'}.",
             "",
-            "| target (issue 23) | measured | |",
+            "| target (issue 23 unless named) | measured | |",
             "|---|---|---|",
             *(target.row(measured) for target in TARGETS),
             "",
