@@ -69,6 +69,20 @@ class KafkaRecordDeserializationSchema(ABC):
         """The elements' type (``None``: Python objects of no declared type)."""
         return None
 
+    def deserialize_batch(self, records: list[ConsumerRecord]) -> list[list[Any] | Exception]:
+        """For each of ``records``, in order, the elements :meth:`deserialize` puts out, or the exception it raises
+        (returned, not raised). A schema that can read many records at once overrides it (JSON rows: one parse)."""
+        found: list[list[Any] | Exception] = []
+        for record in records:
+            out = _Elements()
+            try:
+                self.deserialize(record, out)
+            except Exception as error:
+                found.append(error)
+            else:
+                found.append(out.items)
+        return found
+
     @staticmethod
     def value_only(deserialization_schema: DeserializationSchema) -> KafkaRecordDeserializationSchema:
         """The value of each record through ``deserialization_schema``; ``TypeError`` for another object."""
@@ -80,6 +94,17 @@ class KafkaRecordDeserializationSchema(ABC):
     ) -> KafkaRecordDeserializationSchema:
         """The whole record (a :class:`ConsumerRecord`), its value and key read by the schemas given."""
         return _WithMetadata(value_schema, key_schema)
+
+
+TOMBSTONE = "the record has no value (a tombstone)"
+
+
+class _Elements:
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+
+    def collect(self, element: Any) -> None:
+        self.items.append(element)
 
 
 def _schema(schema: Any, what: str) -> DeserializationSchema:
@@ -97,10 +122,22 @@ class _ValueOnly(KafkaRecordDeserializationSchema):
 
     def deserialize(self, record: ConsumerRecord, out: Collector) -> None:
         if record.value is None:
-            raise ValueError("the record has no value (a tombstone)")
+            raise ValueError(TOMBSTONE)
         value = self.schema.deserialize(record.value)
         if value is not None:
             out.collect(value)
+
+    def deserialize_batch(self, records: list[ConsumerRecord]) -> list[list[Any] | Exception]:
+        """The value schema's ``deserialize_many`` when it has one (one parse for the batch), else one by one."""
+        many = getattr(self.schema, "deserialize_many", None)
+        if many is None:
+            return super().deserialize_batch(records)
+        found: list[list[Any] | Exception] = [ValueError(TOMBSTONE)] * len(records)
+        present = [index for index, record in enumerate(records) if record.value is not None]
+        values = many([records[index].value for index in present])
+        for index, value in zip(present, values, strict=True):
+            found[index] = value if isinstance(value, Exception) else ([] if value is None else [value])
+        return found
 
     def get_produced_type(self) -> RecordType | None:
         return self.schema.get_produced_type()

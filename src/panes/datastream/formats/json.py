@@ -8,6 +8,8 @@ ISO-8601 string); a message may span lines. The value is a ``Row`` for ``Types.R
 Spark DDL string). A message that is not such an object raises ``ValueError`` naming the field (the source's bad
 record); ``fail_on_missing_field()`` also refuses an object without a declared field, and
 ``ignore_parse_errors()`` reads such a message as nothing (the source skips it, as Flink's returns ``null``).
+:meth:`JsonRowDeserializationSchema.deserialize_many` reads many messages in one parse, with the same results
+(a source reading a batch of records uses it: one JSON parse per batch, not per message).
 
 ``JsonRowSerializationSchema.builder().with_type_info(...).build()`` writes a value of the type (a ``Row``, a
 ``dict``, a tuple in field order) as one compact JSON object, fields in declared order: bytes as base64 (as
@@ -58,7 +60,50 @@ class JsonRowDeserializationSchema(DeserializationSchema):
                 return None
             raise
 
+    def deserialize_many(self, messages: list[bytes]) -> list[Any]:
+        """What :meth:`deserialize` gives for each of ``messages``, in order, read in one parse: the row, ``None``
+        (``ignore_parse_errors``), or the ``ValueError`` it would raise (returned, not raised)."""
+        found: list[Any] = [None] * len(messages)
+        lines: list[bytes] = []
+        places: list[int] = []
+        for index, message in enumerate(messages):
+            try:
+                lines.append(self._line(bytes(message)))
+                places.append(index)
+            except ValueError as error:
+                found[index] = None if self.ignore_parse_errors else error
+        if not lines:
+            return found
+        table, bad = self._format.parse(b"\n".join(lines), "message")
+        refused = {line.line - 1: line.reason for line in bad}
+        if table.num_rows != len(lines) - len(refused):  # a line held several objects: read them one by one
+            for index in places:
+                try:
+                    found[index] = self.deserialize(messages[index])
+                except ValueError as error:
+                    found[index] = error
+            return found
+        struct = pa.StructArray.from_arrays(
+            [column.combine_chunks() for column in table.columns], fields=list(self.record_type.columns())
+        )
+        rows = iter(self.record_type.decode(struct))
+        for position, index in enumerate(places):
+            reason = refused.get(position)
+            if reason is None:
+                found[index] = next(rows)
+            elif not self.ignore_parse_errors:
+                found[index] = ValueError(reason)
+        return found
+
     def _read(self, data: bytes) -> Any:
+        table, bad = self._format.parse(self._line(data), "message")
+        if bad:
+            raise ValueError(bad[0].reason)
+        return value_of(self.record_type, table)
+
+    def _line(self, data: bytes) -> bytes:
+        """``data`` as one line of JSON text (a message spanning lines re-written on one), checked for what the
+        parser of lines does not check (``ValueError``: not an object, a missing field, nothing at all)."""
         if self.fail_on_missing_field or b"\n" in data or b"\r" in data:
             try:
                 parsed = json.loads(data)
@@ -72,10 +117,7 @@ class JsonRowDeserializationSchema(DeserializationSchema):
             data = json.dumps(parsed, ensure_ascii=False).encode()
         if not data.strip():
             raise ValueError("an empty message is not a JSON object")
-        table, bad = self._format.parse(data, "message")
-        if bad:
-            raise ValueError(bad[0].reason)
-        return value_of(self.record_type, table)
+        return data
 
     def get_produced_type(self) -> RecordType:
         return self.record_type

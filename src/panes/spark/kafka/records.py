@@ -15,7 +15,6 @@ local runner) when the job reads it, else the job fails with the record's topic,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -57,14 +56,6 @@ def _milliseconds(column: pa.Array) -> list[int | None]:
         nulls = column.is_null().to_numpy(zero_copy_only=False)
         return [None if null or v < 0 else int(v // 1000) for v, null in zip(values, nulls, strict=True)]
     return [None if v is None or v < 0 else int(v) for v in column.to_pylist()]
-
-
-class _Collected:
-    def __init__(self) -> None:
-        self.items: list[Any] = []
-
-    def collect(self, element: Any) -> None:
-        self.items.append(element)
 
 
 @dataclass(frozen=True)
@@ -131,19 +122,17 @@ class KafkaRows:
         splits: list[int] = []
         known: dict[tuple[str, int], int] = {}
         seq = start
-        for record in self.records(batch):
+        records = self.records(batch)
+        for record, read in zip(records, self.deserializer.deserialize_batch(records), strict=True):
             before = len(out)
-            collected = _Collected()
-            try:
-                self.deserializer.deserialize(record, collected)
-            except Exception as failure:
-                bad = KafkaBadRecord(record, f"{type(failure).__name__}: {failure}", type(failure).__name__)
+            if isinstance(read, Exception):
+                bad = KafkaBadRecord(record, f"{type(read).__name__}: {read}", type(read).__name__)
                 if errors is None:
                     raise bad.error(name) from None
                 seq += 1
                 out.append(Record(errors, bad.record(name), None, base | seq, 1))
             else:
-                for element in collected.items:
+                for element in read:
                     seq += 1
                     value = element if record_type is None else record_type.conform(element)
                     out.append(Record(channel, value, record.timestamp, base | seq, 1))
