@@ -87,3 +87,30 @@ def test_a_kafka_batch_reads_its_values_in_one_parse_and_keeps_tombstones_apart(
         [schema.deserialize(b'{"id": 2, "name": "b"}')],
     ]
     assert "tombstone" in str(found[1])
+
+
+rows = st.tuples(
+    st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1)),
+    st.one_of(st.none(), st.text(st.characters(exclude_categories=("Cs",)), max_size=8)),
+    st.one_of(st.none(), st.floats(allow_nan=False, allow_infinity=False)),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows, st.sampled_from(["row", "dict", "tuple"]))
+def test_a_row_is_written_as_one_object_of_its_fields_in_declared_order(fields: tuple[Any, ...], shape: str) -> None:
+    from panes.datastream.formats.json import JsonRowSerializationSchema
+    from panes.types import Row
+
+    schema = JsonRowSerializationSchema.builder().with_type_info(ROW).build()
+    names = ["id", "name", "score"]
+    element: Any = {
+        "row": Row(**dict(zip(names, fields, strict=True))),
+        "dict": dict(zip(reversed(names), reversed(fields), strict=True)),  # a dict's order does not matter
+        "tuple": fields,
+    }[shape]
+    written = schema.serialize(element)
+    assert list(json.loads(written).items()) == list(zip(names, fields, strict=True))
+    assert (
+        written == json.dumps(dict(zip(names, fields, strict=True)), ensure_ascii=False, separators=(",", ":")).encode()
+    )

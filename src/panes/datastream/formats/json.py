@@ -29,7 +29,7 @@ from typing import Any
 import pyarrow as pa
 
 from panes.common.serialization import DeserializationSchema, SerializationSchema
-from panes.datastream.formats.rows import as_mapping, row_record_type, value_of
+from panes.datastream.formats.rows import row_record_type, value_of
 from panes.datastream.text_files import TextFormat
 from panes.types import RecordType, Row
 
@@ -177,21 +177,46 @@ def _json_value(value: Any) -> Any:
     return value
 
 
+_PLAIN = (int, str, float, bool, type(None))
+"""Field values ``json.dumps`` writes as they are."""
+
+_DUMPS = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 class JsonRowSerializationSchema(SerializationSchema):
     """Writes a row of ``record_type`` as one JSON object (see the module docstring; build it with
     :meth:`builder`)."""
 
     def __init__(self, record_type: RecordType) -> None:
         self.record_type = record_type
+        self._names = tuple(record_type.columns().names)
+        self._conform = record_type.conformer()
 
     @staticmethod
     def builder() -> JsonRowSerializationSchema.Builder:
         return JsonRowSerializationSchema.Builder()
 
     def serialize(self, element: Any) -> bytes:
-        fields = as_mapping(self.record_type, element)
-        encoded = {name: _json_value(value) for name, value in fields.items()}
-        return json.dumps(encoded, ensure_ascii=False, separators=(",", ":")).encode()
+        conformed = self._conform(element)
+        if isinstance(conformed, dict):
+            values: Any = (conformed.get(name) for name in self._names)
+        elif isinstance(conformed, Row) and conformed._fields is not None:
+            values = (conformed[name] for name in self._names)
+        else:
+            values = conformed
+        encoded = {
+            name: value if type(value) in _PLAIN else _json_value(value)
+            for name, value in zip(self._names, values, strict=True)
+        }
+        return _DUMPS(encoded).encode()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"record_type": self.record_type}  # the compiled conformer is made again where it is unpickled
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.record_type = state["record_type"]
+        self._names = tuple(self.record_type.columns().names)
+        self._conform = self.record_type.conformer()
 
     def __repr__(self) -> str:
         return f"JsonRowSerializationSchema({self.record_type.ddl()})"
