@@ -208,7 +208,8 @@ QUICK_SPARK: frozenset[str] = frozenset(
 FULL_ONLY: dict[str, str] = {
     "tests/kafka/test_kafka_spark.py": "Spark's own Kafka connector, restarts and crashes of a streaming Kafka job (a JVM of its own), the other guarantees",
     "tests/kafka/test_pyflink_kafka_examples.py": "the shapes of Flink's Kafka examples written and read by Spark tasks repeat the Kafka sink and Python reader paths the quick Kafka tests run; the quick tier runs every shape on the local runner against the broker",
-    "tests/kafka/test_kafka_watermarks_spark.py": "a Kafka source's watermark per partition on Spark (split rows, idleness, a second keyed step): streaming queries restarted between writes, with both readers (Spark's connector needs its jars); the quick tier runs the tracker's property test and the local runner's per-partition broker tests",
+    "tests/kafka/test_kafka_watermarks_spark.py": "a Kafka source's watermark per partition on Spark (a lagging partition with both readers, an idle one): streaming queries restarted between writes (Spark's connector needs its jars); the quick tier runs the tracker's property test and the local runner's per-partition broker tests",
+    "tests/kafka/test_kafka_watermarks_more_spark.py": "more per-partition watermark scenarios on Spark (a quiet partition, a second keyed step, a second watermarked input): the same split rows and tracker as test_kafka_watermarks_spark's, which the CI tier runs",
     "tests/postgres/test_jdbc_spark.py": "merged sessions, refused rows, an unreachable server and replays repeat the writer path of the quick upsert test; the replay and the kills before and after a writer's commit (a job in a JVM of its own, killed twice in turn) are restarts; reconcile through the sink repeats the quick reconcile loop (tests/spark/test_late_table_spark.py) and the writer path",
     "tests/deploy/test_standalone_cluster.py": "starts a standalone cluster (a master and a worker, each a JVM) and runs the demo on it (about two minutes)",
     "tests/spark/test_accounting.py": "hypothesis over Spark (a new stream per example, 1-1.5 min per window kind); the quick tier's accounting is the local runner's property test and the Spark error outputs",
@@ -266,6 +267,7 @@ REPEATS: frozenset[str] = frozenset(
         "tests/spark/test_one_answer.py",
         "tests/spark/test_two_input_scenarios_spark.py",
         "tests/spark/test_event_time_per_key_runners.py",
+        "tests/kafka/test_kafka_watermarks_more_spark.py",
     }
 )
 """The files of :data:`FULL_ONLY` whose further tests repeat, on other inputs, what the quick tier checks on Spark

@@ -175,3 +175,27 @@ def load_spark_connector(spark: Any) -> None:
     for jar in sorted((folder / "jars").glob("*.jar")):
         spark.sql(f"ADD JAR '{jar}'")
     assert available(spark), f"the jars in {folder} do not give Spark a Kafka data source"
+
+
+@pytest.fixture(params=["spark", "python"])
+def reader(request: Any, spark: Any) -> Any:
+    """Each way Spark reads Kafka, chosen through the session's setting (restored afterwards)."""
+    from panes.spark.kafka import READER_SETTING, chosen_reader
+
+    if request.param == "spark":
+        load_spark_connector(spark)
+    spark.conf.set(READER_SETTING, request.param)
+    assert chosen_reader(spark) == request.param
+    yield request.param
+    spark.conf.unset(READER_SETTING)
+
+
+@pytest.fixture
+def python_reader(spark: Any) -> Any:
+    """panes' Python reader alone: the scenarios past the first one rate partitions the same way whichever reader
+    brought the records (the first scenario runs both)."""
+    from panes.spark.kafka import READER_SETTING
+
+    spark.conf.set(READER_SETTING, "python")
+    yield "python"
+    spark.conf.unset(READER_SETTING)

@@ -8,6 +8,7 @@ tracked partitions: the tests check that the scenarios tell the two apart."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from panes.common import SimpleStringSchema
@@ -80,13 +81,17 @@ def strategy(idleness: bool, timeout: int = IDLE_TIMEOUT) -> WatermarkStrategy:
 def count_windows(
     env: Any, source: KafkaSource, watermarks: WatermarkStrategy, twice: bool = False
 ) -> tuple[ListSink, ListSink]:
-    """Records counted per tumbling window with the strategy given to ``from_source``: the windows' ``(start,
-    count)`` and the late records (values). With ``twice``, the counts go through a second keyed window step of the
-    same size before the sink (summed there: the same windows, one step further from the source)."""
+    """Records counted per tumbling window with the strategy given to ``from_source`` (:func:`count_stream`)."""
+    return count_stream(env.from_source(source, watermarks, "kafka"), twice)
+
+
+def count_stream(stream: Any, twice: bool = False) -> tuple[ListSink, ListSink]:
+    """The elements of ``stream`` (timestamped) counted per tumbling window: the windows' ``(start, count)`` and the
+    late elements (values). With ``twice``, the counts go through a second keyed window step of the same size before
+    the sink (summed there: the same windows, one step further from the source)."""
     late: OutputTag[Any] = OutputTag("late")
     counts = (
-        env.from_source(source, watermarks, "kafka")
-        .map(lambda value: (value, 1))
+        stream.map(lambda value: (value, 1))
         .key_by(lambda pair: 0)
         .window(TumblingEventTimeWindows.of(SIZE))
         .side_output_late_data(late)
@@ -181,4 +186,31 @@ def by_run(runs: list[Records], after: list[int]) -> list[Run]:
         for start, _ in due:
             del pending[start]
         found.append((due, late))
+    return found
+
+
+def spark_runs(
+    bootstrap: str,
+    topic: str,
+    phases: list[Records],
+    spark: Any,
+    checkpoint: Path,
+    idleness: bool = False,
+    twice: bool = False,
+) -> list[tuple[Any, int]]:
+    """Write each phase's records, then run the job over what arrived (restarting from ``checkpoint``): each
+    run's windows and how many records were late (``twice``: the windows of a second window step after the first,
+    ``partition_watermarks.count_windows``)."""
+    from panes.datastream import StreamExecutionEnvironment
+    from panes.spark import SparkRunner
+
+    found = []
+    for records in phases:
+        write(bootstrap, topic, records)
+        runner = SparkRunner(spark, checkpoint_location=str(checkpoint), trigger="available_now")
+        env = StreamExecutionEnvironment.get_execution_environment(runner)
+        chosen = strategy(idleness, SHORT_IDLE_TIMEOUT)
+        out, late = count_windows(env, kafka_source(bootstrap, topic), chosen, twice)
+        env.execute()
+        found.append((sorted(out.values), len(late.values)))
     return found

@@ -26,24 +26,12 @@ from panes.datastream.formats.json import JsonRowDeserializationSchema
 from panes.datastream.sinks import ListSink
 from panes.errors import BadRecordError, ErrorRecord
 from panes.spark import SparkRunner
-from panes.spark.kafka import READER_SETTING, chosen_reader
 from panes.windowing import TumblingEventTimeWindows
-from tests.kafka.conftest import Broker, load_spark_connector, produce, read_topic
+from tests.kafka.conftest import Broker, produce, read_topic
 
 pytestmark = pytest.mark.spark
 ROW = Types.ROW_NAMED(["user", "n"], [Types.STRING(), Types.LONG()])
 READERS = ["spark", "python"]
-
-
-@pytest.fixture(params=READERS)
-def reader(request: Any, spark: Any) -> Any:
-    """Each way Spark reads Kafka, chosen through the session's setting (restored afterwards)."""
-    if request.param == "spark":
-        load_spark_connector(spark)
-    spark.conf.set(READER_SETTING, request.param)
-    assert chosen_reader(spark) == request.param
-    yield request.param
-    spark.conf.unset(READER_SETTING)
 
 
 def source(bootstrap: str, topic: str, schema: Any = None, bounded: bool = True) -> KafkaSource:

@@ -43,14 +43,19 @@ BATCH = 500
 _TIMESTAMP_TYPES = {0: "NoTimestampType", 1: "CreateTime", 2: "LogAppendTime"}
 
 
-class _Elements:
-    """What ``deserialize`` collects for one record."""
-
-    def __init__(self) -> None:
-        self.items: list[Any] = []
-
-    def collect(self, element: Any) -> None:
-        self.items.append(element)
+def _record(message: Any) -> ConsumerRecord:
+    """A fetched message (one without an error) as the record a deserializer reads."""
+    kind, stamp = message.timestamp()
+    return ConsumerRecord(
+        message.topic(),
+        message.partition(),
+        int(message.offset()),
+        None if kind == 0 or stamp < 0 else int(stamp),
+        _TIMESTAMP_TYPES.get(kind, "NoTimestampType"),
+        message.key(),
+        message.value(),
+        tuple(message.headers() or ()),
+    )
 
 
 class KafkaSplitsReader(SplitsReader):
@@ -67,6 +72,9 @@ class KafkaSplitsReader(SplitsReader):
         self._stop: dict[KafkaTopicPartition, int] | None = None
         self._done: set[KafkaTopicPartition] = set()
         self._fetched: deque[Any] = deque()
+        self._read: dict[tuple[str, int, int], list[Any] | Exception] = {}
+        """What the deserializer made of each fetched record (by topic, partition and offset): its elements or its
+        failure, read for all the fetched records at once (``deserialize_batch``: JSON rows in one parse)."""
         self._pending: deque[Any] = deque()
         self._current: tuple[KafkaTopicPartition, int] | None = None
         self._last: KafkaTopicPartition | None = None
@@ -183,6 +191,9 @@ class KafkaSplitsReader(SplitsReader):
         messages = self._consumer.consume(num_messages=BATCH, timeout=IDLE_POLL)
         if messages:
             self._fetched.extend(messages)
+            records = [_record(message) for message in messages if message.error() is None]
+            read = self._source.deserializer.deserialize_batch(records)
+            self._read = {(r.topic, r.partition, r.offset): found for r, found in zip(records, read, strict=True)}
             return None
         if self._stop is not None:
             self._check_positions()
@@ -236,24 +247,15 @@ class KafkaSplitsReader(SplitsReader):
         if self._stop is not None and (partition in self._done or offset >= self._stop[partition]):
             self._mark_done(partition)
             return
-        kind, stamp = message.timestamp()
-        record = ConsumerRecord(
-            partition.topic,
-            partition.partition,
-            offset,
-            None if kind == 0 or stamp < 0 else int(stamp),
-            _TIMESTAMP_TYPES.get(kind, "NoTimestampType"),
-            message.key(),
-            message.value(),
-            tuple(message.headers() or ()),
-        )
+        record = _record(message)
+        read = self._read.pop((partition.topic, partition.partition, offset), None)
+        if read is None:
+            (read,) = self._source.deserializer.deserialize_batch([record])
         elements: list[Any]
-        try:
-            out = _Elements()
-            self._source.deserializer.deserialize(record, out)
-            elements = [e if record.timestamp is None else StreamRecord(e, record.timestamp) for e in out.items]
-        except Exception as failure_:
-            elements = [KafkaBadRecord(record, f"{type(failure_).__name__}: {failure_}", type(failure_).__name__)]
+        if isinstance(read, Exception):
+            elements = [KafkaBadRecord(record, f"{type(read).__name__}: {read}", type(read).__name__)]
+        else:
+            elements = [e if record.timestamp is None else StreamRecord(e, record.timestamp) for e in read]
         already = 0
         if self._skip is not None and self._skip[:2] == (partition, offset):
             already = self._skip[2]  # emitted before the snapshot this reader was restored from
