@@ -10,7 +10,8 @@ type as pyarrow casts text (``true``/``false``, integers, decimals, ISO-8601 tim
 are separated by the array element delimiter. A trailing line break is ignored. A message with another count of
 values, or a value that does not convert, raises ``ValueError`` naming the field (the source's bad record);
 with ``set_ignore_parse_errors(True)`` it is skipped instead; with ``set_allow_comments(True)`` a message
-starting with ``#`` is skipped.
+starting with ``#`` is skipped. ``deserialize_many`` reads many messages with the same results, each field converted
+for all of them at once (a source reading a batch of records uses it).
 
 ``CsvRowSerializationSchema.Builder(type_info)`` (``set_field_delimiter``, ``set_line_delimiter`` (default
 ``\\n``, ended every message with), ``set_array_element_delimiter``, ``set_quote_character`` or
@@ -80,7 +81,59 @@ class CsvRowDeserializationSchema(DeserializationSchema):
                 return None
             raise
 
-    def _read(self, text: str) -> Any:
+    def deserialize_many(self, messages: list[bytes]) -> list[Any]:
+        """What :meth:`deserialize` gives for each of ``messages``, in order: the row, ``None``, or the
+        ``ValueError`` it would raise (returned, not raised). Each field is converted for all the messages at once;
+        a batch where a conversion fails (or with a list field) is read message by message, for the same reasons."""
+        found: list[Any] = [None] * len(messages)
+        rows: list[list[str]] = []
+        places: list[int] = []
+        for index, message in enumerate(messages):
+            text = bytes(message).decode("utf-8")
+            if self.allow_comments and text.startswith("#"):
+                continue
+            try:
+                rows.append(self._values(text))
+                places.append(index)
+            except ValueError as error:
+                found[index] = None if self.ignore_parse_errors else error
+        if not rows:
+            return found
+        try:
+            columns = [self._columns_of(field, [row[i] for row in rows]) for i, field in enumerate(self._fields)]
+        except ValueError:
+            for index in places:
+                try:
+                    found[index] = self.deserialize(messages[index])
+                except ValueError as error:
+                    found[index] = error
+            return found
+        struct = pa.StructArray.from_arrays(columns, fields=self._fields)
+        for index, value in zip(places, self.record_type.decode(struct), strict=True):
+            found[index] = value
+        return found
+
+    def _columns_of(self, field: pa.Field, texts: list[str]) -> pa.Array:
+        """One field of many rows as a column; ``ValueError`` when a value does not convert (or for a list field,
+        which is converted row by row)."""
+        if pa.types.is_list(field.type) or pa.types.is_large_list(field.type):
+            raise ValueError("list fields are converted one by one")
+        nulls = [
+            None if text == "" or (self.null_literal is not None and text == self.null_literal) else text
+            for text in texts
+        ]
+        try:
+            if pa.types.is_boolean(field.type):
+                lowered = [None if text is None else text.lower() for text in nulls]
+                if any(text not in (None, "true", "false") for text in lowered):
+                    raise ValueError(f"field {field.name!r} holds a value that is not a BOOLEAN")
+                return pa.array([None if text is None else text == "true" for text in lowered], field.type)
+            return pa.array(nulls, pa.string()).cast(field.type)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            raise ValueError(f"field {field.name!r} holds a value that is not a {to_ddl(field.type)}") from None
+
+    def _values(self, text: str) -> list[str]:
+        """The fields of the CSV line ``text`` as text; ``ValueError`` when it is not a line of as many fields."""
         line = text[:-2] if text.endswith("\r\n") else text.rstrip("\n\r") if text.endswith(("\n", "\r")) else text
         reader = csv.reader(
             [line],
@@ -96,6 +149,10 @@ class CsvRowDeserializationSchema(DeserializationSchema):
             raise ValueError(f"not a CSV line ({error})") from None
         if len(values) != len(self._fields):
             raise ValueError(f"not a CSV row of {self._columns()}: {len(values)} values for {len(self._fields)} fields")
+        return values
+
+    def _read(self, text: str) -> Any:
+        values = self._values(text)
         columns = [self._column(field, value) for field, value in zip(self._fields, values, strict=True)]
         return value_of(self.record_type, pa.table(columns, schema=pa.schema(self._fields)))
 
