@@ -128,13 +128,10 @@ class _ValueOnly(KafkaRecordDeserializationSchema):
             out.collect(value)
 
     def deserialize_batch(self, records: list[ConsumerRecord]) -> list[list[Any] | Exception]:
-        """The value schema's ``deserialize_many`` when it has one (one parse for the batch), else one by one."""
-        many = getattr(self.schema, "deserialize_many", None)
-        if many is None:
-            return super().deserialize_batch(records)
+        """The values through the value schema's ``deserialize_many`` (one parse for the batch where it can)."""
         found: list[list[Any] | Exception] = [ValueError(TOMBSTONE)] * len(records)
         present = [index for index, record in enumerate(records) if record.value is not None]
-        values = many([records[index].value for index in present])
+        values = self.schema.deserialize_many([records[index].value for index in present])
         for index, value in zip(present, values, strict=True):
             found[index] = value if isinstance(value, Exception) else ([] if value is None else [value])
         return found

@@ -101,12 +101,10 @@ class CsvRowDeserializationSchema(DeserializationSchema):
             return found
         try:
             columns = [self._columns_of(field, [row[i] for row in rows]) for i, field in enumerate(self._fields)]
-        except ValueError:
-            for index in places:
-                try:
-                    found[index] = self.deserialize(messages[index])
-                except ValueError as error:
-                    found[index] = error
+        except ValueError:  # a value that does not convert: read them one by one, for its reason
+            alone = super().deserialize_many([messages[index] for index in places])
+            for index, value in zip(places, alone, strict=True):
+                found[index] = value
             return found
         struct = pa.StructArray.from_arrays(columns, fields=self._fields)
         for index, value in zip(places, self.record_type.decode(struct), strict=True):

@@ -77,11 +77,9 @@ class JsonRowDeserializationSchema(DeserializationSchema):
         table, bad = self._format.parse(b"\n".join(lines), "message")
         refused = {line.line - 1: line.reason for line in bad}
         if table.num_rows != len(lines) - len(refused):  # a line held several objects: read them one by one
-            for index in places:
-                try:
-                    found[index] = self.deserialize(messages[index])
-                except ValueError as error:
-                    found[index] = error
+            alone = super().deserialize_many([messages[index] for index in places])
+            for index, value in zip(places, alone, strict=True):
+                found[index] = value
             return found
         struct = pa.StructArray.from_arrays(
             [column.combine_chunks() for column in table.columns], fields=list(self.record_type.columns())
