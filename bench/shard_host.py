@@ -5,7 +5,7 @@
     .venv/bin/python bench/shard_host.py --repeat 5                # the fastest of 5 runs each (a noisy machine)
     .venv/bin/python bench/shard_host.py --functions count_sum --window session --keys 100000
 
-What a Spark task's shard call runs (``panes.spark.shards.shard_host``: the rows of a micro-batch as Arrow in the
+What a Spark task's shard call runs (``panes.spark.shard.shard_host``: the rows of a micro-batch as Arrow in the
 step's layout, the operator, the rows out, the state changes for the state store), timed alone: the suite's
 tumbling 10 s windows over 10,000 keys (``workload.py``'s events: times over an hour with 5 s of disorder), in
 10 micro-batches, each processed at the watermark the batch before it reached (as Spark's are), then one at
@@ -32,8 +32,8 @@ from panes.datastream import OutputTag, StreamEnvironment  # noqa: E402
 from panes.functions import Aggregates, Count, Sum  # noqa: E402
 from panes.spark.layout import ChannelCodes, Layout, Record  # noqa: E402
 from panes.spark.linear import Step, linearize  # noqa: E402
-from panes.spark.shard_definition import ShardDefinition  # noqa: E402
-from panes.spark.shards import ShardHost, shard_host  # noqa: E402
+from panes.spark.shard.definition import ShardDefinition  # noqa: E402
+from panes.spark.shard.hosts import ShardHost, shard_host  # noqa: E402
 from panes.time import LONG_MAX, LONG_MIN  # noqa: E402
 from panes.watermarks import WatermarkStrategy  # noqa: E402
 from panes.windowing import EventTimeSessionWindows, TumblingEventTimeWindows, WindowRow  # noqa: E402

@@ -129,3 +129,35 @@ def test_runners_are_found_by_name() -> None:
 
     assert {"local", "spark"} <= set(runner_names())
     assert isinstance(lookup_runner("local", {}), LocalRunner)
+
+
+def test_the_shard_runtime_reaches_no_pyspark() -> None:
+    """``panes.spark.shard`` (what a shard of a keyed step is) runs in Spark's workers, in shard keepers and in
+    plain Python alike: nothing it imports, nor anything those import in turn, is pyspark."""
+    reached: dict[str, list[str]] = {}
+    waiting = [("panes.spark.shard", "panes.spark.shard")]
+    while waiting:
+        name, importer = waiting.pop()
+        if name in reached:
+            continue
+        path = _module_file(name)
+        reached[name] = [importer]
+        if path is None:
+            continue
+        for imported in imported_modules(path, at_run_time=True):
+            if imported.startswith("panes."):
+                waiting.append((imported, name))
+            elif imported.split(".")[0] == "pyspark":
+                reached.setdefault("pyspark", []).append(name)
+    assert "pyspark" not in reached, f"pyspark is imported by {reached.get('pyspark')}"
+    assert "panes.spark.shard.runtime" in reached and "panes.spark.shard.columnar_host" in reached
+
+
+def _module_file(name: str) -> Path | None:
+    """The source file of module ``name`` of panes (a package's ``__init__.py``), ``None`` for a name that is an
+    attribute, not a module (``from panes.x import y``)."""
+    base = PACKAGE.parent / Path(*name.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None

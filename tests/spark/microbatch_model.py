@@ -1,8 +1,8 @@
 """The Spark runner's semantics, executed in one process: steps over explicit micro-batches.
 
 This is what the Spark runner computes, without Spark: the same steps (``linear``), the same hosts
-(``host``), the same sharding of keys (``keying``) and the same watermark rules (``watermarks``); tests use it
-to state the micro-batch semantics once, beside tests of the same on a real SparkSession.
+(``shard.element_host``), the same sharding of keys (``keying``) and the same watermark rules (``watermarks``);
+tests use it to state the micro-batch semantics once, beside tests of the same on a real SparkSession.
 
 Watermarks, as on Spark: each timestamps step rates every row with the watermark its generator emits after
 that row (periodic generators are asked after every row); after a micro-batch, a step's watermark is the
@@ -20,10 +20,10 @@ from typing import Any
 
 from panes.datastream.plan import Plan, SinkTransformation
 from panes.elements import StreamRecord
-from panes.spark.host import StepHost
 from panes.spark.keying import shard_rows
 from panes.spark.layout import Record
 from panes.spark.linear import Step, linearize
+from panes.spark.shard.element_host import StepHost
 from panes.spark.watermarks import rate_watermarks, timestamps_operator
 from panes.time import LONG_MAX, LONG_MIN
 

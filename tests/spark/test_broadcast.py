@@ -103,9 +103,9 @@ def test_state_ttl_on_spark(spark: Any) -> None:
 def test_a_shard_restored_from_its_log_keeps_its_broadcast_state() -> None:
     """What a shard stores on Spark (a snapshot, then each call's changes) restores its broadcast state: a fresh
     host rebuilt from that log (a restart, or a move to another worker) matches events against the rules."""
-    from panes.spark.host import StepHost
     from panes.spark.layout import Record
     from panes.spark.linear import linearize
+    from panes.spark.shard.element_host import StepHost
 
     env = StreamEnvironment("local")
     events = env.from_collection([])

@@ -17,11 +17,11 @@ from panes.spark.layout import (
     Record,
     channel_mask,
     pack,
-    phase_order,
     read_records,
     unpack,
 )
 from panes.spark.linear import linearize
+from panes.spark.shard.phases import phase_order
 from panes.types import RecordType, Row, Types
 
 TYPED = RecordType.of("user STRING, n BIGINT")

@@ -21,8 +21,8 @@ from panes.spark.keeper import address
 from panes.spark.keeper_client import Keepers, KeeperUnavailable, _connect
 from panes.spark.layout import ChannelCodes, Layout, Record, channel_mask, pack, read_records, unpack
 from panes.spark.linear import linearize
-from panes.spark.live_shards import LiveShards, ShardCall, ShardOutcome
-from panes.spark.shard_definition import ShardDefinition
+from panes.spark.shard.definition import ShardDefinition
+from panes.spark.shard.runtime import LiveShards, ShardCall, ShardOutcome
 from panes.time import LONG_MIN
 from panes.windowing import TumblingEventTimeWindows
 from tests.spark.processes import keeper_parent, process_table

@@ -37,8 +37,7 @@ from panes.datastream.text_files import BadLine, TextFormat
 from panes.operators.base import CountingOutput
 from panes.operators.metrics import OperatorCounters
 from panes.spark.failures import carrying_iterators
-from panes.spark.host import StepHost
-from panes.spark.keying import has_null_keys, keys_by_column, shards_of_columns, shards_out
+from panes.spark.keying import Keying, has_null_keys, shards_of_columns, shards_out
 from panes.spark.layout import (
     CARRIER,
     CLOCK,
@@ -57,7 +56,8 @@ from panes.spark.layout import (
 )
 from panes.spark.linear import Step
 from panes.spark.metrics import FIELDS, SOURCE_FIELDS, metered, metric_fields
-from panes.spark.shard_definition import ShardDefinition
+from panes.spark.shard.definition import ShardDefinition
+from panes.spark.shard.element_host import StepHost
 from panes.spark.watermarks import END_MS, rate_watermarks, stamp_columns, timestamps_operator, to_spark_watermark
 from panes.time import LONG_MIN
 from panes.watermarks import (
@@ -265,6 +265,11 @@ class _ChainRun:
         self.counters, self.read = counters, read
         self.rated_layout = layout.with_extra(WM)
         self.keyed_counters = None if chain.keyed is None else counters.get(chain.keyed.index)
+        self.keying = (
+            None
+            if chain.keyed is None
+            else Keying(chain.keyed, codes, layout, num_shards, max_parallelism, schema, chain.rates)
+        )
         self.hosts: dict[int, StepHost] = {}
         self.stamps: dict[tuple[int, int | None], TimestampsAndWatermarksOperator] = {}
         self.split: int | None = None
@@ -308,17 +313,8 @@ class _ChainRun:
         batch, steps = self._stamp_columns(batch)
         if not steps and self._keys_by_column(batch):
             assert chain.keyed is not None
-            yield shards_of_columns(
-                batch,
-                chain.keyed,
-                self.layout,
-                self.codes,
-                self.num_shards,
-                self.max_parallelism,
-                self.top,
-                chain.rates,
-                self.schema,
-            )
+            assert self.keying is not None
+            yield shards_of_columns(self.keying, batch, self.top)
             return
         yield from self._records_through(batch, steps)
 
@@ -380,8 +376,8 @@ class _ChainRun:
     def _keys_by_column(self, batch: pa.RecordBatch) -> bool:
         """Whether the keyed step next takes the batch's columns as they are (its keys read from a column, none
         null)."""
-        keyed = self.chain.keyed
-        return keyed is not None and keys_by_column(keyed, self.codes) and not has_null_keys(batch, keyed, self.codes)
+        keying = self.keying
+        return keying is not None and keying.by_column() and not has_null_keys(batch, keying.step, self.codes)
 
     def _records_through(self, batch: pa.RecordBatch, steps: list[Step]) -> Iterator[pa.RecordBatch]:
         """The rows the remaining ``steps`` read become records (and stay records while needed; the others stay
@@ -401,19 +397,8 @@ class _ChainRun:
         if chain.keyed is None:
             yield from _rows_out(self.rated_layout if chain.rates else self.layout, rows, rest, chain.rates, self.top)
             return
-        yield shards_out(
-            chain.keyed,
-            self.layout,
-            rows,
-            rest,
-            self.num_shards,
-            self.max_parallelism,
-            self.shard_cache,
-            self.top,
-            chain.rates,
-            self.schema,
-            self.keyed_counters,
-        )
+        assert self.keying is not None
+        yield shards_out(self.keying, rows, rest, self.shard_cache, self.top, self.keyed_counters)
 
     def _stamp_records(self, step: Step, own: list[Record]) -> list[Record]:
         stamped, ratings = rate_watermarks(self._operator(step), own, step)
@@ -531,7 +516,8 @@ def keyed_shard_function(
     input); it returns rows in the definition's layout and a metrics row with the step's counters and gauges
     (``metrics.metered``). In BATCH execution (``batch``) an operator fed element by element takes all the shard's
     rows at once, sorted by key and timestamp (``RecordHost.run_sorted``)."""
-    from panes.spark.shards import RecordHost, payload_batches, shard_host
+    from panes.spark.shard.hosts import RecordHost, shard_host
+    from panes.spark.shard.routing import payload_batches
 
     step = definition.step
     schema = pa.schema(list(definition.layout.schema) + metric_fields([step.index], FIELDS))

@@ -6,7 +6,7 @@ shard) to a worker, and with more than two task slots nearly every call of a sha
 does not hold its operator and must rebuild it from the state store. A keeper breaks that tie: the worker
 running a keyed step's partition forwards each shard call (its Arrow payloads, the watermark, the committed
 version) to the keeper of its *slot* (``partition id % slots``), which runs it on the live operator
-(``live_shards.LiveShards``) and answers with the output payload and the log entry, which the worker writes to
+(``shard.LiveShards``) and answers with the output payload and the log entry, which the worker writes to
 Spark's state store as before. The state store stays the truth: a keeper only ever uses an operator whose
 version is the committed one, so a lost keeper, a restart or a partition moved to another executor costs a
 restore from the store, never a wrong answer.
@@ -75,8 +75,8 @@ class Keeper:
     """Serves shard calls on a listening socket (see the module docstring)."""
 
     def __init__(self) -> None:
-        from panes.spark.live_shards import LiveShards
-        from panes.spark.shard_definition import ShardDefinition
+        from panes.spark.shard.definition import ShardDefinition
+        from panes.spark.shard.runtime import LiveShards
 
         self.shards = LiveShards()
         self.definitions: dict[str, ShardDefinition] = {}
@@ -96,7 +96,7 @@ class Keeper:
                 return
 
     def handle(self, conn: socket.socket, message: Any) -> None:
-        from panes.spark.shard_definition import load_definition
+        from panes.spark.shard.definition import load_definition
 
         kind = message[0]
         if kind == "definition":

@@ -1,7 +1,7 @@
 """A Python worker's side of the shard keepers (``keeper``): where a shard call runs.
 
 :func:`run_shard` runs a call in the keeper of the task's slot, starting the keeper when it is not there yet,
-and falls back to running it in this worker (``live_shards.LiveShards``, restoring from the state store) when no
+and falls back to running it in this worker (``shard.LiveShards``, restoring from the state store) when no
 keeper can be reached: keepers are off (``PANES_SHARD_KEEPERS=0``, or not Linux), one did not start in time, or
 one was lost in the middle of a call. A call is always answered from the committed state, wherever it ran.
 """
@@ -17,8 +17,8 @@ from collections.abc import Callable
 
 from panes.garbage import fewer_collections
 from panes.spark.keeper import address, receive, send
-from panes.spark.live_shards import LiveShards, ShardCall, ShardOutcome
-from panes.spark.shard_definition import ShardDefinition, load_definition
+from panes.spark.shard.definition import ShardDefinition, load_definition
+from panes.spark.shard.runtime import LiveShards, ShardCall, ShardOutcome
 
 ENABLED_VARIABLE = "PANES_SHARD_KEEPERS"
 """Environment variable of the executors: ``0`` hosts every shard in the Python worker that runs its task."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,26 @@ from panes.operators.keys import extract_key
 from panes.operators.metrics import OperatorCounters
 from panes.spark.layout import ChannelCodes, Layout, Record, pack
 from panes.spark.linear import Step
+
+
+@dataclass(frozen=True)
+class Keying:
+    """The keying before the keyed ``step``: its rows (in ``layout``, channels ``codes``) go to ``num_shards`` shards
+    over ``max_parallelism`` key groups, as ``(shard, payload)`` rows in ``schema``, followed by a carrier row when
+    the call rates watermarks (``timestamps``). The keyed step's own shards take a ``ShardDefinition``, whose layout
+    is that of the rows the step returns."""
+
+    step: Step
+    codes: ChannelCodes
+    layout: Layout
+    num_shards: int
+    max_parallelism: int
+    schema: pa.Schema
+    timestamps: bool
+
+    def by_column(self) -> bool:
+        """Whether the step's keys are fields of typed records (``key_by("field")``): shards by column."""
+        return keys_by_column(self.step, self.codes)
 
 
 def shard_rows(
@@ -115,22 +136,13 @@ def _key_columns(batch: pa.RecordBatch, keyed: Step, codes: ChannelCodes) -> Ite
         yield mine, batch.column(codes.column(code)).filter(pa.array(mine)).field(selector.field)
 
 
-def shards_of_columns(
-    batch: pa.RecordBatch,
-    keyed: Step,
-    layout: Layout,
-    codes: ChannelCodes,
-    num_shards: int,
-    max_parallelism: int,
-    top: int | None,
-    timestamps: bool,
-    schema: pa.Schema,
-) -> pa.RecordBatch:
+def shards_of_columns(keying: Keying, batch: pa.RecordBatch, top: int | None) -> pa.RecordBatch:
     """The batch's rows as one payload per shard, keys hashed to shards with numpy (as :func:`shards_out`
     does for records); rows the keyed step does not read go by their ordering number."""
+    layout, num_shards, max_parallelism = keying.layout, keying.num_shards, keying.max_parallelism
     rows = layout.adapt(batch)
     shards = rows.column("seq").to_numpy(zero_copy_only=False) % num_shards
-    for mine, keys in _key_columns(rows, keyed, codes):
+    for mine, keys in _key_columns(rows, keying.step, keying.codes):
         shards[mine] = operator_index_for_key_group(max_parallelism, num_shards, key_groups(keys, max_parallelism))
     order = np.argsort(shards, kind="stable")
     ordered = rows.take(pa.array(order))
@@ -140,26 +152,22 @@ def shards_of_columns(
     payloads = [
         pack([ordered.slice(a, b - a)], layout.schema) for a, b in zip(starts.tolist(), ends.tolist(), strict=True)
     ]
-    return payload_rows(present.tolist(), payloads, top, timestamps, schema)
+    return payload_rows(keying, present.tolist(), payloads, top)
 
 
 def shards_out(
-    keyed: Step,
-    layout: Layout,
+    keying: Keying,
     rows: list[Record],
     rest: pa.RecordBatch | None,
-    num_shards: int,
-    max_parallelism: int,
     cache: dict[Any, int],
     top: int | None,
-    timestamps: bool,
-    schema: pa.Schema,
     counters: OperatorCounters | None = None,
 ) -> pa.RecordBatch:
     """One ``(shard, payload)`` row per shard that has rows: the keyed step's rows by their key's shard, other
     rows spread by their ordering number; plus the carrier row when the chain rates watermarks. Rows refused
     for their key count in ``counters`` (the keyed step's)."""
-    rows, shards = shard_rows(keyed, rows, num_shards, max_parallelism, cache, counters)
+    layout, num_shards = keying.layout, keying.num_shards
+    rows, shards = shard_rows(keying.step, rows, num_shards, keying.max_parallelism, cache, counters)
     by_shard: dict[int, list[Record]] = defaultdict(list)
     for row, shard in zip(rows, shards, strict=True):
         by_shard[shard].append(row)
@@ -176,19 +184,17 @@ def shards_out(
         if shard in passing:
             parts.append(passing[shard])
         payloads.append(pack(parts, layout.schema))
-    return payload_rows(ordered, payloads, top, timestamps, schema)
+    return payload_rows(keying, ordered, payloads, top)
 
 
-def payload_rows(
-    shards: list[int], payloads: list[bytes], top: int | None, timestamps: bool, schema: pa.Schema
-) -> pa.RecordBatch:
-    """The ``(shard, payload)`` rows a keying returns, in ``schema``; with ``timestamps``, then the carrier row
+def payload_rows(keying: Keying, shards: list[int], payloads: list[bytes], top: int | None) -> pa.RecordBatch:
+    """The ``(shard, payload)`` rows ``keying`` returns, in its schema; with timestamps, then the carrier row
     (shard ``-1``, no payload) holding the batch's watermark rating ``top`` in ``wm``."""
     arrays = [pa.array(shards, pa.int32()), pa.array(payloads, pa.binary())]
-    if timestamps:
+    if keying.timestamps:
         arrays = [
             pa.concat_arrays([arrays[0], pa.array([-1], pa.int32())]),
             pa.concat_arrays([arrays[1], pa.array([b""], pa.binary())]),
             pa.array([None] * len(shards) + [top], pa.int64()),
         ]
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+    return pa.RecordBatch.from_arrays(arrays, schema=keying.schema)

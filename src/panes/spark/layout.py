@@ -9,7 +9,7 @@ belong to:
   watermark a keyed step forwarded, :data:`SPLIT` a split's watermark rating (``panes.spark.split_watermarks``);
 - ``ts BIGINT``: the record's timestamp (null for none);
 - ``seq BIGINT``: the ordering number of the element the record came from;
-- ``ph INT``: the phase (see ``host``);
+- ``ph INT``: the phase (see ``shard.phases``);
 - ``c<code>``: the channel's values, typed where the channel has a record type (a struct of the record's
   fields, or a plain type), else ``BINARY`` (the value pickled). A row fills only its own channel's column.
 
@@ -42,7 +42,7 @@ batches' processing times sends one per batch; every step passes it on, a keying
 FORWARDED = -5
 """The channel code of the watermark a keyed step forwarded (one row before each shard's rows of a batch):
 ``seq`` is the watermark its operator had before the batch, ``ts`` the one it advanced to, ``ph`` the batch's
-phase 1 (``host``). The steps fused after it read them (:func:`forwarded_of`) and drop them."""
+phase 1 (``shard.phases``). The steps fused after it read them (:func:`forwarded_of`) and drop them."""
 
 SPLIT = -6
 """The channel code of split rows: ``seq`` is a split's code (``split_watermarks.split_code``), ``ts`` its watermark
@@ -257,18 +257,6 @@ def read_records(batch: pa.RecordBatch, codes: ChannelCodes, mask: np.ndarray) -
     if not mask.any():
         return []
     return read_columns(batch, codes, mask).records(codes)
-
-
-def phase_order(
-    phases: np.ndarray, seqs: np.ndarray, timestamps: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """The order in which a shard of a keyed step takes a micro-batch's rows: the indices of those of phase 0 (the
-    results a keyed step before emitted ahead of the watermark, even phases), which it takes before it moves to
-    the micro-batch's watermark, and then those of phase 1 (odd phases), each part by ``seq`` (with
-    ``timestamps``, as BATCH execution takes them: by timestamp, then ``seq``)."""
-    late = (phases % 2).astype(bool)
-    order = np.lexsort((seqs, late) if timestamps is None else (seqs, timestamps, late))
-    return order[~late[order]], order[late[order]]
 
 
 def records_in_stream_order(batches: Iterable[pa.RecordBatch], codes: ChannelCodes, wanted: list[int]) -> list[Record]:

@@ -1,21 +1,17 @@
 """The streaming host: one ``transformWithStateInPandas`` processor per keyed step, called per shard.
 
 Per shard it keeps the operator's state as a log in a ListState: a full snapshot followed by the changes of
-each later call (``ShardHost.changes``), appended, so a micro-batch writes what it changed, not what the
-shard holds. When the changes logged since the snapshot outgrow twice the snapshot (plus
-``live_shards.COMPACT_SLACK``), the call writes a new snapshot in place of the log, so the stored bytes stay within
-three times the state and the write cost per call stays proportional to its work (amortised); a shard left
-holding nothing (no state entries, no timers) writes its (tiny) snapshot in place of the log at once, so the
-stored bytes return to almost nothing when the final watermark has fired everything. A ValueState
+each later call, appended, or replaced by a new snapshot when the shard runtime says so (``shard.log``, which owns
+that rule); the processor only writes what a call returns. A ValueState
 holds the shard's version, gauges and the run that last reported them, and one Spark timer is its wake-up:
 in event time at the operator's next event-time timer (shifted, see ``watermarks``); in a query without
 watermarks (processing time) at its next processing-time timer. On every call it advances the
-operator to Spark's current watermark before handling the batch's rows (``host``), so timers fire and
+operator to Spark's current watermark before handling the batch's rows (``shard.phases``), so timers fire and
 rows are processed in Flink's order at micro-batch granularity.
 
 The operator itself lives outside the call: in the shard keeper of the task's slot (``keeper``), which keeps
 it alive between micro-batches whichever Python worker Spark picks, or, when no keeper can be reached, in this
-worker (``live_shards``). Either way it is the committed version or is restored from the log.
+worker (``shard.runtime``). Either way it is the committed version or is restored from the log.
 
 A step downstream of a Kafka source's own strategy tracks that source's partitions (``split_watermarks``): its
 shards advance by the split rows every micro-batch with Kafka records brings to every shard, not by Spark's
@@ -42,9 +38,9 @@ from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
 from panes.spark.failures import carrying_iterators
 from panes.spark.keeper_client import keepers_enabled, run_shard
-from panes.spark.live_shards import PIECE, ShardCall
 from panes.spark.metrics import DDL, Gauges, counters
-from panes.spark.shard_definition import ShardDefinition
+from panes.spark.shard.definition import ShardDefinition
+from panes.spark.shard.runtime import PIECE, ShardCall
 from panes.spark.watermarks import ahead, from_spark_watermark, held_back, to_spark_time
 from panes.time import LONG_MAX
 
@@ -94,7 +90,7 @@ class ShardProcessor(StatefulProcessor):
         self.slots = slots
         self.keepers = keepers
         self.generation = 0
-        """The generation of the step's shards (``live_shards``): raised by a restart that rescales them."""
+        """The generation of the step's shards (``shard.runtime``): raised by a restart that rescales them."""
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle

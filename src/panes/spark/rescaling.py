@@ -13,7 +13,7 @@ so panes moves the state itself, in two steps (as Flink restores key-group range
    rescale). In the first micro-batch after the restart, each new shard receives its pieces together with its
    rows, merges them into its operator, and starts the log of a new *generation* with a snapshot; state of the
    former generation that a shard still keeps under its number is not its state any more and is ignored
-   (``live_shards``).
+   (``shard.runtime``).
 
 A restart can rescale only from a checkpoint whose last planned micro-batch was committed (else Spark would
 replay that batch with the new shards before the pieces arrive): :func:`check_committed` says how to finish it.
@@ -34,9 +34,9 @@ from panes.datastream.plan import Plan, Transformation
 from panes.errors import RESTART_ADVICE, IncompatibleCheckpointError
 from panes.operators.rescaling import Owner
 from panes.spark.linear import Step
-from panes.spark.live_shards import GENERATION_SHIFT
-from panes.spark.shard_definition import ShardDefinition, load_definition
-from panes.spark.shards import shard_host
+from panes.spark.shard.definition import ShardDefinition, load_definition
+from panes.spark.shard.hosts import shard_host
+from panes.spark.shard.runtime import GENERATION_SHIFT
 
 CONTROL_FOLDER = os.path.join("panes", "control")
 """Where in the checkpoint the control input is (its files carry pieces of rescaled state)."""

@@ -31,7 +31,7 @@ from panes.errors import RESTART_ADVICE, IncompatibleCheckpointError
 from panes.spark.linear import Step
 from panes.spark.rescaling import RESCALED
 from panes.spark.session import driver_path
-from panes.spark.shards import window_implementation
+from panes.spark.shard.hosts import window_implementation
 from panes.spark.translate import Translation
 from panes.types import RecordType
 
@@ -40,7 +40,7 @@ FOLDER = os.path.join("panes", "fingerprint")
 
 
 def state_layout(step: Step) -> str:
-    """How a keyed step's shard state is laid out (what ``processor.ShardProcessor`` hosts; see ``shards``)."""
+    """How a keyed step's shard state is laid out (what ``processor.ShardProcessor`` hosts; see ``shard.hosts``)."""
     implementation = window_implementation(step)
     return "general" if implementation is None else implementation.state_layout
 

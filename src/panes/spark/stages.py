@@ -21,7 +21,7 @@ from panes.datastream.execution import ExecutionConfig
 from panes.datastream.plan import Channel, Plan, declared_source_type
 from panes.datastream.runtime_mode import RuntimeExecutionMode, plan_runtime_mode
 from panes.spark.linear import Step, after, linearize
-from panes.spark.shards import columnar_plan
+from panes.spark.shard.hosts import columnar_plan
 
 
 @dataclass(frozen=True)

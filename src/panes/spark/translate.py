@@ -31,12 +31,12 @@ from panes.datastream.sources import MicroBatchSource
 from panes.spark.fused import Chain, chain_function, keyed_shard_function
 from panes.spark.layout import ChannelCodes, Layout
 from panes.spark.linear import Step, after, linearize, sink_channels
-from panes.spark.live_shards import PIECE
 from panes.spark.metrics import FIELDS, column, observe, observe_keyed
 from panes.spark.processor import PAYLOAD_DDL, ShardProcessor
 from panes.spark.rescaling import CONTROL_DDL
 from panes.spark.session import executor_slots
-from panes.spark.shard_definition import ShardDefinition
+from panes.spark.shard.definition import ShardDefinition
+from panes.spark.shard.runtime import PIECE
 from panes.spark.sources import ColumnarInput, columnar_input, source_rows
 from panes.spark.split_watermarks import SplitPlan
 from panes.spark.watermarks import END_MS

@@ -15,7 +15,7 @@ A timestamps step runs its assigner and generator in the fused call before Spark
 (:func:`rate_watermarks` on records, :func:`stamp_columns` on typed columns), rating every row with the watermark
 its generator emits after it; the call carries the batch's largest rating to the query (``fused``), which
 defines Spark's watermark on it (``translate``); a keyed step's processor reads Spark's watermark back
-(:func:`from_spark_watermark`) and advances its operator to it (``host``).
+(:func:`from_spark_watermark`) and advances its operator to it (``shard.phases``).
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Hosting one step's operator for one shard of keys (or one partition of a non-keyed stream), one
 micro-batch at a time. Pure Python: the Spark glue feeds it rows and stores what it snapshots.
 
-Within a micro-batch the rows are processed in Flink's order at batch granularity. Rows carry a *phase*:
-phase 0 rows were produced upstream before this batch's watermark was forwarded (results of timers the
-watermark fired), phase 1 rows after it (source elements, and results of processing them). The host
-processes phase 0 rows, then advances the operator to the batch's watermark (firing event-time timers)
-and processing time, then processes phase 1 rows. Its own outputs get phase 0 until the watermark was
-advanced and phase 1 afterwards, so a downstream operator sees the same order Flink would give it.
+Within a micro-batch the rows are processed in Flink's order at batch granularity (``phases``): rows of phase 0
+(produced upstream before this batch's watermark was forwarded), the watermark, rows of phase 1. The host's own
+outputs carry the phase they were made in, so a downstream operator sees the order Flink would give it.
 
 In BATCH execution (``batch=True``) the operator is the step's batch one and :meth:`StepHost.process_sorted`
 takes all the shard's rows at once and hands them to it through a ``SortedKeyedInput``: by key, then
@@ -16,7 +13,7 @@ timestamp, one key at a time, every timer of a key firing when its rows end.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -26,15 +23,13 @@ from panes.elements import StreamRecord, Watermark, WatermarkStatus
 from panes.operators.base import AbstractStreamOperator, OneInputStreamOperator
 from panes.operators.sorted_input import sorted_input_for
 from panes.operators.two_input import TwoInputStreamOperator
-from panes.spark.layout import Columns, Record, phase_order
+from panes.spark.layout import Columns, Record
 from panes.spark.linear import Step
+from panes.spark.shard.phases import P, phase_order, run_phases
 from panes.tags import OutputTag
 from panes.time import LONG_MAX, LONG_MIN
 from panes.timers.clock import ManualProcessingTimeService
 from panes.types.errors import SchemaMismatchError
-
-P = TypeVar("P")
-"""The rows of one phase of a micro-batch, in the form a host's feed takes them."""
 
 _record = tuple.__new__
 """Makes a ``Record`` from a tuple of its fields (half the cost of calling ``Record``, once per result)."""
@@ -261,19 +256,20 @@ class StepHost:
         batch: int,
         then: int | None = None,
     ) -> list[Record]:
-        """One micro-batch: ``feed`` the rows of phase 0 (``parts[0]``), move to ``watermark`` and ``now``, feed
-        those of phase 1, move to ``then`` (when given); what the operator emitted meanwhile, its phases
-        ``2 * batch`` and ``2 * batch + 1``."""
+        """One micro-batch in the order of ``phases.run_phases``; what the operator emitted meanwhile."""
         self.open()
         self._out = []
-        self._phase = 2 * batch
         self.clock.set_current_time(now)
-        feed(parts[0])
-        self.advance(watermark, now)
-        self._phase = 2 * batch + 1
-        feed(parts[1])
-        if then is not None:
-            self.advance(then, now)
+
+        def feed_at(part: P, phase: int) -> None:
+            self._phase = phase
+            feed(part)
+
+        def advance_at(mark: int, phase: int) -> None:
+            self._phase = phase
+            self.advance(mark, now)
+
+        run_phases(parts, feed_at, advance_at, watermark, then, batch)
         out, self._out = self._out, []
         return out
 

@@ -28,14 +28,12 @@ import pyarrow as pa
 
 from panes.operators.rescaling import Owner
 from panes.spark.layout import CLOCK, clock_of, pack, split_rows, splits_of, unpack
-from panes.spark.shard_definition import ShardDefinition, load_definition
-from panes.spark.shards import ShardHost, shard_host
+from panes.spark.shard import log
+from panes.spark.shard.definition import ShardDefinition, load_definition
+from panes.spark.shard.hosts import ShardHost, shard_host
 from panes.spark.split_watermarks import SplitTracker, effective_watermark, highest_ratings
 
-__all__ = ["COMPACT_SLACK", "PIECE", "LiveShards", "ShardCall", "ShardDefinition", "ShardOutcome", "load_definition"]
-
-COMPACT_SLACK = 64 * 1024
-"""Bytes of changes a shard may log beyond twice its last snapshot before it writes a new snapshot."""
+__all__ = ["PIECE", "LiveShards", "ShardCall", "ShardDefinition", "ShardOutcome", "load_definition"]
 
 GENERATION_SHIFT = 48
 """A version is ``generation << GENERATION_SHIFT`` plus 48 random bits."""
@@ -142,8 +140,7 @@ class LiveShards:
             if committed is None:
                 restored = False
             else:
-                entries = read_log()
-                host.restore(entries[0], entries[1:])
+                log.restore(host, read_log())
         seconds = time.perf_counter() - started
         done = {"restores": int(restored), "restore_ms": round(seconds * 1000) if restored else 0}
         outcome = _call(host, definition, call, committed)
@@ -162,8 +159,8 @@ class LiveShards:
 
 
 def _call(host: ShardHost, definition: ShardDefinition, call: ShardCall, committed: int | None) -> ShardOutcome:
-    """``call`` on ``host`` (live, restored or new): process, then the entry to log (see ``processor``): a snapshot
-    when nothing of this generation was ``committed`` yet, or when the log outgrew it.
+    """``call`` on ``host`` (live, restored or new): process, then the entry to log (``log.next_entry``; a snapshot
+    when nothing of this generation was ``committed`` yet).
 
     A step that tracks splits processes its rows at the watermark its tracker gave before, then feeds the call's
     split rows to the tracker and advances to what it gives now (``split_watermarks``); shard 0 passes the split
@@ -190,32 +187,20 @@ def _call(host: ShardHost, definition: ShardDefinition, call: ShardCall, committ
     out = host.run(batches, watermark, now, then=then)
     after = host.counters.values()
     done = {name: after[name] - counted[name] for name in after}
-    stored, snapshot = call.stored, call.snapshot
-    if (
-        committed is None
-        or stored - snapshot > 2 * snapshot + COMPACT_SLACK
-        or (stored > snapshot and _holds_nothing(host))
-    ):
-        entry = host.snapshot()
-        stored = snapshot = len(entry)
-        is_snapshot = True
-    else:
-        entry = host.changes()
-        stored += len(entry)
-        is_snapshot = False
+    entry = log.next_entry(host, committed is None, call.stored, call.snapshot)
     if clock is not None:
         out.append(layout.row(ch=CLOCK, ts=clock, seq=0, ph=1))
     if ratings and call.shard == 0:
         out.append(split_rows(layout, ratings))
     return ShardOutcome(
         payload=pack(out, layout.schema),
-        entry=entry,
-        snapshot=is_snapshot,
+        entry=entry.data,
+        snapshot=entry.snapshot,
         version=(call.generation << GENERATION_SHIFT) | random.getrandbits(GENERATION_SHIFT),
         open_panes=host.open_panes(),
         timers=host.timer_count(),
-        stored=stored,
-        snapshot_bytes=snapshot,
+        stored=entry.stored,
+        snapshot_bytes=entry.snapshot_bytes,
         done=done,
         next_event_time=host.next_event_time_timer(),
         next_processing_time=host.next_processing_time_timer(),
@@ -247,8 +232,3 @@ def _without_clock(batches: list[pa.RecordBatch]) -> tuple[list[pa.RecordBatch],
         if rest.num_rows:
             kept.append(rest)
     return kept, latest
-
-
-def _holds_nothing(host: ShardHost) -> bool:
-    """Whether ``host`` keeps no state entry and no timer (its snapshot is as small as it gets)."""
-    return host.open_panes() == 0 and host.timer_count() == 0
