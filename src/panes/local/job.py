@@ -53,6 +53,7 @@ from panes.errors import RESTART_ADVICE, BadInput, ErrorRecord, IncompatibleChec
 from panes.local.files import LocalFileSink
 from panes.local.graph import Edge, Node, build_graph
 from panes.local.instance import Instance, Router
+from panes.local.runs import RunChain
 from panes.operators.base import AbstractStreamOperator
 from panes.operators.metrics import OperatorMetrics, combine
 from panes.operators.rescaling import rescale
@@ -82,7 +83,8 @@ class LocalJob:
     """A plan being executed in process. ``step()`` reads and processes one source element; ``run()`` runs
     to the end (bounded sources) or for ``max_records`` elements; ``snapshot()`` between steps captures the
     whole job, which :meth:`restore` resumes with identical output. ``operator_hook`` (optional) is called
-    with each operator instance before it opens (see :data:`OperatorHook`)."""
+    with each operator instance before it opens (see :data:`OperatorHook`). ``run()`` takes runs of elements
+    at once where the job's shape allows it with identical output (``panes.local.runs``; ``runs=False``: never)."""
 
     def __init__(
         self,
@@ -95,6 +97,7 @@ class LocalJob:
         batch: bool = False,
         operator_hook: OperatorHook | None = None,
         advance: str = "per_step",
+        runs: bool = True,
     ) -> None:
         check_advance(advance)
         self.plan = plan
@@ -125,6 +128,9 @@ class LocalJob:
         for instance in self._all_instances():
             if instance.operator is not None:
                 instance.operator.open()
+        self._runs = RunChain.find(self) if runs else None
+        """Where the job's source, timestamps and window take runs of elements at once (``panes.local.runs``;
+        ``runs=False``: never, every element alone, the reference the tests compare runs with)."""
 
     def _link_split_watermarks(self, instance: Instance) -> bool:
         """Link ``instance`` (a source's) to the source's own watermark step when it follows on a forward edge,
@@ -277,16 +283,24 @@ class LocalJob:
         reader = instance.reader
         assert reader is not None
         has_element, element = reader.next()
+        self.consume(instance, has_element, element)
+        return True
+
+    def consume(self, instance: Instance, has_element: bool, element: Any) -> None:
+        """Process what source ``instance`` read (``has_element`` and ``element``, its reader's ``next()``): an
+        element, a control element (a step's end, processing time), an input it could not read, or its end."""
+        reader = instance.reader
+        assert reader is not None
         if has_element and type(element) is ProcessingTimeAdvance:
             self.advance_processing_time(max(element.time, self.clock.get_current_processing_time()))
-            return True
+            return
         if has_element and type(element) is StepEnd:
             if not self.batch and self.ticks_per_step:
                 self._tick()
-            return True
+            return
         if has_element and isinstance(element, BadInput):
             self._refuse_line(instance, element)
-            return True
+            return
         if has_element:
             record = element if isinstance(element, StreamRecord) else StreamRecord(element)
             self.records_read += 1
@@ -299,7 +313,6 @@ class LocalJob:
             if reader.source.is_bounded():
                 instance.output.emit_watermark(MAX_WATERMARK)
             self._end_of_input(instance)
-        return True
 
     def _refuse_line(self, instance: Instance, line: BadInput) -> None:
         """An input a source could not read (a file's line, a Kafka record): to the source's error output, else
@@ -330,8 +343,11 @@ class LocalJob:
     def run(self, max_records: int | None = None) -> int:
         """Step until the sources are done, or ``max_records`` more elements were read; returns how many."""
         start = self.records_read
+        runs = self._runs
         while max_records is None or self.records_read - start < max_records:
-            if not self.step():
+            if runs is not None and not runs.source.finished:
+                runs.advance(None if max_records is None else max_records - (self.records_read - start))
+            elif not self.step():
                 break
         return self.records_read - start
 

@@ -40,6 +40,10 @@ class LocalRunner:
     execution with a watermark interval shorter than the time between elements). Other clocks ignore it.
     Raises ``ValueError`` for another value.
 
+    ``runs`` (default ``True``): a job whose source, timestamps and window have the usual shape reads runs of
+    elements and hands each run to the window at once, with the output of element by element
+    (``panes.local.runs``); ``False`` processes every element alone (the reference the tests compare with).
+
     ``max_records`` bounds how many elements ``execute`` reads (required for unbounded sources). While
     ``execute`` runs the job, Python's garbage collector runs less often (``panes.garbage.fewer_collections``;
     the caller's thresholds come back after it).
@@ -60,6 +64,7 @@ class LocalRunner:
         max_records: int | None = None,
         operator_hook: OperatorHook | None = None,
         advance: str = "per_step",
+        runs: bool = True,
     ) -> None:
         check_advance(advance)
         if isinstance(clock, str) and clock not in CLOCKS:
@@ -73,6 +78,7 @@ class LocalRunner:
         self.max_records = max_records
         self.operator_hook = operator_hook
         self.advance = advance
+        self.runs = runs
 
     def clock_for(self, plan: Plan, config: ExecutionConfig) -> ProcessingTimeService:
         """The clock a job of ``plan`` runs on (see the class docstring)."""
@@ -107,6 +113,7 @@ class LocalRunner:
             batch=mode is RuntimeExecutionMode.BATCH,
             operator_hook=self.operator_hook,
             advance=self.advance,
+            runs=self.runs,
         )
 
     def execute(self, plan: Plan, config: ExecutionConfig, job_name: str) -> JobExecutionResult:

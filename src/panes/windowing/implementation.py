@@ -81,6 +81,15 @@ def choose(
     return Implementation(GENERAL, None, not_columnar)
 
 
+def takes_runs(operator: Any) -> str | None:
+    """``None`` when the window ``operator`` (an instance :func:`choose`'s implementation built) can take a run of
+    elements at once with the state, timers and output of element by element (``panes.windowing.runs``), else why
+    it takes them one by one."""
+    from panes.windowing.runs import run_reason
+
+    return run_reason(operator)
+
+
 def columnar_operator(plan: ColumnarWindow) -> ColumnarAlignedWindows | ColumnarSessions:
     """The columnar operator that runs ``plan`` (:func:`choose`'s ``columnar`` of a columnar implementation):
     sessions for a session plan, aligned windows otherwise."""

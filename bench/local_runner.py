@@ -1,0 +1,95 @@
+"""The local runner's speed on the suite's local workload (``workload.local_job``), without Spark.
+
+Tumbling 10 s windows over 10,000 keys from a collection (the events of ``workload.write_events``, read into
+Python beforehand), bounded out-of-orderness 5 s timestamps on ``ts``, ``key_by("key")``, the built-in count+sum
+(``count_sum``) or a Python ``ProcessWindowFunction`` (``python``), written as Parquet: the figures of
+``bench/suite.py``'s ``run_local``. Each function runs ``--repeat`` times; the best and all rates are printed.
+
+``--base COMMIT`` also measures the code of another commit (a temporary git worktree, the same events) in a
+fresh process, alternating with this code run by run, so both see the same machine.
+
+    .venv/bin/python bench/local_runner.py                       # 200,000 events, 3 runs each
+    .venv/bin/python bench/local_runner.py --base 2e08c16        # against the code before the runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+FUNCTIONS = {"count_sum": "count+sum", "python": "Python ProcessWindowFunction"}
+
+
+def measure(folder: str, function: str) -> float:
+    """Events per second of one run of the local job over the events in ``folder``."""
+    from workload import local_job
+
+    env, count = local_job(folder, tempfile.mkdtemp(prefix="panes-local-out-") + "/out", function)
+    started = time.monotonic()
+    env.execute("local runner bench")
+    return count / (time.monotonic() - started)
+
+
+def measure_in(root: Path, folder: str, function: str) -> float:
+    """:func:`measure` with the code of the checkout at ``root``, in a fresh process."""
+    code = (
+        "import sys, json; sys.path[:0] = [sys.argv[1]]; from local_runner import measure; "
+        "print(json.dumps(measure(sys.argv[2], sys.argv[3])))"
+    )
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), str(root / "bench"), str(HERE)])}
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(root / "bench"), folder, function],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=environment,
+    )
+    return float(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", type=int, default=200_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--base", default=None, help="also measure this commit's code (a git worktree)")
+    args = parser.parse_args()
+    sys.path.insert(0, str(HERE))
+    from workload import write_events
+
+    work = tempfile.mkdtemp(prefix="panes-local-bench-")
+    folder = f"{work}/events"
+    write_events(folder, args.events, 10_000, 1)
+    base_root: Path | None = None
+    if args.base is not None:
+        base_root = Path(work) / "base"
+        subprocess.run(["git", "worktree", "add", "--detach", str(base_root), args.base], check=True, cwd=HERE.parent)
+    try:
+        for function, label in FUNCTIONS.items():
+            rates: dict[str, list[float]] = {"this code": [], f"base {args.base}": []}
+            for _ in range(args.repeat):
+                rates["this code"].append(measure_in(HERE.parent, folder, function))
+                if base_root is not None:
+                    rates[f"base {args.base}"].append(measure_in(base_root, folder, function))
+            for name, found in rates.items():
+                if found:
+                    runs = ", ".join(f"{rate:,.0f}" for rate in found)
+                    print(
+                        f"local runner, tumbling 10 s, {label}, 10,000 keys, {args.events:,} events, {name}: "
+                        f"best {max(found):,.0f} events/s (runs: {runs})",
+                        flush=True,
+                    )
+    finally:
+        if base_root is not None:
+            subprocess.run(["git", "worktree", "remove", "--force", str(base_root)], check=False, cwd=HERE.parent)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,235 @@
+"""Runs of elements at once on Flink's window operator, with the state, timers and output of element by element.
+
+The local runner keeps Flink's emission order, so its windows run on the general
+:class:`~panes.windowing.operator.WindowOperator`. Between two advances of the watermark, though, an element of
+an accumulating tumbling or sliding event-time window with the default trigger only adds to its panes and
+registers their timers: nothing leaves the operator. :func:`process_run` does that for a whole run of elements
+(values and their timestamps, the watermark unchanged), in a tight loop over the same state and the same timer
+heap, in arrival order, so the heap's array (which decides the order of firings at equal times, see
+``panes.timers.heap``) is the one the element-by-element path builds. An element that does anything else (its
+key cannot be read, it has no timestamp, one of its windows has ended at the current watermark: a late element
+or a late firing, or its window function raises) goes through the operator's own ``process_record`` at its
+place in the run, so what it emits leaves exactly where it would.
+
+:func:`run_reason` says whether an operator can take runs (``None``) or why not; the chooser
+(``panes.windowing.implementation.takes_runs``) asks it, and the local runner (``panes.local.runs``) hands runs
+only to operators it accepts. :func:`install_timer_pass` gives such an operator a leaner pass over its exact timer
+heap when the watermark moves: the same timers in the same order, each firing and cleaning up its pane as the
+operator's ``_on_timer`` does (the trigger's decision is ``EventTimeTrigger``'s, worked out inline; the emitter
+of a window's panes is made once per window and time, as it depends on nothing else).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from panes.elements import StreamRecord
+from panes.operators.keys import extract_key
+from panes.time import LONG_MAX, LONG_MIN, java_add, java_rem
+from panes.timers.loops import EVENT_TIME, TimerLoopError
+from panes.windowing.assigners.sliding import SlidingEventTimeWindows
+from panes.windowing.assigners.stagger import WindowStagger
+from panes.windowing.assigners.tumbling import TumblingEventTimeWindows
+from panes.windowing.operator import WindowOperator
+from panes.windowing.rules import cleanup_time
+from panes.windowing.triggers.event_time import EventTimeTrigger
+from panes.windowing.windows import TimeWindow
+
+
+def run_reason(operator: Any) -> str | None:
+    """``None`` when :func:`process_run` gives ``operator`` exactly the state, timers and output of processing
+    each element in turn; otherwise why it does not (the operator then takes its elements one by one): it must be
+    the general window operator (no evictor) of an accumulating tumbling or sliding event-time window with the
+    default trigger, without event time per key, an observer or state time-to-live cleanups on every record."""
+    if type(operator) is not WindowOperator:
+        return "it is not the general window operator (an evictor, or another operator)"
+    if type(operator.assigner) not in (TumblingEventTimeWindows, SlidingEventTimeWindows):
+        return "its windows are not tumbling or sliding event-time windows"
+    if type(operator.trigger) is not EventTimeTrigger:
+        return "it has a trigger of its own"
+    if operator.accumulation != "accumulating":
+        return f"its panes are {operator.accumulation}"
+    if operator.key_time is not None:
+        return "it keeps event time per key (watermark_per_key)"
+    if operator.observer is not None:
+        return "an observer watches it"
+    if operator.backend.record_cleanups:
+        return "its state has time-to-live cleanups on every record"
+    return None
+
+
+def process_run(operator: WindowOperator, values: Sequence[Any], timestamps: Sequence[int | None]) -> None:
+    """Process ``values`` (at ``timestamps``) in order as ``operator.process_record`` would, one by one, while the
+    watermark does not move (``operator`` is one :func:`run_reason` accepts)."""
+    count = len(values)
+    if not count:
+        return
+    add_timer = operator.timer_service.event_time_timers.add
+    backend = operator.backend
+    state = operator.window_state
+    state_add = state.add
+    selector = operator.key_selector
+    assert selector is not None
+    process_record = operator.process_record
+    windows_of = _windows_of(operator, values, timestamps)
+    counters = operator.counters
+    fast = 0
+    key: Any = None
+    window: Any = None
+    for index in range(count):
+        value = values[index]
+        windows = windows_of(index)
+        if windows is None:
+            process_record(StreamRecord(value, timestamps[index]))
+            continue
+        try:
+            key = extract_key(selector, value)
+        except Exception:
+            process_record(StreamRecord(value, timestamps[index]))
+            continue
+        fast += 1
+        backend.current_key = key
+        for window, max_timestamp, cleanup in windows:
+            state._namespace = window
+            try:
+                state_add(value)
+            except Exception as error:
+                # as ``WindowOperator._add``: the cleanup timer stays, the failure is reported with its window
+                if cleanup != LONG_MAX:
+                    add_timer(cleanup, key, window)
+                operator.trigger_context.key = key
+                operator.trigger_context.window = window
+                operator.report_failure(StreamRecord(value, timestamps[index]), error)
+                break
+            add_timer(max_timestamp, key, window)
+            if cleanup not in (max_timestamp, LONG_MAX):
+                add_timer(cleanup, key, window)
+    counters.records_in += fast
+    if fast:
+        operator.trigger_context.key = key
+        operator.trigger_context.window = window
+
+
+def install_timer_pass(operator: WindowOperator) -> None:
+    """Give ``operator`` (one :func:`run_reason` accepts, open) the leaner event-time timer pass (see the module
+    docstring); the operator's own pass gives the same output in the same order."""
+    service = operator.timer_service
+    heap = service.event_time_timers
+    peek, poll = heap.peek, heap.poll
+    guard = service.guard
+    backend = operator.backend
+    context = operator.trigger_context
+    state = operator.window_state
+    read = operator._read_contents
+    pane_state = operator._pane_state
+    trigger = operator.trigger
+    function = operator.spec.function
+    process_context = operator.process_context
+    lateness = operator.allowed_lateness
+    attributes = operator.__dict__
+
+    def fire(key: Any, window: Any, time: int, emitters: dict[tuple[Any, int], Any]) -> None:
+        # WindowOperator._on_timer for an event-time timer, with EventTimeTrigger's decision inline
+        context.key = key
+        context.window = window
+        state._namespace = window
+        max_timestamp = window.max_timestamp()
+        cleanup = cleanup_time(max_timestamp, lateness)
+        attributes["_firing_time"] = time
+        attributes["_cleaning"] = time == cleanup
+        try:
+            if time == max_timestamp:
+                contents = read()
+                if contents is not None:
+                    emit = emitters.get((window, time))
+                    if emit is None:
+                        emit = emitters[(window, time)] = operator._pane_emitter(window)
+                    emit(contents)
+        finally:
+            if time == cleanup:  # WindowOperator._clear_all_state, without an observer, retractions or merging
+                state.clear()
+                pane_state._namespace = window
+                pane_state.clear()
+                trigger.clear(window, context)
+                process_context._window = window
+                function.clear(process_context)
+            attributes.pop("_firing_time", None)
+            attributes.pop("_cleaning", None)
+
+    def timer_pass(time: int) -> None:
+        # InternalTimerService._fire_due
+        emitters: dict[tuple[Any, int], Any] = {}
+        try:
+            while True:
+                head = peek()
+                if head is None or head.timestamp > time:
+                    return
+                poll()
+                backend.current_key = head.key
+                guard.enter(EVENT_TIME, head)
+                try:
+                    fire(head.key, head.namespace, head.timestamp, emitters)
+                except TimerLoopError:
+                    raise
+                except Exception as error:
+                    operator._timer_failed(head, error, True)
+                guard.leave()
+        finally:
+            guard.end_pass()
+
+    service.event_time_pass = timer_pass
+
+
+_Windows = list[tuple[TimeWindow, int, int]]
+
+
+def _windows_of(operator: WindowOperator, values: Sequence[Any], timestamps: Sequence[int | None]) -> Any:
+    """What gives element ``i``'s windows with their max timestamps and cleanup times, or ``None`` when the
+    element must go through the operator itself (no timestamp, or a window that has ended at the watermark)."""
+    assigner = operator.assigner
+    watermark = operator.timer_service.current_watermark
+    lateness = operator.allowed_lateness
+    known: dict[int, tuple[TimeWindow, int, int] | None] = {}
+
+    def entry(window: TimeWindow) -> tuple[TimeWindow, int, int] | None:
+        max_timestamp = window.max_timestamp()
+        if max_timestamp <= watermark:  # late, or a late firing: the operator's own path
+            return None
+        return (window, max_timestamp, cleanup_time(max_timestamp, lateness))
+
+    if type(assigner) is TumblingEventTimeWindows and (
+        assigner.stagger_offset is not None or assigner.stagger is WindowStagger.ALIGNED
+    ):
+        size = assigner.size
+        stagger = assigner.stagger_offset if assigner.stagger_offset is not None else 0
+        offset = java_rem(java_add(assigner.global_offset, stagger), size)
+        present = [LONG_MIN if t is None else t for t in timestamps]
+        starts = TimeWindow.window_starts_with_offset(np.array(present, dtype=np.int64), offset, size).tolist()
+
+        def tumbling(index: int) -> _Windows | None:
+            if present[index] == LONG_MIN:
+                return None
+            start = starts[index]
+            found = known.get(start, False)
+            if found is False:
+                found = known[start] = entry(TimeWindow.of_size(start, size))
+            return None if found is None else [found]  # type: ignore[list-item]
+
+        return tumbling
+
+    def general(index: int) -> _Windows | None:
+        timestamp = timestamps[index]
+        if timestamp is None or timestamp == LONG_MIN:
+            return None
+        found = []
+        for window in assigner.assign_windows(values[index], timestamp, operator):
+            item = entry(window)
+            if item is None:
+                return None
+            found.append(item)
+        return found
+
+    return general

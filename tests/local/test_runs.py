@@ -1,0 +1,212 @@
+"""Runs of elements at once on the local runner (``panes.local.runs``, ``panes.windowing.runs``) give exactly the
+output of element by element: the same records with the same timestamps in the same order on every sink (main
+results, late data, error records), the same metrics, and a state that resumes element by element identically."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from panes.datastream import ListSink, OutputTag, StreamEnvironment
+from panes.datastream.plan import Plan
+from panes.functions import AggregateFunction, Aggregates, Count, Sum
+from panes.local import LocalRunner
+from panes.local.job import LocalJob
+from panes.watermarks import WatermarkStrategy
+from panes.windowing import (
+    ProcessWindowFunction,
+    SlidingEventTimeWindows,
+    TumblingEventTimeWindows,
+    WindowRow,
+)
+from panes.windowing.implementation import takes_runs
+
+LATE: OutputTag[Any] = OutputTag("late")
+ERRORS: OutputTag[Any] = OutputTag("errors")
+SCHEMA = "key STRING, ts BIGINT, value BIGINT"
+
+
+class Listing(ProcessWindowFunction[Any, Any, Any, Any]):
+    """The pane's values in arrival order; fails on a pane holding the value 13 (to the error output)."""
+
+    def process(self, key: Any, context: Any, elements: Any) -> Any:
+        values = [element["value"] for element in elements]
+        if 13 in values:
+            raise ValueError("13 in the pane")
+        window = context.window()
+        yield {"key": key, "start": window.start, "values": values, "at": context.current_watermark()}
+
+
+class FragileSum(AggregateFunction[Any, Any, Any]):
+    """A sum whose ``add`` fails on the value -5 (the element then is not in its pane)."""
+
+    def create_accumulator(self) -> Any:
+        return 0
+
+    def add(self, value: Any, accumulator: Any) -> Any:
+        if value["value"] == -5:
+            raise ValueError("no -5")
+        return accumulator + value["value"]
+
+    def get_result(self, accumulator: Any) -> Any:
+        return accumulator
+
+    def merge(self, a: Any, b: Any) -> Any:
+        return a + b
+
+
+def build(
+    batches: list[list[dict[str, Any]]], window: str, lateness: int, function: str, disorder: int, runs: bool
+) -> tuple[StreamEnvironment, Plan, list[ListSink], LocalRunner]:
+    runner = LocalRunner(runs=runs)
+    env = StreamEnvironment(runner)
+    stamped = env.from_micro_batches(batches, type_info=SCHEMA).assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_bounded_out_of_orderness(disorder).with_timestamp_assigner("ts")
+    )
+    assigner: Any = TumblingEventTimeWindows.of(100) if window == "tumbling" else SlidingEventTimeWindows.of(100, 40)
+    windowed = (
+        stamped.key_by("key").window(assigner).allowed_lateness(lateness).side_output_late_data(LATE)
+    ).side_output_errors(ERRORS)
+    if function == "aggregates":
+        results = windowed.aggregate(Aggregates(n=Count(), total=Sum("value")), WindowRow(key="key", start="start"))
+    elif function == "process":
+        results = windowed.process(Listing())
+    elif function == "fragile":
+        results = windowed.aggregate(FragileSum(), lambda key, window, sums: [(key, window.start, s) for s in sums])
+    else:
+        results = windowed.reduce(lambda a, b: {**a, "value": a["value"] * 3 + b["value"]})
+    sinks = [ListSink(), ListSink(), ListSink()]
+    results.sink_to(sinks[0])
+    results.get_side_output(LATE).sink_to(sinks[1])
+    results.get_side_output(ERRORS).sink_to(sinks[2])
+    return env, env.plan(), sinks, runner
+
+
+def outputs(sinks: list[ListSink]) -> list[list[tuple[Any, Any]]]:
+    """Every sink's records as (value, timestamp), error records as their element, reason and window."""
+
+    def plain(value: Any) -> Any:
+        if hasattr(value, "reason"):
+            return ("error", value.value, value.timestamp, value.reason, value.window)
+        return value
+
+    return [[(plain(r.value), r.timestamp) for r in sink.records] for sink in sinks]
+
+
+keys = st.sampled_from(["a", "b", "c", "d", "e", "f", None])
+events = st.builds(
+    lambda key, ts, value: {"key": key, "ts": ts, "value": value},
+    keys,
+    st.integers(0, 700),
+    st.sampled_from([1, 2, 3, 13, -5, 7]),
+)
+micro_batches = st.lists(st.lists(events, max_size=25), min_size=1, max_size=6)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    batches=micro_batches,
+    window=st.sampled_from(["tumbling", "sliding"]),
+    lateness=st.sampled_from([0, 60, 250]),
+    function=st.sampled_from(["aggregates", "process", "fragile", "reduce"]),
+    disorder=st.sampled_from([0, 30, 200]),
+)
+def test_runs_give_the_output_of_element_by_element(
+    batches: list[list[dict[str, Any]]], window: str, lateness: int, function: str, disorder: int
+) -> None:
+    env, plan, expected_sinks, runner = build(batches, window, lateness, function, disorder, runs=False)
+    reference = runner.start(plan, env.config())
+    assert reference._runs is None
+    reference.run()
+    expected_metrics = reference.metrics(state_bytes=False)
+    reference.close()
+
+    env, plan, sinks, runner = build(batches, window, lateness, function, disorder, runs=True)
+    job = runner.start(plan, env.config())
+    assert job._runs is not None  # the shape takes runs
+    job.run()
+    assert job.metrics(state_bytes=False) == expected_metrics
+    job.close()
+    assert outputs(sinks) == outputs(expected_sinks)
+    assert sum(len(sink.records) for sink in sinks) > 0 or not any(batches)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    batches=micro_batches,
+    lateness=st.sampled_from([0, 250]),
+    function=st.sampled_from(["aggregates", "process"]),
+    cuts=st.lists(st.integers(1, 30), max_size=4),
+)
+def test_state_after_runs_resumes_element_by_element(
+    batches: list[list[dict[str, Any]]], lateness: int, function: str, cuts: list[int]
+) -> None:
+    """Runs of any length (``run(max_records)``) leave the state element by element leaves: a snapshot taken
+    between them (timer heap included, whose array decides the order of ties) resumes one by one identically."""
+    env, plan, expected_sinks, runner = build(batches, "sliding", lateness, function, 30, runs=False)
+    reference = runner.start(plan, env.config())
+    reference.run()
+    reference.close()
+
+    env, plan, sinks, runner = build(batches, "sliding", lateness, function, 30, runs=True)
+    job = runner.start(plan, env.config())
+    for cut in cuts:
+        job.run(cut)
+    snapshot = job.snapshot()
+    resumed = LocalJob(plan, runner.clock_for(plan, env.config()), snapshot=snapshot, runs=False)
+    resumed.clock.set_current_time(job.clock.get_current_processing_time())  # type: ignore[attr-defined]
+    resumed.run()
+    resumed.close()
+    assert outputs(sinks) == outputs(expected_sinks)
+
+
+def test_runs_are_taken_where_the_shape_allows_only() -> None:
+    """The benchmark's shape takes runs; a window with a trigger of its own, or a source whose records also go
+    elsewhere, runs element by element."""
+    from panes.windowing import CountTrigger
+
+    batches = [[{"key": "a", "ts": 1, "value": 1}]]
+    env, plan, _, runner = build(batches, "tumbling", 0, "aggregates", 0, runs=True)
+    assert runner.start(plan, env.config())._runs is not None
+
+    env = StreamEnvironment(LocalRunner())
+    stamped = env.from_micro_batches(batches, type_info=SCHEMA).assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_bounded_out_of_orderness(0).with_timestamp_assigner("ts")
+    )
+    windowed = stamped.key_by("key").window(TumblingEventTimeWindows.of(100))
+    windowed.trigger(CountTrigger.of(2)).reduce(lambda a, b: a).sink_to(ListSink())
+    job = LocalRunner().start(env.plan(), env.config())
+    assert job._runs is None
+    window = next(i.operator for i in job._all_instances() if type(i.operator).__name__ == "WindowOperator")
+    assert takes_runs(window) == "it has a trigger of its own"
+
+    env = StreamEnvironment(LocalRunner())
+    source = env.from_micro_batches(batches, type_info=SCHEMA)
+    source.sink_to(ListSink())
+    stamped = source.assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_bounded_out_of_orderness(0).with_timestamp_assigner("ts")
+    )
+    stamped.key_by("key").window(TumblingEventTimeWindows.of(100)).reduce(lambda a, b: a).sink_to(ListSink())
+    assert LocalRunner().start(env.plan(), env.config())._runs is None
+
+
+@pytest.mark.parametrize("function", ["aggregates", "process"])
+def test_ties_fire_in_the_heap_order_of_element_by_element(function: str) -> None:
+    """Many keys whose panes end together, registered out of order across runs: the firing order (Flink's heap
+    order of ties) is element by element's, which here is not the keys' order nor their arrival order."""
+    batches = [
+        [{"key": f"k{(i * 7) % 23}", "ts": (i * 37) % 500, "value": i} for i in range(start, start + 40)]
+        for start in range(0, 400, 40)
+    ]
+    env, plan, expected_sinks, runner = build(batches, "tumbling", 0, function, 100, runs=False)
+    runner.start(plan, env.config()).run()
+    env, plan, sinks, runner = build(batches, "tumbling", 0, function, 100, runs=True)
+    job = runner.start(plan, env.config())
+    job.run()
+    assert outputs(sinks) == outputs(expected_sinks)
+    fired = [value for value, _ in outputs(sinks)[0]]
+    first_window = [row["key"] for row in fired if row["start"] == 0]
+    assert first_window != sorted(first_window)
