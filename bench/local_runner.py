@@ -6,7 +6,8 @@ Python beforehand), bounded out-of-orderness 5 s timestamps on ``ts``, ``key_by(
 ``bench/suite.py``'s ``run_local``. Each function runs ``--repeat`` times; the best and all rates are printed.
 
 ``--base COMMIT`` also measures the code of another commit (a temporary git worktree, the same events) in a
-fresh process, alternating with this code run by run, so both see the same machine.
+fresh process, alternating with this code run by run, so both see the same machine. ``--json FILE`` also writes
+the best rates (``bench/targets.py`` reads ``bench/measured/local_runner.json`` for issue 45's targets).
 
     .venv/bin/python bench/local_runner.py                       # 200,000 events, 3 runs each
     .venv/bin/python bench/local_runner.py --base 2e08c16        # against the code before the runs
@@ -15,6 +16,7 @@ fresh process, alternating with this code run by run, so both see the same machi
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import subprocess
@@ -59,6 +61,7 @@ def main() -> int:
     parser.add_argument("--events", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--base", default=None, help="also measure this commit's code (a git worktree)")
+    parser.add_argument("--json", default=None, help="also write the best rates to this JSON file")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
     from workload import write_events
@@ -70,6 +73,7 @@ def main() -> int:
     if args.base is not None:
         base_root = Path(work) / "base"
         subprocess.run(["git", "worktree", "add", "--detach", str(base_root), args.base], check=True, cwd=HERE.parent)
+    best: dict[str, dict[str, float]] = {"this": {}, "base": {}}
     try:
         for function, label in FUNCTIONS.items():
             rates: dict[str, list[float]] = {"this code": [], f"base {args.base}": []}
@@ -77,8 +81,9 @@ def main() -> int:
                 rates["this code"].append(measure_in(HERE.parent, folder, function))
                 if base_root is not None:
                     rates[f"base {args.base}"].append(measure_in(base_root, folder, function))
-            for name, found in rates.items():
+            for (name, found), which in zip(rates.items(), ("this", "base"), strict=True):
                 if found:
+                    best[which][function] = max(found)
                     runs = ", ".join(f"{rate:,.0f}" for rate in found)
                     print(
                         f"local runner, tumbling 10 s, {label}, 10,000 keys, {args.events:,} events, {name}: "
@@ -88,6 +93,17 @@ def main() -> int:
     finally:
         if base_root is not None:
             subprocess.run(["git", "worktree", "remove", "--force", str(base_root)], check=False, cwd=HERE.parent)
+    if args.json is not None:
+        document = {
+            "command": " ".join(["bench/local_runner.py", *sys.argv[1:]]),
+            "date": datetime.date.today().isoformat(),
+            "events": args.events,
+            "local_events_per_s": best["this"],
+            "base": args.base,
+            "base_events_per_s": best["base"] or None,
+        }
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(document, indent=1) + "\n")
     return 0
 
 

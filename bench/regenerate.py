@@ -26,6 +26,7 @@ PARTS = {
     "startup": ["startup.py", "--json", "bench/measured/startup.json"],
     "latency": ["latency.py", "--json", "bench/measured/latency.json"],
     "kafka": ["kafka_pipeline.py", "--json", "bench/measured/kafka_pipeline.json"],
+    "local": ["local_runner.py", "--json", "bench/measured/local_runner.json"],
     "targets": ["targets.py"],
 }
 

@@ -4,10 +4,11 @@
 
 ``bench/suite.py --json bench/measured/suite.json``, ``bench/startup.py --json bench/measured/startup.json``,
 ``bench/latency.py --json bench/measured/latency.json`` and ``bench/kafka_pipeline.py --json
-bench/measured/kafka_pipeline.json`` write the figures (``bench/regenerate.py`` runs all of them in turn). A target
-whose figure is missing (its case was not run) says so rather than guessing. The per-core figures put panes' events
-per second on one core next to Flink's Nexmark window queries (12,000-40,000 events/s per core: q7 tumbling 12,300,
-q5 sliding 22,100, q11 session 39,700 on RocksDB).
+bench/measured/kafka_pipeline.json`` and ``bench/local_runner.py --json bench/measured/local_runner.json`` write the
+figures (``bench/regenerate.py`` runs all of them in turn). A target whose figure is missing (its case was not run)
+says so rather than guessing. The per-core figures put panes' events per second on one core next to Flink's Nexmark
+window queries (12,000-40,000 events/s per core: q7 tumbling 12,300, q5 sliding 22,100, q11 session 39,700 on
+RocksDB).
 """
 
 from __future__ import annotations
@@ -88,6 +89,11 @@ def local(function: str) -> Callable[[dict[str, Any]], list[float | None]]:
     return read
 
 
+def local_runner(function: str) -> Callable[[dict[str, Any]], list[float | None]]:
+    """The local runner's rate of ``function`` measured by ``bench/local_runner.py --json`` (no Spark)."""
+    return lambda m: [(m.get("local_runner", {}).get("local_events_per_s") or {}).get(function)]
+
+
 def startup(field: str) -> Callable[[dict[str, Any]], list[float | None]]:
     return lambda m: [m.get("startup", {}).get(field)]
 
@@ -147,6 +153,18 @@ TARGETS = [
     Target(
         "local runner, element by element (ProcessWindowFunction) >= 50,000 ev/s", local("python"), 50_000, unit="ev/s"
     ),
+    Target(
+        "(issue 45) local runner, tumbling count+sum, 10,000 keys >= 100,000 ev/s (bench/local_runner.py)",
+        local_runner("count_sum"),
+        100_000,
+        unit="ev/s",
+    ),
+    Target(
+        "(issue 45) local runner, Python ProcessWindowFunction, 10,000 keys >= 30,000 ev/s (bench/local_runner.py)",
+        local_runner("python"),
+        30_000,
+        unit="ev/s",
+    ),
 ]
 
 
@@ -169,7 +187,7 @@ def per_core(measured: dict[str, Any]) -> list[str]:
 def table(measured: dict[str, Any]) -> str:
     sources = "; ".join(
         f"`{measured[name]['command']}` on {measured[name]['date']}"
-        for name in ("suite", "startup", "latency", "kafka_pipeline")
+        for name in ("suite", "startup", "latency", "kafka_pipeline", "local_runner")
         if name in measured
     )
     return "\n".join(
