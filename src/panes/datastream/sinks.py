@@ -5,6 +5,7 @@ The Spark runner adds file, console, memory-table and ``foreach_batch`` sinks (`
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ import pyarrow as pa
 from panes.elements import StreamRecord
 from panes.errors import ERROR_RECORD_DDL, ErrorRecord
 from panes.functions.stream import SinkFunction, as_sink_function
-from panes.types import RecordType, infer_record_type
+from panes.types import RecordType, Row, infer_record_type
 from panes.types.row import as_row
 
 
@@ -323,10 +324,6 @@ def as_sink_row(value: Any) -> Any:
     """A value in the form a sink's row type conforms: an ``ErrorRecord`` as its row
     (:data:`~panes.errors.ERROR_RECORD_DDL`), records (dicts, tuples, rows, dataclasses, objects with ``asDict``)
     as they are, any other value as a one-field tuple (the ``value`` column)."""
-    import dataclasses
-
-    from panes.types import Row
-
     if isinstance(value, ErrorRecord):
         return value.as_row()
     if isinstance(value, (dict, tuple, list, Row)) or hasattr(value, "asDict") or hasattr(value, "_asdict"):

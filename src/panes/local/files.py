@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from panes.datastream.file_format import clear_batch, write_table, write_text_parts
-from panes.datastream.sinks import FileSink, inferred_row_type, refusal
+from panes.datastream.sinks import FileSink, inferred_row_type, refusal, sink_row_type
 from panes.elements import StreamRecord
 from panes.errors import BadRecordError, ErrorRecord
 from panes.types import RecordType, SchemaInferenceError, SchemaMismatchError
@@ -31,14 +31,20 @@ Refuse = Callable[[StreamRecord[Any], ErrorRecord], None]
 class LocalFileSink:
     """The rows a ``FileSink`` receives in this process, checked against its schema (see the module docstring).
 
-    ``refuse`` receives each refused record with its ``ErrorRecord``; ``None`` means refused values raise."""
+    ``refuse`` receives each refused record with its ``ErrorRecord``; ``None`` means refused values raise.
+    ``canonical`` says that every value arrives already in the canonical form of ``schema``'s rows, a fresh
+    value no other step holds (:func:`canonical_input`): it is kept as it is, since conforming it again would
+    give an equal value."""
 
-    def __init__(self, sink: FileSink, name: str, schema: RecordType | None, refuse: Refuse | None) -> None:
+    def __init__(
+        self, sink: FileSink, name: str, schema: RecordType | None, refuse: Refuse | None, canonical: bool = False
+    ) -> None:
         self.sink = sink
         self.name = name
         self.schema = schema
         """The rows' type when known before any value (``sink_stream_type``), else inferred from the first."""
         self.refuse = refuse
+        self.canonical = canonical and schema is not None
         self.pending: list[StreamRecord[Any]] = []
         self.rows: list[Any] = []
 
@@ -52,6 +58,9 @@ class LocalFileSink:
 
     def _add(self, record: StreamRecord[Any]) -> None:
         assert self.schema is not None
+        if self.canonical:
+            self.rows.append(record.value)
+            return
         try:
             self.rows.append(self.schema.conform(self.sink.row_of(record.value)))
         except SchemaMismatchError as error:
@@ -95,6 +104,19 @@ class LocalFileSink:
         struct = self.schema.encode(self.rows)
         table = pa.Table.from_arrays([struct.field(i) for i in range(len(columns))], schema=columns)
         write_table(table, os.path.join(folder, sink.part_name(0)), sink.format)
+
+
+def canonical_input(sink: FileSink, schema: RecordType | None, inputs: list[tuple[RecordType | None, int]]) -> bool:
+    """Whether every value reaching a file sink of ``schema`` is a canonical row of it that no other step holds:
+    each of its ``inputs`` (per input edge, the type its sender conforms the edge's values to, ``None`` when it
+    conforms none, and how many edges take that sender's values on that output) is a record type of dict shape
+    whose rows are ``schema``, taken by that edge alone, and the sink writes rows rather than text lines."""
+    if schema is None or sink.format == "text" or not inputs:
+        return False
+    return all(
+        checked is not None and checked.shape == "dict" and sink_row_type(checked) == schema and takers == 1
+        for checked, takers in inputs
+    )
 
 
 def _unresolved(records: list[StreamRecord[Any]]) -> bool:

@@ -50,7 +50,7 @@ from panes.datastream.sinks import (
 from panes.datastream.sources import ProcessingTimeAdvance, StepEnd
 from panes.elements import MAX_WATERMARK, StreamRecord, Watermark, WatermarkStatus
 from panes.errors import RESTART_ADVICE, BadInput, ErrorRecord, IncompatibleCheckpointError, located
-from panes.local.files import LocalFileSink
+from panes.local.files import LocalFileSink, canonical_input
 from panes.local.graph import Edge, Node, build_graph
 from panes.local.instance import Instance, Router
 from panes.local.runs import RunChain
@@ -199,7 +199,18 @@ class LocalJob:
             [self.types.get(c) for c in channels],
             bool(channels) and set(channels) <= error_output_channels(self.plan.transformations()),
         )
-        return LocalFileSink(transformation.sink, sink_name(transformation), schema, refuse)
+        inputs = [
+            (
+                self.checked_outputs(edge.upstream).get(None if edge.tag is None else edge.tag.tag_id),
+                sum(other.tag == edge.tag for other in edge.upstream.outputs),
+            )
+            for node in self.nodes
+            if isinstance(node.transformation, SinkTransformation) and node.transformation.sink is transformation.sink
+            for edges in node.inputs
+            for edge in edges
+        ]
+        canonical = canonical_input(transformation.sink, schema, inputs)
+        return LocalFileSink(transformation.sink, sink_name(transformation), schema, refuse, canonical)
 
     def _all_instances(self) -> Iterator[Instance]:
         for node in self.nodes:

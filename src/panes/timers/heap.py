@@ -42,14 +42,19 @@ class InternalTimer:
 
 
 class TimerHeap:
-    """A set of timers ordered by timestamp; ``add`` of an existing (timestamp, key, namespace) is a no-op."""
+    """A set of timers ordered by timestamp; ``add`` of an existing (timestamp, key, namespace) is a no-op.
+
+    The array holds the timers in slots ``[1, size]``; a parallel array holds their timestamps, which is what the
+    sifts compare (reading an ``int`` from a list, not an attribute of each timer). The timers are also indexed
+    by ``(key, namespace)`` and then timestamp, which answers membership, removal and :meth:`count_of` alike."""
 
     def __init__(self) -> None:
         self._queue: list[InternalTimer | None] = [None]
+        self._times: list[int] = [0]
+        """``_times[i]`` is ``_queue[i].timestamp`` for every slot in ``[1, size]``."""
         self._size = 0
-        self._members: dict[tuple[int, Any, Any], InternalTimer] = {}
-        self._owned: dict[tuple[Any, Any], int] = {}
-        """Per ``(key, namespace)``, how many timers it has."""
+        self._members: dict[tuple[Any, Any], dict[int, InternalTimer]] = {}
+        """Per ``(key, namespace)``, its timers by timestamp (never empty)."""
         self.operations: list[tuple[Any, ...]] | None = None
         """The adds, removes and polls since the last :meth:`take_operations` (``None``: not recorded)."""
 
@@ -64,49 +69,64 @@ class TimerHeap:
             yield timer
 
     def __contains__(self, identity: tuple[int, Any, Any]) -> bool:
-        return identity in self._members
+        timestamp, key, namespace = identity
+        own = self._members.get((key, namespace))
+        return own is not None and timestamp in own
 
     def count_of(self, key: Any, namespace: Any) -> int:
         """How many timers ``key`` has for ``namespace`` (0 when none)."""
-        return self._owned.get((key, namespace), 0)
-
-    def _owned_less(self, key: Any, namespace: Any) -> None:
-        owner = (key, namespace)
-        left = self._owned[owner] - 1
-        if left:
-            self._owned[owner] = left
-        else:
-            del self._owned[owner]
+        own = self._members.get((key, namespace))
+        return 0 if own is None else len(own)
 
     def peek(self) -> InternalTimer | None:
         return self._queue[1] if self._size else None
 
     def add(self, timestamp: int, key: Any, namespace: Any) -> bool:
         """Add a timer; returns ``True`` when it was not there before."""
-        identity = (timestamp, key, namespace)
-        if identity in self._members:
+        owner = (key, namespace)
+        own = self._members.get(owner)
+        if own is None:
+            own = self._members[owner] = {}
+        elif timestamp in own:
             return False
-        timer = InternalTimer(timestamp, key, namespace)
+        timer = own[timestamp] = InternalTimer(timestamp, key, namespace)
         if self.operations is not None:
             self.operations.append((_ADD, timestamp, key, namespace))
-        self._members[identity] = timer
-        owner = (key, namespace)
-        self._owned[owner] = self._owned.get(owner, 0) + 1
-        self._size += 1
-        if self._size >= len(self._queue):
-            self._queue.append(None)
-        self._move(timer, self._size)
-        self._sift_up(self._size)
+        size = self._size = self._size + 1
+        queue, times = self._queue, self._times
+        if size >= len(queue):
+            queue.append(None)
+            times.append(0)
+        # sift up from the new last slot (Flink's siftUp)
+        index = size
+        parent_index = index >> 1
+        while parent_index > 0:
+            parent_time = times[parent_index]
+            if not timestamp < parent_time:
+                break
+            parent = queue[parent_index]
+            assert parent is not None
+            queue[index] = parent
+            times[index] = parent_time
+            parent._index = index
+            index = parent_index
+            parent_index >>= 1
+        queue[index] = timer
+        times[index] = timestamp
+        timer._index = index
         return True
 
     def remove(self, timestamp: int, key: Any, namespace: Any) -> bool:
         """Remove a timer if present; returns whether it was there."""
-        timer = self._members.pop((timestamp, key, namespace), None)
+        owner = (key, namespace)
+        own = self._members.get(owner)
+        timer = None if own is None else own.pop(timestamp, None)
         if timer is None:
             return False
+        if not own:
+            del self._members[owner]
         if self.operations is not None:
             self.operations.append((_REMOVE, timestamp, key, namespace))
-        self._owned_less(key, namespace)
         self._remove_at(timer._index)
         return True
 
@@ -117,70 +137,87 @@ class TimerHeap:
         assert head is not None
         if self.operations is not None:
             self.operations.append(_POLL)
-        del self._members[head.identity()]
         owner = (head.key, head.namespace)
-        owned = self._owned
-        left = owned[owner] - 1
-        if left:
-            owned[owner] = left
-        else:
-            del owned[owner]
-        self._remove_at(1)
+        own = self._members[owner]
+        del own[head.timestamp]
+        if not own:
+            del self._members[owner]
+        # _remove_at(1): the last timer moves to the root and is sifted down (sifting up from the root is a no-op)
+        queue, times = self._queue, self._times
+        last_index = self._size
+        last = queue[last_index]
+        assert last is not None
+        queue[last_index] = None
+        self._size = last_index - 1
+        if last_index > 1:
+            queue[1] = last
+            times[1] = times[last_index]
+            last._index = 1
+            self._sift_down(1)
         return head
 
     # -- Flink's heap algorithm ------------------------------------------------------------------------
 
-    def _move(self, timer: InternalTimer, index: int) -> None:
-        self._queue[index] = timer
-        timer._index = index
-
     def _remove_at(self, index: int) -> None:
         queue = self._queue
+        times = self._times
         last_index = self._size
         if index != last_index:
             last = queue[last_index]
             assert last is not None
-            self._move(last, index)
+            queue[index] = last
+            times[index] = times[last_index]
+            last._index = index
             self._sift_down(index)
             if queue[index] is last:
                 self._sift_up(index)
         queue[last_index] = None
-        self._size -= 1
+        self._size = last_index - 1
 
     def _sift_up(self, index: int) -> None:
         queue: list[Any] = self._queue  # slots [1, size] hold timers
+        times = self._times
         current = queue[index]
-        time = current.timestamp
+        time = times[index]
         parent_index = index >> 1
         while parent_index > 0:
-            parent = queue[parent_index]
-            if not time < parent.timestamp:
+            parent_time = times[parent_index]
+            if not time < parent_time:
                 break
+            parent = queue[parent_index]
             queue[index] = parent
+            times[index] = parent_time
             parent._index = index
             index = parent_index
             parent_index >>= 1
         queue[index] = current
+        times[index] = time
         current._index = index
 
     def _sift_down(self, index: int) -> None:
         queue: list[Any] = self._queue  # slots [1, size] hold timers
+        times = self._times
         size = self._size
         current = queue[index]
-        time = current.timestamp
+        time = times[index]
         child = index << 1
         while child <= size:
-            smaller = queue[child]
-            if child < size and queue[child + 1].timestamp < smaller.timestamp:  # the second child, when smaller
-                child += 1
-                smaller = queue[child]
-            if not smaller.timestamp < time:
+            smaller_time = times[child]
+            if child < size:
+                second = times[child + 1]
+                if second < smaller_time:  # the second child, when smaller
+                    child += 1
+                    smaller_time = second
+            if not smaller_time < time:
                 break
+            smaller = queue[child]
             queue[index] = smaller
+            times[index] = smaller_time
             smaller._index = index
             index = child
             child = index << 1
         queue[index] = current
+        times[index] = time
         current._index = index
 
     # -- snapshots ---------------------------------------------------------------------------------------

@@ -144,7 +144,7 @@ class RecordType:
         if conform is None:
             conform = compile_conformer(self._root, self.shape)
             object.__setattr__(self, "_conform", conform)
-        return cast(Callable[[Any], Any], conform)
+        return cast("Callable[[Any], Any]", conform)
 
     def encode(self, values: Sequence[Any]) -> pa.Array:
         """An Arrow array of :attr:`arrow_type` holding ``values``, which must be canonical (as
