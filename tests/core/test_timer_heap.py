@@ -282,3 +282,7 @@ def test_the_heap_keeps_flinks_array_order_through_any_operations(operations: li
             assert (None if polled is None else (polled.timestamp, polled.key)) == reference.poll()
         assert [(t, k) for t, k, _ in heap.snapshot()] == reference.items[1:]
         assert all(timer._index == index for index, timer in enumerate(heap, start=1))
+        assert heap._times[1 : len(heap) + 1] == [timer.timestamp for timer in heap]  # the compared timestamps
+        for owner in "abcdefgh":
+            assert heap.count_of(owner, None) == sum(item[1] == owner for item in reference.items[1:])
+            assert ((timestamp, owner, None) in heap) == ((timestamp, owner) in reference.items[1:])

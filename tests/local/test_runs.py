@@ -210,3 +210,93 @@ def test_ties_fire_in_the_heap_order_of_element_by_element(function: str) -> Non
     fired = [value for value, _ in outputs(sinks)[0]]
     first_window = [row["key"] for row in fired if row["start"] == 0]
     assert first_window != sorted(first_window)
+
+
+class Counted(ProcessWindowFunction[Any, Any, Any, Any]):
+    """The pane's count, or the text ``"seven"`` (which does not fit a BIGINT column) for a pane holding 7."""
+
+    def process(self, key: Any, context: Any, elements: Any) -> Any:
+        values = [element["value"] for element in elements]
+        yield {"key": key, "start": context.window().start, "n": "seven" if 7 in values else len(values)}
+
+
+def build_to_files(
+    batches: list[list[dict[str, Any]]], folder: str, errors: bool, runs: bool
+) -> tuple[StreamEnvironment, Plan, ListSink, LocalRunner]:
+    """Counts per tumbling window declared ``key STRING, start BIGINT, n BIGINT`` written as Parquet (the sink
+    takes them as they come, see ``LocalFileSink.canonical``); those that do not fit go to an error output
+    (``errors``) or fail the job."""
+    runner = LocalRunner(runs=runs)
+    env = StreamEnvironment(runner)
+    stamped = env.from_micro_batches(batches, type_info=SCHEMA).assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_bounded_out_of_orderness(30).with_timestamp_assigner("ts")
+    )
+    windowed = stamped.key_by("key").window(TumblingEventTimeWindows.of(100)).side_output_late_data(LATE)
+    if errors:
+        windowed = windowed.side_output_errors(ERRORS)
+    results = windowed.process(Counted(), output_type="key STRING, start BIGINT, n BIGINT")
+    results.sink_to_files(folder)
+    side = ListSink()
+    if errors:
+        results.get_side_output(ERRORS).sink_to(side)
+    return env, env.plan(), side, runner
+
+
+def written(folder: str) -> list[dict[str, Any]]:
+    import pyarrow.dataset as ds
+
+    return ds.dataset(folder, format="parquet").to_table().to_pylist()  # type: ignore[no-any-return]
+
+
+@settings(max_examples=40, deadline=None)
+@given(batches=micro_batches, errors=st.booleans())
+def test_a_file_sink_fed_by_runs_writes_what_element_by_element_writes(
+    batches: list[list[dict[str, Any]]], errors: bool, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The rows a file sink keeps as they come (its input is conformed to its row type upstream) are the rows
+    element by element writes, in order; a result that does not fit its declared type goes to the error output
+    at its place, or fails both jobs alike."""
+    found: list[Any] = []
+    for runs in (False, True):
+        folder = str(tmp_path_factory.mktemp("out") / "rows")
+        env, plan, side, runner = build_to_files(batches, folder, errors, runs)
+        job = runner.start(plan, env.config())
+        assert (job._runs is not None) == runs
+        try:
+            job.run()
+            job.close()
+        except Exception as error:
+            found.append(("failed", type(error).__name__, str(error)))
+            continue
+        assert job.metrics(state_bytes=False) is not None
+        found.append((written(folder), outputs([side]), job.metrics(state_bytes=False)))
+    assert found[0] == found[1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    keys=st.lists(st.integers(0, 80), min_size=1, max_size=200),
+    times=st.lists(st.sampled_from([5, 50, 105, 150, 250]), min_size=1, max_size=200),
+    function=st.sampled_from(["aggregates", "process"]),
+    cuts=st.lists(st.integers(1, 60), max_size=4),
+)
+def test_ties_across_many_keys_and_snapshots_mid_run_match_element_by_element(
+    keys: list[int], times: list[int], function: str, cuts: list[int]
+) -> None:
+    """Many keys whose panes end at a few equal times (ties all through the heap), taken in runs cut anywhere and
+    snapshotted between them: resumed element by element, the firing order and output are element by
+    element's."""
+    elements = [{"key": f"k{key}", "ts": times[i % len(times)], "value": i} for i, key in enumerate(keys)]
+    batches = [elements[: len(elements) // 2], elements[len(elements) // 2 :]]
+    env, plan, expected_sinks, runner = build(batches, "tumbling", 0, function, 300, runs=False)
+    runner.start(plan, env.config()).run()
+
+    env, plan, sinks, runner = build(batches, "tumbling", 0, function, 300, runs=True)
+    job = runner.start(plan, env.config())
+    for cut in cuts:
+        job.run(cut)
+    resumed = LocalJob(plan, runner.clock_for(plan, env.config()), snapshot=job.snapshot(), runs=False)
+    resumed.clock.set_current_time(job.clock.get_current_processing_time())  # type: ignore[attr-defined]
+    resumed.run()
+    resumed.close()
+    assert outputs(sinks) == outputs(expected_sinks)

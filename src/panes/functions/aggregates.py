@@ -189,8 +189,16 @@ class Aggregates(AggregateFunction[Any, tuple[Any, ...], Any]):
             if not isinstance(part, BuiltinAggregate):
                 raise TypeError(f"Aggregates takes built-in aggregations (Count(), Sum(field), ...); {name}={part!r}")
         self.parts = dict(parts)
+        self._parts = tuple(self.parts.values())
+        self._names = tuple(self.parts)
         self.scalar = False
         """Whether the result is the only part's result itself rather than a dict (a single built-in)."""
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # an Aggregates pickled before the parts were also kept as tuples (the loops below read those)
+        self.__dict__.update(state)
+        self._parts = tuple(self.parts.values())
+        self._names = tuple(self.parts)
 
     def as_scalar(self) -> Aggregates:
         """The form of a single built-in aggregation, whose result is not wrapped in a dict."""
@@ -201,16 +209,17 @@ class Aggregates(AggregateFunction[Any, tuple[Any, ...], Any]):
         return single
 
     def create_accumulator(self) -> tuple[Any, ...]:
-        return tuple(part.create_accumulator() for part in self.parts.values())
+        return tuple([part.create_accumulator() for part in self._parts])
 
     def add(self, value: Any, accumulator: tuple[Any, ...]) -> tuple[Any, ...]:
-        return tuple(part.add(value, acc) for part, acc in zip(self.parts.values(), accumulator, strict=True))
+        return tuple([part.add(value, acc) for part, acc in zip(self._parts, accumulator, strict=True)])
 
     def get_result(self, accumulator: tuple[Any, ...]) -> Any:
-        results = {
-            name: part.get_result(acc) for (name, part), acc in zip(self.parts.items(), accumulator, strict=True)
+        if self.scalar:
+            return self._parts[0].get_result(accumulator[0])
+        return {
+            name: part.get_result(acc) for name, part, acc in zip(self._names, self._parts, accumulator, strict=True)
         }
-        return next(iter(results.values())) if self.scalar else results
 
     def merge(self, acc_a: tuple[Any, ...], acc_b: tuple[Any, ...]) -> tuple[Any, ...]:
         return tuple(part.merge(a, b) for part, a, b in zip(self.parts.values(), acc_a, acc_b, strict=True))

@@ -156,7 +156,8 @@ class Instance:
 
     def _record_delivery(self) -> Callable[[int, StreamRecord[Any]], None]:
         """What takes a record of input ``input_index`` (``on_record``), chosen once per instance: BATCH's sorted
-        input, the operator's input method, the sink, or nothing (a source)."""
+        input, the operator's input method, the rows of a file sink whose values come canonical (nothing to
+        check, nothing that can fail), the sink, or nothing (a source)."""
         if self.sorted is not None:
             add = self.sorted.add
             return lambda input_index, record: add(record, input_index)
@@ -167,6 +168,9 @@ class Instance:
         if isinstance(operator, TwoInputStreamOperator):
             first, second = operator.process_record1, operator.process_record2
             return lambda input_index, record: (first if input_index == 0 else second)(record)
+        if self.file is not None and self.file.canonical:  # rows kept as they come (LocalFileSink.canonical)
+            append = self.file.rows.append
+            return lambda input_index, record: append(record.value)
         if self.sink is not None:
             write = self._write
             return lambda input_index, record: write(record)

@@ -503,11 +503,12 @@ class HeapAggregatingState(_HeapState, AggregatingState[Any, Any]):
         return None if accumulator is None else self._agg.get_result(accumulator)
 
     def add(self, value: Any) -> None:
-        slot = self._slot()
-        accumulator = self._table.get(slot)
+        slot = (self._backend.current_key, self._namespace)  # _slot(), inline: this runs once per element
+        table = self._table
+        accumulator = table.get(slot)
         if accumulator is None:
             accumulator = self._agg.create_accumulator()
-        self._table[slot] = self._agg.add(value, accumulator)
+        table[slot] = self._agg.add(value, accumulator)
         if self._changes is not None:
             self._changes.replaced(slot)
 
