@@ -262,7 +262,7 @@ class ReferenceHeap:
 
 
 OPERATIONS = st.lists(
-    st.tuples(st.sampled_from(["add", "add", "remove", "poll"]), st.integers(0, 6), st.sampled_from("abcdefgh")),
+    st.tuples(st.sampled_from(["add", "add", "remove", "poll", "due"]), st.integers(0, 6), st.sampled_from("abcdefgh")),
     max_size=120,
 )
 
@@ -277,6 +277,10 @@ def test_the_heap_keeps_flinks_array_order_through_any_operations(operations: li
         elif operation == "remove":
             heap.remove(timestamp, key, None)
             reference.remove((timestamp, key))
+        elif operation == "due":  # poll_due(timestamp): the head only when it is due at timestamp
+            polled = heap.poll_due(timestamp)
+            due = len(reference.items) > 1 and reference.items[1][0] <= timestamp
+            assert (None if polled is None else (polled.timestamp, polled.key)) == (reference.poll() if due else None)
         else:
             polled = heap.poll()
             assert (None if polled is None else (polled.timestamp, polled.key)) == reference.poll()

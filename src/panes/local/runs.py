@@ -23,12 +23,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from panes.datastream.partitioning import StreamPartitioner
+from panes.datastream.partitioning import KeyGroupStreamPartitioner, StreamPartitioner
 from panes.datastream.sources import ProcessingTimeAdvance, StepEnd
 from panes.elements import StreamRecord
 from panes.errors import BadInput
 from panes.local.graph import Edge, Node
 from panes.local.instance import Instance
+from panes.operators.keys import extract_key
 from panes.time import LONG_MAX, LONG_MIN
 from panes.watermarks.generators import (
     AscendingTimestampsWatermarks,
@@ -70,6 +71,12 @@ class RunChain:
         self.partitioner = partitioner
         self.window = window
         self.source_type = source.output.checked.get(None) if source.output.checked else None
+        self.shared_selector = (
+            partitioner.key_selector
+            if isinstance(partitioner, KeyGroupStreamPartitioner) and partitioner.key_selector == window.key_selector
+            else None
+        )
+        """The key selector the edge's partitioner and the window both read keys with, or ``None``."""
 
     @staticmethod
     def find(job: LocalJob) -> RunChain | None:
@@ -170,17 +177,25 @@ class RunChain:
         return found, len(found)
 
     def _deliver(self, values: list[Any], timestamps: Sequence[int | None]) -> None:
-        """``values`` to the window, in order; one whose key cannot be routed is reported at its place."""
+        """``values`` to the window, in order; one whose key cannot be routed is reported at its place. Where the
+        edge's partitioner reads the key with the window's own key selector, the keys it reads are the window's
+        (read once, handed over)."""
+        shared = self.shared_selector
         select = self.partitioner.select
+        keys: list[Any] = []
         start = 0
         for index, value in enumerate(values):
             try:
-                select(value, 1)
+                if shared is None:
+                    select(value, 1)
+                else:
+                    keys.append(extract_key(shared, value))  # what select(value, 1) does, keeping the key
             except Exception as error:
-                process_run(self.window, values[start:index], timestamps[start:index])
+                process_run(self.window, values[start:index], timestamps[start:index], keys if shared else None)
                 self.job.report_unroutable(self.window_edge, StreamRecord(value, timestamps[index]), error)
                 start = index + 1
-        process_run(self.window, values[start:], timestamps[start:])
+                keys = []
+        process_run(self.window, values[start:], timestamps[start:], keys if shared else None)
         self.job.records_read += len(values)
 
 

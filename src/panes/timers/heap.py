@@ -97,23 +97,9 @@ class TimerHeap:
         if size >= len(queue):
             queue.append(None)
             times.append(0)
-        # sift up from the new last slot (Flink's siftUp)
-        index = size
-        parent_index = index >> 1
-        while parent_index > 0:
-            parent_time = times[parent_index]
-            if not timestamp < parent_time:
-                break
-            parent = queue[parent_index]
-            assert parent is not None
-            queue[index] = parent
-            times[index] = parent_time
-            parent._index = index
-            index = parent_index
-            parent_index >>= 1
-        queue[index] = timer
-        times[index] = timestamp
-        timer._index = index
+        queue[size] = timer
+        times[size] = timestamp
+        self._sift_up(size)
         return True
 
     def remove(self, timestamp: int, key: Any, namespace: Any) -> bool:
@@ -129,6 +115,13 @@ class TimerHeap:
             self.operations.append((_REMOVE, timestamp, key, namespace))
         self._remove_at(timer._index)
         return True
+
+    def poll_due(self, time: int) -> InternalTimer | None:
+        """:meth:`poll` when the head's timestamp is at or before ``time``, else ``None`` (one call per timer of
+        a timer pass rather than :meth:`peek` and :meth:`poll`)."""
+        if not self._size or self._times[1] > time:
+            return None
+        return self.poll()
 
     def poll(self) -> InternalTimer | None:
         if not self._size:

@@ -122,11 +122,11 @@ class InternalTimerService:
         callback that raises is reported to ``on_failure`` when there is one."""
         guard = self.guard
         try:
+            poll_due = queue.poll_due
             while True:
-                head = queue.peek()
-                if head is None or head.timestamp > time:
+                head = poll_due(time)
+                if head is None:
                     return
-                queue.poll()
                 self._set_key(head.key)
                 guard.enter(domain, head)
                 try:

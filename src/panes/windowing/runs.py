@@ -61,9 +61,13 @@ def run_reason(operator: Any) -> str | None:
     return None
 
 
-def process_run(operator: WindowOperator, values: Sequence[Any], timestamps: Sequence[int | None]) -> None:
+def process_run(
+    operator: WindowOperator, values: Sequence[Any], timestamps: Sequence[int | None], keys: Sequence[Any] | None = None
+) -> None:
     """Process ``values`` (at ``timestamps``) in order as ``operator.process_record`` would, one by one, while the
-    watermark does not move (``operator`` is one :func:`run_reason` accepts)."""
+    watermark does not move (``operator`` is one :func:`run_reason` accepts). ``keys``, when given, are the
+    values' keys as ``extract_key`` with the operator's key selector reads them (the caller read them already);
+    without them each is read here."""
     count = len(values)
     if not count:
         return
@@ -85,11 +89,14 @@ def process_run(operator: WindowOperator, values: Sequence[Any], timestamps: Seq
         if windows is None:
             process_record(StreamRecord(value, timestamps[index]))
             continue
-        try:
-            key = extract_key(selector, value)
-        except Exception:
-            process_record(StreamRecord(value, timestamps[index]))
-            continue
+        if keys is not None:
+            key = keys[index]
+        else:
+            try:
+                key = extract_key(selector, value)
+            except Exception:
+                process_record(StreamRecord(value, timestamps[index]))
+                continue
         fast += 1
         backend.current_key = key
         for window, max_timestamp, cleanup in windows:
@@ -118,7 +125,7 @@ def install_timer_pass(operator: WindowOperator) -> None:
     docstring); the operator's own pass gives the same output in the same order."""
     service = operator.timer_service
     heap = service.event_time_timers
-    peek, poll = heap.peek, heap.poll
+    poll_due = heap.poll_due
     guard = service.guard
     backend = operator.backend
     context = operator.trigger_context
@@ -164,10 +171,9 @@ def install_timer_pass(operator: WindowOperator) -> None:
         emitters: dict[tuple[Any, int], Any] = {}
         try:
             while True:
-                head = peek()
-                if head is None or head.timestamp > time:
+                head = poll_due(time)
+                if head is None:
                     return
-                poll()
                 backend.current_key = head.key
                 guard.enter(EVENT_TIME, head)
                 try:
