@@ -41,10 +41,13 @@ class Target:
     at_least: float | None = None
     at_most: float | None = None
     unit: str = "x"
+    unit_of: Callable[[dict[str, Any]], str] | None = None
+    """The unit the measurements give, when they say (``bench/local_runner.py --clock cpu``: events per CPU s)."""
 
     def row(self, measured: dict[str, Any]) -> str:
         values = self.measure(measured)
-        shown = " / ".join("not run" if v is None else self.show(v) for v in values)
+        unit = self.unit if self.unit_of is None else self.unit_of(measured)
+        shown = " / ".join("not run" if v is None else self.show(v, unit) for v in values)
         if any(v is None for v in values):
             verdict = "not measured"
         elif all(self.meets(v) for v in values if v is not None):
@@ -53,14 +56,9 @@ class Target:
             verdict = "not met"
         return f"| {self.text} | {shown} | {verdict} |"
 
-    def show(self, value: float) -> str:
-        return (
-            f"{value:.2f}x"
-            if self.unit == "x"
-            else f"{value:,.0f} {self.unit}"
-            if value >= 100
-            else f"{value:.1f} {self.unit}"
-        )
+    def show(self, value: float, unit: str | None = None) -> str:
+        unit = self.unit if unit is None else unit
+        return f"{value:.2f}x" if unit == "x" else f"{value:,.0f} {unit}" if value >= 100 else f"{value:.1f} {unit}"
 
     def meets(self, value: float) -> bool:
         return (self.at_least is None or value >= self.at_least) and (self.at_most is None or value <= self.at_most)
@@ -92,6 +90,11 @@ def local(function: str) -> Callable[[dict[str, Any]], list[float | None]]:
 def local_runner(function: str) -> Callable[[dict[str, Any]], list[float | None]]:
     """The local runner's rate of ``function`` measured by ``bench/local_runner.py --json`` (no Spark)."""
     return lambda m: [(m.get("local_runner", {}).get("local_events_per_s") or {}).get(function)]
+
+
+def local_runner_unit(measured: dict[str, Any]) -> str:
+    """``ev/s``, or ``ev/CPU s`` when ``bench/local_runner.py`` timed its runs by CPU time (``--clock cpu``)."""
+    return "ev/CPU s" if measured.get("local_runner", {}).get("clock") == "cpu" else "ev/s"
 
 
 def startup(field: str) -> Callable[[dict[str, Any]], list[float | None]]:
@@ -158,12 +161,14 @@ TARGETS = [
         local_runner("count_sum"),
         100_000,
         unit="ev/s",
+        unit_of=local_runner_unit,
     ),
     Target(
         "(issue 45) local runner, Python ProcessWindowFunction, 10,000 keys >= 30,000 ev/s (bench/local_runner.py)",
         local_runner("python"),
         30_000,
         unit="ev/s",
+        unit_of=local_runner_unit,
     ),
 ]
 
