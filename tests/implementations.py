@@ -1,19 +1,22 @@
-"""Every window implementation, behind one way to replay a scenario file: the fixture that runs the window
-suites on each implementation that supports the case.
+"""Every window implementation, behind one way to replay a scenario file: the fixture that runs the window suites on
+each implementation that supports the case.
 
 ``panes.windowing.implementation.choose`` picks one of five implementations for a window (``general``,
-``evicting``, ``aligned``, ``columnar aligned``, ``columnar sessions``). :func:`verdict` asks it, per
-implementation, whether that one runs a scenario's window (``None``) or why not; :func:`replay` replays the
-scenario on it and returns its panes and late elements as the scenario files record them
-(``panes.testing.scenario.collect_result``). The columnar operators take typed records keyed by a field
-(``key STRING, value BIGINT, ts BIGINT, seq BIGINT``) and, for ``columnar aligned``, a ``process_batch`` function
-recording each pane's elements in order (:func:`pane_rows`); ``columnar sessions`` run built-in aggregates, so
-they record each pane's count and sum (:data:`FIELDS` says what each implementation records). Elements reach a
-columnar operator one per batch, each at the watermark before it, as the harness feeds them.
+``evicting``, ``aligned``, ``columnar aligned``, ``columnar sessions``); the columnar aligned one is replayed
+twice, with a ``process_batch`` function and with a ``ProcessWindowFunction`` (:data:`COLUMNAR_PROCESS`).
+:func:`verdict` asks it, per implementation, whether that one runs a scenario's window (``None``) or why not;
+:func:`replay` replays the scenario on it and returns its panes and late elements as the scenario files record them
+(``panes.testing.scenario.collect_result``). The columnar operators take typed records keyed by a field (``key
+STRING, value BIGINT, ts BIGINT, seq BIGINT``) and, for ``columnar aligned``, a ``process_batch`` function
+recording each pane's elements in order (:func:`pane_rows`) or a ``ProcessWindowFunction`` recording what the
+scenarios' own pane function records but pane info (:class:`RecordPanes`); ``columnar sessions`` run built-in
+aggregates, so they record each pane's count and sum (:data:`FIELDS` says what each implementation records).
+Elements reach a columnar operator one per batch, each at the watermark before it, as the harness feeds them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -24,10 +27,12 @@ from panes.functions import Aggregates, Count, Sum
 from panes.functions.aggregators import FieldKey
 from panes.testing import OneInputOperatorHarness, WindowOperatorHarness
 from panes.testing.scenario import LATE, PANE_FIELDS, Scenario, collect_result, key_of
+from panes.time import LONG_MAX
 from panes.types import RecordType
 from panes.windowing.aligned import AlignedWindowOperator
 from panes.windowing.batch_function import BatchWindowFunction
 from panes.windowing.columnar.output import emitted, pane_values
+from panes.windowing.functions import ProcessWindowFunction, WindowContext
 from panes.windowing.implementation import (
     ALIGNED,
     COLUMNAR_ALIGNED,
@@ -42,7 +47,12 @@ from panes.windowing.internal_functions import aggregate_spec, process_spec
 from panes.windowing.rows import WindowRow
 from panes.windowing.triggers.base import Trigger
 
-IMPLEMENTATIONS = (GENERAL, EVICTING, ALIGNED, COLUMNAR_ALIGNED, COLUMNAR_SESSIONS)
+COLUMNAR_PROCESS = "columnar aligned, ProcessWindowFunction"
+"""The columnar aligned operator calling a ``ProcessWindowFunction`` per pane (``columnar.process_panes``)."""
+IMPLEMENTATIONS = (GENERAL, EVICTING, ALIGNED, COLUMNAR_ALIGNED, COLUMNAR_PROCESS, COLUMNAR_SESSIONS)
+COLUMNAR = (COLUMNAR_ALIGNED, COLUMNAR_PROCESS, COLUMNAR_SESSIONS)
+KIND = {COLUMNAR_PROCESS: COLUMNAR_ALIGNED}
+"""The chooser's kind of each implementation that is not one itself."""
 
 RECORD = RecordType.of("key STRING, value BIGINT, ts BIGINT, seq BIGINT")
 """The scenario elements as records, for the columnar operators."""
@@ -60,6 +70,8 @@ FIELDS = {
         *("key", "window_start", "window_end", "values", "values_in_order", "count", "sum", "fire_index"),
         *("seqs", "seqs_in_order", "ts_in_order"),
     ],
+    # the columnar context keeps no pane info (``columnar.function_reach``)
+    COLUMNAR_PROCESS: [f for f in WITHOUT_ORDER if not f.startswith("pane_")],
     COLUMNAR_SESSIONS: ["key", "window_start", "window_end", "count", "sum", "fire_index"],
 }
 """The pane fields each implementation records (late elements: all of theirs but ``emit_seq`` off the general
@@ -83,6 +95,31 @@ def pane_rows(panes: pd.DataFrame) -> pd.DataFrame:
     ).reset_index()
 
 
+class RecordPanes(ProcessWindowFunction[dict[str, Any], dict[str, Any], Any, Any]):
+    """What ``panes.testing.scenario.PaneFunction`` records of a pane, but its pane info, over :data:`RECORD`
+    records (its code names no pane info, so the columnar operator runs it)."""
+
+    def process(self, key: Any, context: WindowContext[Any], elements: Iterable[dict[str, Any]]) -> Any:
+        items = list(elements)
+        window = context.window()
+        values = [e["value"] for e in items]
+        watermark = context.current_watermark()
+        yield {
+            "key": key,
+            "window_start": window.start,
+            "window_end": window.end,
+            "values": sorted(values),
+            "values_in_order": values,
+            "count": len(items),
+            "sum": sum(values),
+            "watermark": watermark,
+            "end_of_input": watermark == LONG_MAX,
+            "seqs": sorted(e["seq"] for e in items),
+            "seqs_in_order": [e["seq"] for e in items],
+            "ts_in_order": [e["ts"] for e in items],
+        }
+
+
 def window_spec(scenario: Scenario, implementation: str) -> WindowSpec:
     """The scenario's window as a window step: keyed by a function over tuples with the scenario's own pane
     function for the element-by-element operators, keyed by the ``key`` field of :data:`RECORD` records with a
@@ -91,11 +128,13 @@ def window_spec(scenario: Scenario, implementation: str) -> WindowSpec:
     trigger = setup.trigger or setup.assigner.get_default_trigger()
     if implementation == COLUMNAR_ALIGNED:
         function = process_spec(BatchWindowFunction(pane_rows, RECORD, PANE_ROWS, "pandas"))
+    elif implementation == COLUMNAR_PROCESS:
+        function = process_spec(RecordPanes())
     elif implementation == COLUMNAR_SESSIONS:
         function = aggregate_spec(Aggregates(count=Count(), sum=Sum("value")), WindowRow())
     else:
         function = process_spec(scenario.pane_function())
-    columnar = implementation in (COLUMNAR_ALIGNED, COLUMNAR_SESSIONS)
+    columnar = implementation in COLUMNAR
     key = FieldKey("key") if columnar else key_of
     return WindowSpec(
         setup.assigner,
@@ -115,7 +154,7 @@ def chosen(scenario: Scenario, implementation: str) -> Implementation:
     """What the chooser picks for the scenario's window on the host that would run ``implementation``: the
     harness (exact order), a host without it (the Spark runner's element path), one that runs columns."""
     spec = window_spec(scenario, implementation)
-    if implementation in (COLUMNAR_ALIGNED, COLUMNAR_SESSIONS):
+    if implementation in COLUMNAR:
         return choose(spec, exact_order=False, columns=True, input_type=RECORD)
     return choose(spec, exact_order=implementation in (GENERAL, EVICTING))
 
@@ -125,7 +164,7 @@ def verdict(scenario: Scenario, implementation: str) -> str | None:
     if scenario.has_processing_time() and implementation not in (GENERAL, EVICTING):
         return "it moves processing time, which only the element-by-element operators' harness replays"
     picked = chosen(scenario, implementation)
-    if picked.kind == implementation:
+    if picked.kind == KIND.get(implementation, implementation):
         return None
     return picked.not_columnar or f"the chooser picks {picked.kind}"
 
@@ -135,7 +174,7 @@ def replay(scenario: Scenario, implementation: str) -> dict[str, Any]:
     reason = verdict(scenario, implementation)
     if reason is not None:
         raise ValueError(f"{implementation} does not run {scenario.name}: {reason}")
-    if implementation in (COLUMNAR_ALIGNED, COLUMNAR_SESSIONS):
+    if implementation in COLUMNAR:
         return _replay_columnar(scenario, chosen(scenario, implementation))
     if implementation == ALIGNED:
         # the operator a host that need not keep Flink's order across keys creates (the Spark runner's)
@@ -208,6 +247,9 @@ def _replay_columnar(scenario: Scenario, implementation: Implementation) -> dict
             starts, ends = panes.starts.tolist(), panes.ends.tolist()
             for row, start, end in zip(rows, starts, ends, strict=True):
                 emitted_items.append(("main", _pane(row, start, end)))
+        for records in out.records:  # a ProcessWindowFunction's panes, as it recorded them
+            assert set(records.tags) <= {None}
+            emitted_items.extend(("main", pane) for pane in records.values)
         for indices in out.late if plan.late_tag is not None else []:
             emitted_items.extend(("late", batch[i]) for i in indices.tolist())
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pickle
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -111,24 +111,33 @@ def watermarks_of(data: list[list[Any]]) -> list[int]:
     return marks
 
 
-def generic(window: WindowSpec, data: list[list[Any]], output: RecordType) -> list[tuple[Counter[Any], Counter[Any]]]:
-    """The window operator's results per batch, conformed to ``output`` (as columnar results come back)."""
+def window_operator_batches(
+    window: WindowSpec, data: list[list[Any]], value: Callable[[Any], Any] = value
+) -> Iterator[CollectingOutput]:
+    """The window operator fed ``data`` batch by batch, each at its watermark (:func:`watermarks_of`), then the end
+    of time: what it emitted after each batch (cleared once the caller has it); ``value``: an element's value."""
     operator = window.create_operator()
     collected = CollectingOutput()
     operator.setup(collected)
     operator.open()
-    per_batch = []
     for mark, batch in zip([*watermarks_of(data), LONG_MAX], [*data, []], strict=True):
         if mark > operator.current_watermark():
             operator.process_watermark(Watermark(mark))
         for element in batch:
             operator.process_record(StreamRecord(value(element), element[1]))
+        yield collected
+        collected.elements.clear()
+        collected.side.clear()
+
+
+def generic(window: WindowSpec, data: list[list[Any]], output: RecordType) -> list[tuple[Counter[Any], Counter[Any]]]:
+    """The window operator's results per batch, conformed to ``output`` (as columnar results come back)."""
+    per_batch = []
+    for collected in window_operator_batches(window, data):
         records = [r for r in collected.elements if isinstance(r, StreamRecord)]
         main = Counter(repr((output.conform(r.value), r.timestamp)) for r in records)
         late = Counter(repr(r.value) for r in collected.side.get(LATE, []))
         per_batch.append((main, late))
-        collected.elements.clear()
-        collected.side.clear()
     return per_batch
 
 

@@ -102,6 +102,8 @@ def describe(implementation: Implementation, spec: Any) -> str:
 
     batch = isinstance(spec.function.process_function, BatchWindowFunction)
     if implementation.is_columnar:
+        if implementation.columnar is not None and implementation.columnar.process is not None:
+            return "columnar (elements kept as columns; the ProcessWindowFunction called per pane when it fires)"
         if batch:
             return "columnar (elements kept as columns; one call of the function per shard and firing)"
         return "columnar (whole micro-batches of each window at once)"

@@ -16,6 +16,7 @@ from panes.operators.rescaling import Owner
 from panes.spark.layout import Record, forwarded_row
 from panes.spark.shard.definition import ShardDefinition
 from panes.spark.shard.phases import phase_order, run_phases
+from panes.spark.shard.python_results import RecordsOut
 from panes.spark.shard.routing import split
 from panes.windowing.assigners.base import MissingTimestampError
 from panes.windowing.columnar.aligned import ColumnarAlignedWindows
@@ -52,6 +53,8 @@ class ColumnarHost:
         each life of a host, never stored)."""
         self.counters = self.operator.counters
         self.name = f"{step.transformation.name} (shard {shard})"
+        self.records = RecordsOut(step, layout) if plan.process is not None else None
+        """Where a ``ProcessWindowFunction``'s Python results go (``None`` for other functions)."""
 
     # -- one micro-batch ---------------------------------------------------------------------------------------
 
@@ -60,6 +63,8 @@ class ColumnarHost:
     ) -> list[pa.RecordBatch]:
         mine, passing = split(batches, self.step, self.codes)
         before = self.operator.watermark
+        if isinstance(self.operator, ColumnarAlignedWindows):
+            self.operator.now = now
         values, ts, seq, phase, out = self._elements(mine, batch)
         first, second = phase_order(phase, seq, ts if self.batch else None)
         operator = self.operator
@@ -75,7 +80,7 @@ class ColumnarHost:
 
         try:
             run_phases((first, second), feed, advance, watermark, then, batch)
-        except UserFunctionError as error:  # a process_batch function's
+        except UserFunctionError as error:  # a process_batch function's, or a ProcessWindowFunction's
             raise located(error, self.name) from error.cause
         forwarded = forwarded_row(self.layout, before, operator.watermark, batch)
         return [forwarded, *out, *(self.layout.adapt(b) for b in passing)]
@@ -156,6 +161,12 @@ class ColumnarHost:
                     self.counter += count
                 results = pane_values(self.plan, panes)
                 out.append(self._rows(self.out_code, results, panes.ends - 1, seqs, phase))
+        if self.records is not None:
+            for records in emitted_now.records:
+                found = self.records.batch(records, self.shard, self.counter, phase, self.counters)
+                if found is not None:
+                    batch, self.counter = found
+                    out.append(batch)
         if self.late_code is not None:
             values, ts, seq = elements
             for indices in emitted_now.late:

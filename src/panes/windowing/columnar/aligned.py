@@ -38,6 +38,7 @@ from panes.windowing.columnar.element_table import ElementTable
 from panes.windowing.columnar.output import ColumnarOutput, PaneColumns, Panes
 from panes.windowing.columnar.pane_table import PaneTable, key_array, key_list
 from panes.windowing.columnar.plan import ColumnarWindow
+from panes.windowing.columnar.process_panes import Fired, call_panes
 from panes.windowing.observer import PaneTiming, pane_timing
 from panes.windowing.rules import cleanup_time, cleanup_times, elements_late, have_ended, windows_late
 
@@ -54,8 +55,11 @@ class ColumnarAlignedWindows:
         if plan.kind != "aligned":
             raise ValueError(f"ColumnarAlignedWindows runs tumbling and sliding windows, not {plan.kind}")
         self.plan = plan
-        self.table: type[PaneTable] | type[ElementTable] = PaneTable if plan.batch is None else ElementTable
-        """What a window keeps: its panes' accumulators, or (``process_batch``) its elements."""
+        self.table: type[PaneTable] | type[ElementTable] = ElementTable if plan.keeps_elements else PaneTable
+        """What a window keeps: its panes' accumulators, or (``process_batch``, ``ProcessWindowFunction``) its
+        elements."""
+        self.now = 0
+        """The processing time a ``ProcessWindowFunction``'s context gives (its host sets it)."""
         self.windows: dict[int, Table] = {}
         self.timers: list[tuple[int, int, int]] = []
         self.scheduled: set[tuple[int, int, int]] = set()
@@ -106,9 +110,9 @@ class ColumnarAlignedWindows:
                 fired.append((start, table))
         if not fired:
             return out
-        if self.plan.batch is not None:
+        if self.plan.keeps_elements:
             windows = [(start, table.panes()) for start, table in fired if isinstance(table, ElementTable)]
-            out.panes.append(self._evaluate(windows, -1))
+            self._evaluate(windows, -1, out)
             return out
         for start, table in fired:
             assert isinstance(table, PaneTable)
@@ -134,10 +138,14 @@ class ColumnarAlignedWindows:
             table.record_firings(slice(None))
         return info
 
-    def _evaluate(self, windows: list[tuple[int, tuple[np.ndarray, pa.StructArray, np.ndarray]]], seq: int) -> Panes:
-        """The results of the ``process_batch`` function over the panes of ``windows`` (each a window's start and
-        its elements by pane, ``ElementTable.panes``), in one call; ``seq``: the ordering number of the element
-        that fired them (``-1``: a timer)."""
+    def _evaluate(self, windows: list[Fired], seq: int, out: ColumnarOutput) -> None:
+        """Add to ``out`` the results of the function over the panes of ``windows`` (each a window's start and its
+        elements by pane, ``ElementTable.panes``): a ``ProcessWindowFunction``'s, pane by pane
+        (``process_panes``), or a ``process_batch`` function's, in one call; ``seq``: the ordering number of the
+        element that fired them (``-1``: a timer)."""
+        if self.plan.process is not None:
+            out.records.append(call_panes(self.plan, windows, self.watermark, self.now, seq))
+            return
         batch = self.plan.batch
         assert batch is not None
         size = self.plan.size
@@ -154,7 +162,9 @@ class ColumnarAlignedWindows:
         results = batch.call_panes(pa.concat_arrays(values), all_starts, all_ends, panes)
         of = results.panes
         seqs = np.full(len(of), seq, np.int64)
-        return Panes(np.concatenate(keys)[of], all_starts[panes][of], all_ends[panes][of], results.values, seqs)
+        out.panes.append(
+            Panes(np.concatenate(keys)[of], all_starts[panes][of], all_ends[panes][of], results.values, seqs)
+        )
 
     # -- elements --------------------------------------------------------------------------------------------
 
@@ -219,7 +229,7 @@ class ColumnarAlignedWindows:
         out: ColumnarOutput,
     ) -> None:
         """Elements of windows the watermark passed (within the allowed lateness): each fires its pane."""
-        if self.plan.batch is not None:
+        if self.plan.keeps_elements:
             self._add_late_elements(values, element, start, cleanup, keys, seqs, out)
             return
         form = self.plan.form
@@ -277,12 +287,12 @@ class ColumnarAlignedWindows:
         seqs: np.ndarray,
         out: ColumnarOutput,
     ) -> None:
-        """:meth:`_add_one_by_one` for ``process_batch``: each element fires its pane, all of it, in a call."""
+        """:meth:`_add_one_by_one` for a window that keeps elements: each element fires its pane, all of it."""
         for e, s, c in zip(element.tolist(), start.tolist(), cleanup.tolist(), strict=True):
             table = self._late_table(s, c, keys)
             assert isinstance(table, ElementTable)
             table.add(values.slice(e, 1), keys[e : e + 1])
-            out.panes.append(self._evaluate([(s, table.panes(keys[e]))], int(seqs[e])))
+            self._evaluate([(s, table.panes(keys[e]))], int(seqs[e]), out)
 
     # -- state -------------------------------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from panes.windowing.columnar.pane_table import key_list
 from panes.windowing.columnar.plan import ColumnarWindow
+from panes.windowing.columnar.process_panes import PaneRecords
 
 
 @dataclass
@@ -84,9 +85,11 @@ class ColumnarOutput:
     panes: list[Panes] = field(default_factory=list)
     late: list[np.ndarray] = field(default_factory=list)
     """Indices (into the elements of each ``process`` call, one array per call) of late elements."""
+    records: list[PaneRecords] = field(default_factory=list)
+    """What a ``ProcessWindowFunction`` emitted (``process_panes``), as Python values: main and side outputs."""
 
     def __len__(self) -> int:
-        return sum(len(p) for p in self.panes)
+        return sum(len(p) for p in self.panes) + sum(len(r) for r in self.records)
 
 
 def results(plan: ColumnarWindow, accumulators: list[tuple[Any, ...]]) -> pa.Array:
@@ -105,7 +108,7 @@ def results(plan: ColumnarWindow, accumulators: list[tuple[Any, ...]]) -> pa.Arr
 def emitted(plan: ColumnarWindow, panes: Panes) -> Panes:
     """The panes that emit something: as the window operator, a pane whose result is ``None`` (a single
     aggregation that saw no value) emits nothing."""
-    if not plan.scalar or plan.batch is not None or plan.parts[0].aggregate.kind == "count":
+    if not plan.scalar or plan.keeps_elements or plan.parts[0].aggregate.kind == "count":
         return panes
     if panes.results.null_count == 0:
         return panes
@@ -119,6 +122,7 @@ def pane_values(plan: ColumnarWindow, panes: Panes) -> pa.Array:
     row = plan.row
     if row is None:
         return result
+    assert plan.output_type is not None  # a WindowRow's
     struct = plan.output_type.arrow_type
     arrays = []
     if row.key is not None:

@@ -5,7 +5,9 @@ fields (``key_by("user")``), its assigner is ``TumblingEventTimeWindows`` (align
 or ``EventTimeSessionWindows`` with a fixed gap, with the default ``EventTimeTrigger`` and no evictor, and its
 function is an ``AggregateFunction`` with a vectorised form (built-ins, see ``panes.functions.aggregates``)
 followed by nothing or by ``WindowRow``, or (tumbling and sliding windows) a ``process_batch`` function
-(``panes.windowing.batch_function``). Allowed lateness and a late-data side output are supported.
+(``panes.windowing.batch_function``) or a ``ProcessWindowFunction`` that uses no keyed state, pane info or
+lifecycle method (``panes.windowing.columnar.function_reach``). Allowed lateness and a late-data side output
+are supported.
 Everything else runs on the element-by-element window operator; both give the same results.
 """
 
@@ -24,6 +26,8 @@ from panes.windowing.assigners.sliding import SlidingEventTimeWindows
 from panes.windowing.assigners.stagger import WindowStagger
 from panes.windowing.assigners.tumbling import TumblingEventTimeWindows
 from panes.windowing.batch_function import BatchWindowFunction
+from panes.windowing.columnar.function_reach import state_reason
+from panes.windowing.functions import ProcessWindowFunction
 from panes.windowing.internal_functions import PassThroughWindowFunction
 from panes.windowing.rows import WindowRow
 from panes.windowing.triggers.event_time import EventTimeTrigger
@@ -88,11 +92,21 @@ class ColumnarWindow:
     late_tag: str | None
     input_type: RecordType
     result_type: pa.DataType
-    output_type: RecordType
+    output_type: RecordType | None
     tumbling: bool = False
     batch: BatchWindowFunction | None = None
     """The user's function of panes as columns (``process_batch``), which keeps every element of a pane; ``None``
     for built-in aggregations (``parts`` and ``form``)."""
+    process: ProcessWindowFunction[Any, Any, Any, Any] | None = None
+    """The user's ``ProcessWindowFunction``, called per pane with the pane's elements decoded
+    (``panes.windowing.columnar.process_panes``); its results are Python values, so ``output_type`` is ``None``
+    (the step's declared type, if any, is checked where they leave)."""
+
+    @property
+    def keeps_elements(self) -> bool:
+        """Whether a window keeps its elements (a ``process_batch`` or ``ProcessWindowFunction`` function) rather
+        than accumulators."""
+        return self.batch is not None or self.process is not None
 
 
 def _field_index(struct: pa.StructType, field: int | str) -> int | None:
@@ -177,6 +191,9 @@ def plan_or_reason(spec: WindowDescription, input_type: RecordType | None) -> Co
     function = spec.function
     if isinstance(function.process_function, BatchWindowFunction):
         return _plan_batch(spec, input_type, function.process_function, common)
+    process = function.process_function
+    if function.kind == "process" and isinstance(process, ProcessWindowFunction):
+        return _plan_process(spec, process, common)
     if function.kind != "aggregate" or function.aggregate is None:
         return f"its function is a {function.kind}, not a built-in aggregate: {AGGREGATE_IDIOM}"
     form = vectorized_form(function.aggregate)
@@ -240,6 +257,23 @@ def _plan_batch(
         output_type=output,
         batch=function,
         **common,
+    )
+
+
+def _plan_process(
+    spec: WindowDescription, function: ProcessWindowFunction[Any, Any, Any, Any], common: dict[str, Any]
+) -> ColumnarWindow | str:
+    """The columnar form of a window evaluated by a ``ProcessWindowFunction`` over its buffered elements, or why
+    it has none (``panes.windowing.columnar.function_reach`` says which functions the columnar context serves)."""
+    if common["kind"] != "aligned":
+        return "its ProcessWindowFunction runs on session windows, whose columnar operator keeps aggregates only"
+    if getattr(spec, "errors_to_output", False):
+        return "a failing ProcessWindowFunction goes to its error output (side_output_errors), pane by pane"
+    reason = state_reason(function)
+    if reason is not None:
+        return reason
+    return ColumnarWindow(
+        parts=(), scalar=False, form=None, row=None, result_type=pa.null(), output_type=None, process=function, **common
     )
 
 

@@ -1,0 +1,106 @@
+"""What a user's ``ProcessWindowFunction`` may reach of its context, read from its code before it runs.
+
+The columnar aligned operator (``panes.windowing.columnar.process_panes``) calls a ``ProcessWindowFunction``
+per pane with a context that gives the window, both clocks and side outputs, but keeps no keyed state and no
+pane info: it has no ``window_state()``, ``global_state()``, ``pane()`` or runtime context, and never calls
+``open``, ``close`` or ``clear``. Whether a function uses them cannot be known for certain before it runs, so
+:func:`state_reason` reads the function's code (its class's methods outside ``panes``, the callable or
+function it wraps, and the module-level functions they call, transitively): a function whose code names any
+of them, or that defines ``open``, ``close`` or ``clear``, stays element by element. A use the reading misses
+(a name built at run time) makes the columnar context raise ``UnsupportedOperationError`` rather than give
+other results.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+STATEFUL_NAMES = frozenset({"window_state", "global_state", "pane", "get_runtime_context", "runtime_context"})
+"""Names whose mention in a function's code keeps it element by element (the context's state, pane info and
+the runtime context)."""
+
+LIFECYCLE = ("open", "close", "clear")
+"""Methods the columnar operator does not call; a function defining one stays element by element."""
+
+
+def state_reason(function: Any) -> str | None:
+    """``None`` when ``function`` (a ``ProcessWindowFunction``, possibly one of ``panes``' adapters around a
+    user's function or callable) can run with the columnar context, else why not (see the module docstring)."""
+    codes: list[Code] = []
+    for target in _reached(function):
+        for cls in type(target).__mro__:
+            if _ours(cls):
+                continue
+            for name in LIFECYCLE:
+                if name in vars(cls):
+                    return f"its function defines {name}(), which the columnar operator does not call"
+            codes.extend(_codes_of(vars(cls).values()))
+        codes.extend(_codes_of([target, *(vars(target).values() if hasattr(target, "__dict__") else ())]))
+    named = _names(codes)
+    used = sorted(named & STATEFUL_NAMES)
+    if used:
+        return (
+            f"its function's code names {', '.join(used)}: the columnar operator keeps no keyed state, pane info "
+            "or runtime context"
+        )
+    return None
+
+
+def _ours(cls: type) -> bool:
+    """Whether ``cls`` is ``panes``' own (the base classes and adapters) or a builtin."""
+    module = getattr(cls, "__module__", "") or ""
+    return module.startswith(("panes.", "builtins", "abc", "typing"))
+
+
+def _reached(function: Any) -> list[Any]:
+    """``function`` and the user functions its ``panes`` adapters wrap (``_wrapped``, ``_fn``)."""
+    found, todo = [], [function]
+    while todo:
+        target = todo.pop()
+        found.append(target)
+        for attribute in ("_wrapped", "_fn"):
+            inner = getattr(target, attribute, None)
+            if inner is not None:
+                todo.append(inner)
+    return found
+
+
+Code = tuple[types.CodeType, dict[str, Any]]
+"""A function's code and its module's globals."""
+
+
+def _codes_of(values: Any) -> list[Code]:
+    """The code (with its globals) of the functions among ``values`` (methods, static and class methods,
+    properties, plain functions and bound methods)."""
+    codes = []
+    for value in values:
+        for part in (value, getattr(value, "__func__", None), getattr(value, "fget", None)):
+            if isinstance(part, types.FunctionType):
+                codes.append((part.__code__, part.__globals__))
+                break
+    return codes
+
+
+def _names(codes: list[Code]) -> set[str]:
+    """The attribute and global names, and string constants, of ``codes``, their nested code, and the
+    module-level functions outside ``panes`` they name (transitively)."""
+    names: set[str] = set()
+    seen: set[types.CodeType] = set()
+    todo = list(codes)
+    while todo:
+        code, scope = todo.pop()
+        if code in seen:
+            continue
+        seen.add(code)
+        names.update(code.co_names)
+        for constant in code.co_consts:
+            if isinstance(constant, str):
+                names.add(constant)
+            elif isinstance(constant, types.CodeType):
+                todo.append((constant, scope))
+        for name in code.co_names:
+            called = scope.get(name)
+            if isinstance(called, types.FunctionType) and not (called.__module__ or "").startswith("panes."):
+                todo.append((called.__code__, called.__globals__))
+    return names
