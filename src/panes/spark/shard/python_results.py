@@ -11,10 +11,12 @@ and results of timers are numbered in the host's order (``element_host.StepHost.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
 
+from panes.datastream.plan import Channel
 from panes.errors import BadRecordError, located
 from panes.operators.metrics import OperatorCounters
 from panes.spark.layout import Layout, Record
@@ -30,7 +32,9 @@ class RecordsOut:
         self.own = step.transformation.id
         self.name = step.transformation.name
         self.needed = step.needed_outputs
-        self.checked = step.checked_outputs
+        self.conformers = {channel: kind.conformer() for channel, kind in step.checked_outputs.items()}
+        """The compiled conformer of each typed output channel (``RecordType.conformer``)."""
+        self.types = step.checked_outputs
         self.layout = layout
 
     def batch(
@@ -48,8 +52,8 @@ class RecordsOut:
             channel = (self.own, tag)
             if channel not in self.needed:
                 continue
-            record_type = self.checked.get(channel)
-            kept = value if record_type is None else self._conformed(record_type, value)
+            conform = self.conformers.get(channel)
+            kept = value if conform is None else self._conformed(conform, channel, value)
             if seq < 0:
                 counter += 1
             order = (shard << 40) | counter if seq < 0 else seq
@@ -58,9 +62,10 @@ class RecordsOut:
             return None
         return self.layout.encode(rows), counter
 
-    def _conformed(self, record_type: Any, value: Any) -> Any:
+    def _conformed(self, conform: Callable[[Any], Any], channel: Channel, value: Any) -> Any:
         try:
-            return record_type.conform(value)
+            return conform(value)
         except SchemaMismatchError as error:
-            problem = BadRecordError(f"a result of {self.name} does not fit its type {record_type.ddl()}: {error}")
+            ddl = self.types[channel].ddl()
+            problem = BadRecordError(f"a result of {self.name} does not fit its type {ddl}: {error}")
             raise located(problem, self.name) from error

@@ -1,12 +1,15 @@
 """The elements of one window's panes as columns, for a window evaluated by a ``process_batch`` function.
 
-A window whose function needs a pane's elements (``panes.windowing.batch_function``) keeps, per window start,
-an :class:`ElementTable`: the elements that arrived, in chunks of Arrow columns (one chunk per batch that
-added to the window) with their keys as numpy. Nothing is computed when elements arrive; a firing sorts the
-window's elements by key (stably: a pane's elements stay in arrival order) and hands them to the function.
+A window whose function needs a pane's elements (``panes.windowing.batch_function``, or a
+``ProcessWindowFunction``: ``process_panes``) keeps, per window start, an :class:`ElementTable`: the elements
+that arrived, in chunks of Arrow columns (one chunk per batch that added to the window), and nothing else (an
+element costs its Arrow size: the key is read from its column when needed). Nothing is computed when elements
+arrive; a firing sorts the window's elements by key (stably: a pane's elements stay in arrival order) and hands
+them to the function.
 
 State changes are appends: :meth:`ElementTable.changes` holds only the chunks added since the last snapshot,
-and a snapshot holds the window's elements as one chunk.
+and a snapshot holds the window's elements as one chunk. Both hold the elements' keys beside them, as numpy
+(``pane_table.key_array``), which rescaling reads.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from panes.windowing.columnar.pane_table import key_array
 from panes.windowing.columnar.plan import ColumnarWindow
 
 State = tuple[np.ndarray, pa.StructArray]
@@ -25,32 +29,34 @@ State = tuple[np.ndarray, pa.StructArray]
 class ElementTable:
     """The elements of one window (module docstring)."""
 
-    def __init__(self, plan: ColumnarWindow, keys: list[np.ndarray], values: list[pa.StructArray]) -> None:
+    def __init__(self, plan: ColumnarWindow, values: list[pa.StructArray]) -> None:
         self.plan = plan
-        self.keys = keys
         self.values = values
-        self.written = len(keys)
+        self.written = len(values)
         """Chunks ``[0, written)`` are in the state last snapshotted; later ones are changes."""
         self._panes: int | None = None
 
     @classmethod
     def empty(cls, plan: ColumnarWindow, key_dtype: Any) -> ElementTable:
-        return cls(plan, [], [])
+        return cls(plan, [])
+
+    def _keys(self, values: pa.StructArray) -> np.ndarray:
+        """The keys of elements ``values``, as numpy."""
+        return key_array(values.field(self.plan.key))
 
     def __len__(self) -> int:
         """The window's open panes (its distinct keys)."""
         if self._panes is None:
-            self._panes = len(np.unique(np.concatenate(self.keys))) if self.keys else 0
+            self._panes = len(np.unique(self.state()[0])) if self.values else 0
         return self._panes
 
     def __bool__(self) -> bool:
         """Whether the window has elements (without counting its panes)."""
-        return bool(self.keys)
+        return bool(self.values)
 
     def add(self, values: pa.StructArray, keys: np.ndarray) -> None:
-        """Add elements ``values`` with keys ``keys``, in this order."""
+        """Add elements ``values`` (whose keys are ``keys``), in this order."""
         if len(keys):
-            self.keys.append(keys)
             self.values.append(values)
             self._panes = None
 
@@ -69,37 +75,36 @@ class ElementTable:
     # -- state -------------------------------------------------------------------------------------------------
 
     def state(self) -> State:
-        """All elements; kept as one chunk when they are all in the state last snapshotted."""
-        if len(self.keys) == 1:
-            return self.keys[0], self.values[0]
-        if not self.keys:
+        """All elements and their keys; the elements kept as one chunk when they are all in the state last
+        snapshotted."""
+        if not self.values:
             return np.empty(0), pa.array([], self.plan.input_type.arrow_type)
-        keys, values = np.concatenate(self.keys), pa.concat_arrays(self.values)
-        if self.written == len(self.keys):
-            self.keys, self.values, self.written = [keys], [values], 1
-        return keys, values
+        values = self.values[0] if len(self.values) == 1 else pa.concat_arrays(self.values)
+        if self.written == len(self.values):
+            self.values, self.written = [values], 1
+        return self._keys(values), values
 
     def clean(self) -> None:
         """Everything is in the state last snapshotted."""
-        self.written = len(self.keys)
+        self.written = len(self.values)
 
     def changes(self) -> State | None:
         """The elements added since the state was last snapshotted (``None``: none), which are then in it."""
-        added = self.keys[self.written :]
+        added = self.values[self.written :]
         if not added:
             return None
-        found = (np.concatenate(added), pa.concat_arrays(self.values[self.written :]))
-        self.written = len(self.keys)
-        return found
+        values = pa.concat_arrays(added)
+        self.written = len(self.values)
+        return self._keys(values), values
 
     @classmethod
     def of_state(cls, plan: ColumnarWindow, state: State) -> ElementTable:
-        return cls(plan, [state[0]], [state[1]])
+        return cls(plan, [state[1]])
 
     def write(self, state: State) -> None:
         """Add the elements of a :meth:`changes` (restoring a log)."""
         self.add(state[1], state[0])
-        self.written = len(self.keys)
+        self.written = len(self.values)
 
     @staticmethod
     def state_rows(state: State, rows: np.ndarray) -> State:
