@@ -9,7 +9,7 @@ twice, with a ``process_batch`` function and with a ``ProcessWindowFunction`` (:
 (``panes.testing.scenario.collect_result``). The columnar operators take typed records keyed by a field (``key
 STRING, value BIGINT, ts BIGINT, seq BIGINT``) and, for ``columnar aligned``, a ``process_batch`` function
 recording each pane's elements in order (:func:`pane_rows`) or a ``ProcessWindowFunction`` recording what the
-scenarios' own pane function records but pane info (:class:`RecordPanes`); ``columnar sessions`` run built-in
+scenarios' own pane function records (:class:`RecordPanes`); ``columnar sessions`` run built-in
 aggregates, so they record each pane's count and sum (:data:`FIELDS` says what each implementation records).
 Elements reach a columnar operator one per batch, each at the watermark before it, as the harness feeds them.
 """
@@ -70,8 +70,7 @@ FIELDS = {
         *("key", "window_start", "window_end", "values", "values_in_order", "count", "sum", "fire_index"),
         *("seqs", "seqs_in_order", "ts_in_order"),
     ],
-    # the columnar context keeps no pane info (``columnar.function_reach``)
-    COLUMNAR_PROCESS: [f for f in WITHOUT_ORDER if not f.startswith("pane_")],
+    COLUMNAR_PROCESS: WITHOUT_ORDER,
     COLUMNAR_SESSIONS: ["key", "window_start", "window_end", "count", "sum", "fire_index"],
 }
 """The pane fields each implementation records (late elements: all of theirs but ``emit_seq`` off the general
@@ -96,15 +95,18 @@ def pane_rows(panes: pd.DataFrame) -> pd.DataFrame:
 
 
 class RecordPanes(ProcessWindowFunction[dict[str, Any], dict[str, Any], Any, Any]):
-    """What ``panes.testing.scenario.PaneFunction`` records of a pane, but its pane info, over :data:`RECORD`
-    records (its code names no pane info, so the columnar operator runs it)."""
+    """What ``panes.testing.scenario.PaneFunction`` records of a pane (with ``pane_info``, also its pane info), over
+    :data:`RECORD` records."""
+
+    def __init__(self, pane_info: bool = False) -> None:
+        self.pane_info = pane_info
 
     def process(self, key: Any, context: WindowContext[Any], elements: Iterable[dict[str, Any]]) -> Any:
         items = list(elements)
         window = context.window()
         values = [e["value"] for e in items]
         watermark = context.current_watermark()
-        yield {
+        pane = {
             "key": key,
             "window_start": window.start,
             "window_end": window.end,
@@ -118,6 +120,10 @@ class RecordPanes(ProcessWindowFunction[dict[str, Any], dict[str, Any], Any, Any
             "seqs_in_order": [e["seq"] for e in items],
             "ts_in_order": [e["ts"] for e in items],
         }
+        if self.pane_info:
+            info = context.pane()
+            pane.update(pane_index=info.index, pane_timing=info.timing.value, pane_is_last=info.is_last)
+        yield pane
 
 
 def window_spec(scenario: Scenario, implementation: str) -> WindowSpec:
@@ -129,7 +135,7 @@ def window_spec(scenario: Scenario, implementation: str) -> WindowSpec:
     if implementation == COLUMNAR_ALIGNED:
         function = process_spec(BatchWindowFunction(pane_rows, RECORD, PANE_ROWS, "pandas"))
     elif implementation == COLUMNAR_PROCESS:
-        function = process_spec(RecordPanes())
+        function = process_spec(RecordPanes(scenario.pane_function().pane_info))
     elif implementation == COLUMNAR_SESSIONS:
         function = aggregate_spec(Aggregates(count=Count(), sum=Sum("value")), WindowRow())
     else:

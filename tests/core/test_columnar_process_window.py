@@ -25,6 +25,7 @@ from panes.elements import StreamRecord
 from panes.errors import UnsupportedOperationError, UserFunctionError
 from panes.functions.aggregators import FieldKey
 from panes.operators.rescaling import Owner
+from panes.state import ValueStateDescriptor
 from panes.tags import OutputTag
 from panes.time import LONG_MAX
 from panes.types import RecordType
@@ -62,6 +63,36 @@ class Recording(ProcessWindowFunction[dict[str, Any], Any, str, Any]):
         yield {"key": key, "watermark": context.current_watermark(), "max": window.max_timestamp()}
         if len(items) % 2 == 0:
             yield (PAIRS, (key, sum(v for v in vs if v is not None)))
+
+
+FIRINGS = ValueStateDescriptor("firings")
+TOTAL = ValueStateDescriptor("total")
+
+
+class Stateful(ProcessWindowFunction[dict[str, Any], Any, str, Any]):
+    """Uses the whole context: per-window state (its firings), per-key state (a running count over windows),
+    pane info, and ``clear`` (a side output with the window's state, which it then clears)."""
+
+    def process(self, key: str, context: WindowContext[Any], elements: Iterable[dict[str, Any]]) -> Any:
+        items = list(elements)
+        firings = context.window_state().get_state(FIRINGS)
+        seen = (firings.value() or 0) + 1
+        firings.update(seen)
+        total = context.global_state().get_state(TOTAL)
+        running = (total.value() or 0) + len(items)
+        total.update(running)
+        info = context.pane()
+        pane = (info.index, info.timing.value, info.is_last)
+        yield {"key": key, "end": context.window().end, "vs": [e["v"] for e in items], "seen": seen, "pane": pane}
+        context.output(SIDE, {"key": key, "running": running, "watermark": context.current_watermark()})
+
+    def clear(self, context: WindowContext[Any]) -> None:
+        firings = context.window_state().get_state(FIRINGS)
+        context.output(PAIRS, ("cleared", context.window().end, firings.value()))
+        firings.clear()
+
+
+FUNCTIONS = {"recording": Recording, "stateful": Stateful}
 
 
 def window_spec(function: Any, assigner: str = "tumbling", lateness: int = 0, late: bool = False) -> WindowSpec:
@@ -159,18 +190,20 @@ elements = st.tuples(st.sampled_from(["a", "b", "c", "d", "e"]), times, st.one_o
 batches = st.lists(st.lists(elements, max_size=8), min_size=1, max_size=8)
 
 
+@pytest.mark.parametrize("function", list(FUNCTIONS))
 @pytest.mark.parametrize("assigner", list(ASSIGNERS))
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=batches, lateness=st.sampled_from([0, 0, 30, 200]), late=st.booleans())
 def test_a_process_window_function_on_columns_equals_the_window_operator(
-    assigner: str, data: list[list[Any]], lateness: int, late: bool
+    function: str, assigner: str, data: list[list[Any]], lateness: int, late: bool
 ) -> None:
-    window = window_spec(Recording(), assigner, lateness, late)
+    window = window_spec(FUNCTIONS[function](), assigner, lateness, late)
     expected = generic(window, data)
     assert sum(sum(main.values()) for main, _, _ in expected) > 0 or not any(data)
     assert columnar(window, data) == expected
 
 
+@pytest.mark.parametrize("function", list(FUNCTIONS))
 @pytest.mark.parametrize("assigner", ["tumbling", "sliding"])
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
@@ -180,41 +213,19 @@ def test_a_process_window_function_on_columns_equals_the_window_operator(
     rescale=st.one_of(st.none(), st.tuples(st.integers(1, 6), st.integers(1, 4))),
 )
 def test_restored_and_rescaled_mid_stream_it_still_equals_the_window_operator(
-    assigner: str, data: list[list[Any]], lateness: int, compact: list[bool], rescale: tuple[int, int] | None
+    function: str,
+    assigner: str,
+    data: list[list[Any]],
+    lateness: int,
+    compact: list[bool],
+    rescale: tuple[int, int] | None,
 ) -> None:
-    window = window_spec(Recording(), assigner, lateness, True)
+    window = window_spec(FUNCTIONS[function](), assigner, lateness, True)
     expected = generic(window, data)
     assert columnar(window, data, compact, rescale) == expected
 
 
 # -- what the planner refuses ----------------------------------------------------------------------------------
-
-
-class WindowState(ProcessWindowFunction[Any, Any, Any, Any]):
-    def process(self, key: Any, context: Any, elements: Any) -> Any:
-        yield context.window_state()
-
-
-def reads_global(context: Any) -> Any:
-    return context.global_state()
-
-
-class GlobalStateThroughAHelper(ProcessWindowFunction[Any, Any, Any, Any]):
-    def process(self, key: Any, context: Any, elements: Any) -> Any:
-        yield reads_global(context)
-
-
-class PaneInfo(ProcessWindowFunction[Any, Any, Any, Any]):
-    def process(self, key: Any, context: Any, elements: Any) -> Any:
-        yield context.pane().index
-
-
-class Clears(ProcessWindowFunction[Any, Any, Any, Any]):
-    def process(self, key: Any, context: Any, elements: Any) -> Any:
-        yield key
-
-    def clear(self, context: Any) -> None:
-        return None
 
 
 class Opens(ProcessWindowFunction[Any, Any, Any, Any]):
@@ -225,24 +236,58 @@ class Opens(ProcessWindowFunction[Any, Any, Any, Any]):
         yield key
 
 
+class Closes(ProcessWindowFunction[Any, Any, Any, Any]):
+    def process(self, key: Any, context: Any, elements: Any) -> Any:
+        yield key
+
+    def close(self) -> None:
+        return None
+
+
+def reads_the_runtime_context(function: Any) -> Any:
+    return function.get_runtime_context()
+
+
+class RuntimeContextThroughAHelper(ProcessWindowFunction[Any, Any, Any, Any]):
+    def process(self, key: Any, context: Any, elements: Any) -> Any:
+        yield reads_the_runtime_context(self)
+
+
 @pytest.mark.parametrize(
     ("function", "reason"),
     [
-        (WindowState(), "its function's code names window_state"),
-        (GlobalStateThroughAHelper(), "its function's code names global_state"),
-        (PaneInfo(), "its function's code names pane"),
-        (Clears(), "its function defines clear()"),
-        (Opens(), "its function defines open()"),
-        (lambda key, context, elements: [context.window_state()], "its function's code names window_state"),
+        (Opens(), "its function defines open(), which the columnar operator does not call"),
+        (Closes(), "its function defines close(), which the columnar operator does not call"),
+        (RuntimeContextThroughAHelper(), "its function's code names get_runtime_context"),
+        (lambda key, context, elements: [context.runtime_context], "its function's code names runtime_context"),
     ],
 )
-def test_a_function_that_may_use_what_the_columnar_context_lacks_stays_element_by_element(
-    function: Any, reason: str
-) -> None:
+def test_a_function_that_may_use_the_runtime_context_stays_element_by_element(function: Any, reason: str) -> None:
     planned = plan_or_reason(window_spec(function), INPUT)
     assert isinstance(planned, str) and planned.startswith(reason), planned
     picked = choose(window_spec(function), exact_order=False, columns=True, input_type=INPUT)
     assert picked.kind != COLUMNAR_ALIGNED and picked.not_columnar == planned
+
+
+def reads_pane_info(context: Any) -> Any:
+    return context.pane().index
+
+
+class PaneInfoThroughAHelper(ProcessWindowFunction[Any, Any, Any, Any]):
+    def process(self, key: Any, context: Any, elements: Any) -> Any:
+        yield reads_pane_info(context)
+
+
+def test_pane_info_is_kept_for_functions_whose_code_names_it_and_clear_for_those_that_define_it() -> None:
+    for function, pane_info, clears in [
+        (Recording(), False, False),
+        (Stateful(), True, True),
+        (PaneInfoThroughAHelper(), True, False),
+        (lambda key, context, elements: [context.pane()], True, False),
+    ]:
+        planned = plan_or_reason(window_spec(function), INPUT)
+        assert not isinstance(planned, str), planned
+        assert (planned.pane_info, planned.clears) == (pane_info, clears), function
 
 
 def test_sessions_and_an_error_output_stay_element_by_element() -> None:
@@ -276,13 +321,13 @@ def fire(function: Any) -> Any:
     return operator.advance(LONG_MAX)
 
 
-def test_state_the_reading_misses_fails_rather_than_giving_other_results() -> None:
-    name = "_".join(["window", "state"])
+def test_pane_info_the_reading_misses_fails_rather_than_giving_other_results() -> None:
+    name = "".join(["pa", "ne"])
 
     def hidden(key: Any, context: Any, elements: Any) -> Any:
         return [getattr(context, name)()]
 
-    with pytest.raises(UnsupportedOperationError, match="not kept by the columnar window operator"):
+    with pytest.raises(UnsupportedOperationError, match="only for functions whose code names it"):
         fire(hidden)
 
 

@@ -66,25 +66,34 @@ def split_keyed(items: dict[Any, Any], key_of: Callable[[Any], Any], owner: Owne
     return parts
 
 
+def split_keyed_state(snapshots: Sequence[dict[str, Any] | None], owner: Owner, count: int) -> list[dict[str, Any]]:
+    """``count`` keyed-state snapshots (``HeapKeyedStateBackend.snapshot``) holding the entries of ``snapshots``
+    (``None``: none), each key's at its ``owner``; every part knows every state's kind and time-to-live."""
+    parts: list[dict[str, Any]] = [{"tables": {}, "kinds": {}, "ttl": []} for _ in range(count)]
+    for keyed in snapshots:
+        if keyed is None:
+            continue
+        for part in parts:
+            part["kinds"].update(keyed.get("kinds", {}))
+            part["ttl"] = sorted(set(part["ttl"]) | set(keyed.get("ttl", ())))
+        for name, table in keyed["tables"].items():
+            for index, piece in enumerate(split_keyed(table, lambda slot: slot[0], owner, count)):
+                if piece:
+                    parts[index]["tables"].setdefault(name, {}).update(piece)
+    return parts
+
+
 def heap_snapshots(snapshots: Sequence[bytes], owner: Owner, count: int) -> tuple[list[dict[str, Any]], list[Any]]:
     """Redistribute the keyed state and timers of ``AbstractStreamOperator`` snapshots (see
     ``AbstractStreamOperator.snapshot_state``): the new instances' data without ``extra``, and the old
     instances' extras (for the operator's ``rescale_extra``)."""
     datas = [pickle.loads(blob) for blob in snapshots]
     watermark = min((data.get("watermark", LONG_MIN) for data in datas), default=LONG_MIN)
+    keyed_parts = split_keyed_state([data["keyed_state"] for data in datas], owner, count)
     parts: list[dict[str, Any]] = [
-        {"keyed_state": {"tables": {}, "kinds": {}, "ttl": []}, "timers": {}, "extra": None, "watermark": watermark}
-        for _ in range(count)
+        {"keyed_state": keyed, "timers": {}, "extra": None, "watermark": watermark} for keyed in keyed_parts
     ]
     for data in datas:
-        keyed = data["keyed_state"]
-        for part in parts:
-            part["keyed_state"]["kinds"].update(keyed.get("kinds", {}))
-            part["keyed_state"]["ttl"] = sorted(set(part["keyed_state"]["ttl"]) | set(keyed.get("ttl", ())))
-        for name, table in keyed["tables"].items():
-            for index, piece in enumerate(split_keyed(table, lambda slot: slot[0], owner, count)):
-                if piece:
-                    parts[index]["keyed_state"]["tables"].setdefault(name, {}).update(piece)
         for name, timers in data["timers"].items():
             for part in parts:
                 found = part["timers"].setdefault(name, {"event": [], "processing": [], "watermark": None})

@@ -63,8 +63,8 @@ class ColumnarHost:
     ) -> list[pa.RecordBatch]:
         mine, passing = split(batches, self.step, self.codes)
         before = self.operator.watermark
-        if isinstance(self.operator, ColumnarAlignedWindows):
-            self.operator.now = now
+        if isinstance(self.operator, ColumnarAlignedWindows) and self.operator.calls is not None:
+            self.operator.calls.now = now
         values, ts, seq, phase, out = self._elements(mine, batch)
         first, second = phase_order(phase, seq, ts if self.batch else None)
         operator = self.operator

@@ -38,7 +38,7 @@ from panes.windowing.columnar.element_table import ElementTable
 from panes.windowing.columnar.output import ColumnarOutput, PaneColumns, Panes
 from panes.windowing.columnar.pane_table import PaneTable, key_array, key_list
 from panes.windowing.columnar.plan import ColumnarWindow
-from panes.windowing.columnar.process_panes import Fired, call_panes
+from panes.windowing.columnar.process_panes import Fired, PaneCalls
 from panes.windowing.observer import PaneTiming, pane_timing
 from panes.windowing.rules import cleanup_time, cleanup_times, elements_late, have_ended, windows_late
 
@@ -58,8 +58,8 @@ class ColumnarAlignedWindows:
         self.table: type[PaneTable] | type[ElementTable] = ElementTable if plan.keeps_elements else PaneTable
         """What a window keeps: its panes' accumulators, or (``process_batch``, ``ProcessWindowFunction``) its
         elements."""
-        self.now = 0
-        """The processing time a ``ProcessWindowFunction``'s context gives (its host sets it)."""
+        self.calls = None if plan.process is None else PaneCalls(plan)
+        """What calls a ``ProcessWindowFunction`` and keeps its keyed state (``process_panes``)."""
         self.windows: dict[int, Table] = {}
         self.timers: list[tuple[int, int, int]] = []
         self.scheduled: set[tuple[int, int, int]] = set()
@@ -97,17 +97,27 @@ class ColumnarAlignedWindows:
         before, self.watermark = self.watermark, watermark
         size = self.plan.size
         fired: list[tuple[int, Table]] = []
+        calls = self.calls
         while self.timers and self.timers[0][0] <= watermark:
             entry = heapq.heappop(self.timers)
             self.scheduled.discard(entry)
             _, kind, start = entry
             if kind == CLEANUP:
-                self.windows.pop(start, None)
+                dropped = self.windows.pop(start, None)
                 self._dropped.add(start)
+                if calls is not None and dropped and calls.needs_cleanup():
+                    assert isinstance(dropped, ElementTable)
+                    calls.clean(start, dropped.pane_keys(), watermark)
                 continue
             table = self.windows.get(start)
-            if table:
+            if table and calls is not None:  # a ProcessWindowFunction's windows, one by one in timer order
+                assert isinstance(table, ElementTable)
+                calls.fire(start, table.panes(), watermark, before, -1)
+            elif table:
                 fired.append((start, table))
+        if calls is not None:
+            out.records.append(calls.take())
+            return out
         if not fired:
             return out
         if self.plan.keeps_elements:
@@ -143,8 +153,10 @@ class ColumnarAlignedWindows:
         elements by pane, ``ElementTable.panes``): a ``ProcessWindowFunction``'s, pane by pane
         (``process_panes``), or a ``process_batch`` function's, in one call; ``seq``: the ordering number of the
         element that fired them (``-1``: a timer)."""
-        if self.plan.process is not None:
-            out.records.append(call_panes(self.plan, windows, self.watermark, self.now, seq))
+        if self.calls is not None:
+            for start, elements in windows:
+                self.calls.fire(start, elements, self.watermark, None, seq)
+            out.records.append(self.calls.take())
             return
         batch = self.plan.batch
         assert batch is not None
@@ -309,7 +321,15 @@ class ColumnarAlignedWindows:
         for table in self.windows.values():
             table.clean()
         windows = {start: table.state() for start, table in self.windows.items()}
-        return pickle.dumps((windows, self.watermark, self.counters.late_dropped), protocol=pickle.HIGHEST_PROTOCOL)
+        state = (windows, self.watermark, self.counters.late_dropped, *self._keyed(snapshot=True))
+        return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def _keyed(self, snapshot: bool) -> tuple[Any, ...]:
+        """A ``ProcessWindowFunction``'s keyed state (its snapshot, or its changes), the last item of the
+        operator's snapshots and changes (nothing for other functions)."""
+        if self.calls is None:
+            return ()
+        return (self.calls.snapshot() if snapshot else self.calls.changes(),)
 
     def snapshot_changes(self) -> bytes:
         """What changed since the last :meth:`snapshot_state` or :meth:`snapshot_changes`: the panes written
@@ -321,16 +341,17 @@ class ColumnarAlignedWindows:
                 written[start] = changed
         dropped = sorted(self._dropped)
         self._dropped = set()
-        changes = (written, dropped, self.watermark, self.counters.late_dropped)
+        changes = (written, dropped, self.watermark, self.counters.late_dropped, *self._keyed(snapshot=False))
         return pickle.dumps(changes, protocol=pickle.HIGHEST_PROTOCOL)
 
     def rescale_snapshots(self, snapshots: Sequence[bytes], owner: Owner, count: int) -> list[bytes]:
         """``count`` snapshots holding the panes of ``snapshots`` (full ones), each key's at its ``owner``
         (``panes.operators.rescaling``): a window's rows split by key, the late records dropped counted once."""
         parts: list[dict[int, list[Any]]] = [{} for _ in range(count)]
-        marks, late = [], 0
+        marks, late, keyed = [], 0, []
         for blob in snapshots:
-            windows, watermark, dropped = pickle.loads(blob)
+            windows, watermark, dropped, *rest = pickle.loads(blob)
+            keyed.extend(rest)
             marks.append(watermark)
             late += dropped
             for start, state in windows.items():
@@ -340,20 +361,28 @@ class ColumnarAlignedWindows:
                     part = self.table.state_rows(state, np.flatnonzero(owners == index))
                     parts[index].setdefault(start, []).append(part)
         watermark = min(marks, default=LONG_MIN)
+        keyed_parts = PaneCalls.rescaled(keyed, owner, count) if self.calls is not None else None
         blobs = []
         for index, windows_of in enumerate(parts):
             merged = {start: self.table.merged(pieces) for start, pieces in windows_of.items()}
-            state = (merged, watermark, late if index == 0 else 0)
+            state = (
+                merged,
+                watermark,
+                late if index == 0 else 0,
+                *(() if keyed_parts is None else (keyed_parts[index],)),
+            )
             blobs.append(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
         return blobs
 
     def restore_state(self, snapshot: bytes, changes: Sequence[bytes] = ()) -> None:
         """The state of a :meth:`snapshot_state` followed by the :meth:`snapshot_changes` taken after it."""
-        windows, self.watermark, self.counters.late_dropped = pickle.loads(snapshot)
+        windows, self.watermark, self.counters.late_dropped, *keyed = pickle.loads(snapshot)
+        keyed_changes = []
         plan = self.plan
         self.windows = {start: self.table.of_state(plan, state) for start, state in windows.items()}
         for change in changes:
-            written, dropped, self.watermark, self.counters.late_dropped = pickle.loads(change)
+            written, dropped, self.watermark, self.counters.late_dropped, *keyed_change = pickle.loads(change)
+            keyed_changes.extend(keyed_change)
             for start in dropped:
                 self.windows.pop(start, None)
             for start, state in written.items():
@@ -364,6 +393,8 @@ class ColumnarAlignedWindows:
                     table.write(state)
         for table in self.windows.values():
             table.clean()
+        if self.calls is not None:
+            self.calls.restore(keyed[0] if keyed else None, keyed_changes)
         self.timers, self.scheduled = [], set()
         size, lateness = plan.size, plan.lateness
         for start in self.windows:

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from panes.windowing.columnar.pane_table import key_array
 from panes.windowing.columnar.plan import ColumnarWindow
@@ -59,6 +60,11 @@ class ElementTable:
         if len(keys):
             self.values.append(values)
             self._panes = None
+
+    def pane_keys(self) -> list[Any]:
+        """The keys of the window's panes, as Python values (in no particular order)."""
+        keys: list[Any] = pc.unique(self.state()[1].field(self.plan.key)).to_pylist()
+        return keys
 
     def panes(self, only: Any = None) -> tuple[np.ndarray, pa.StructArray, np.ndarray]:
         """The keys of the window's elements, sorted (each key's elements keep their arrival order), the elements

@@ -1,50 +1,63 @@
 """What a user's ``ProcessWindowFunction`` may reach of its context, read from its code before it runs.
 
 The columnar aligned operator (``panes.windowing.columnar.process_panes``) calls a ``ProcessWindowFunction``
-per pane with a context that gives the window, both clocks and side outputs, but keeps no keyed state and no
-pane info: it has no ``window_state()``, ``global_state()``, ``pane()`` or runtime context, and never calls
-``open``, ``close`` or ``clear``. Whether a function uses them cannot be known for certain before it runs, so
-:func:`state_reason` reads the function's code (its class's methods outside ``panes``, the callable or
-function it wraps, and the module-level functions they call, transitively): a function whose code names any
-of them, or that defines ``open``, ``close`` or ``clear``, stays element by element. A use the reading misses
-(a name built at run time) makes the columnar context raise ``UnsupportedOperationError`` rather than give
-other results.
+per pane with a context that gives the window, both clocks, side outputs, per-window and per-key keyed state
+(``window_state()``, ``global_state()``) and ``clear`` at cleanup; it has no runtime context (it never calls
+``open`` or ``close``), and it keeps pane info (``pane()``: a state entry per fired pane) only for functions that
+ask for it. Which functions those are cannot be known for certain before they run, so :func:`reach` reads the
+function's code (its class's methods outside ``panes``, the callable or function it wraps, and the module-level
+functions they call, transitively): a function whose code names ``runtime_context`` or
+``get_runtime_context``, or that defines ``open`` or ``close``, stays element by element; one whose code names
+``pane`` gets pane info. A use the reading misses (a name built at run time) makes the columnar context raise
+``UnsupportedOperationError`` rather than give other results.
 """
 
 from __future__ import annotations
 
 import types
+from dataclasses import dataclass
 from typing import Any
 
-STATEFUL_NAMES = frozenset({"window_state", "global_state", "pane", "get_runtime_context", "runtime_context"})
-"""Names whose mention in a function's code keeps it element by element (the context's state, pane info and
-the runtime context)."""
+RUNTIME_NAMES = frozenset({"get_runtime_context", "runtime_context"})
+"""Names whose mention in a function's code keeps it element by element (the runtime context)."""
 
-LIFECYCLE = ("open", "close", "clear")
+LIFECYCLE = ("open", "close")
 """Methods the columnar operator does not call; a function defining one stays element by element."""
 
 
-def state_reason(function: Any) -> str | None:
-    """``None`` when ``function`` (a ``ProcessWindowFunction``, possibly one of ``panes``' adapters around a
-    user's function or callable) can run with the columnar context, else why not (see the module docstring)."""
+@dataclass(frozen=True)
+class Reach:
+    """What :func:`reach` read: why the function cannot run on the columnar context (``None``: it can), whether
+    its code names ``pane`` (it gets pane info) and whether it defines ``clear``."""
+
+    reason: str | None
+    pane_info: bool
+    clears: bool
+
+
+def reach(function: Any) -> Reach:
+    """What ``function`` (a ``ProcessWindowFunction``, possibly one of ``panes``' adapters around a user's
+    function or callable) reaches of its context (see the module docstring)."""
     codes: list[Code] = []
+    clears = False
     for target in _reached(function):
         for cls in type(target).__mro__:
             if _ours(cls):
                 continue
             for name in LIFECYCLE:
                 if name in vars(cls):
-                    return f"its function defines {name}(), which the columnar operator does not call"
+                    return Reach(
+                        f"its function defines {name}(), which the columnar operator does not call", False, False
+                    )
+            clears = clears or "clear" in vars(cls)
             codes.extend(_codes_of(vars(cls).values()))
         codes.extend(_codes_of([target, *(vars(target).values() if hasattr(target, "__dict__") else ())]))
     named = _names(codes)
-    used = sorted(named & STATEFUL_NAMES)
+    used = sorted(named & RUNTIME_NAMES)
     if used:
-        return (
-            f"its function's code names {', '.join(used)}: the columnar operator keeps no keyed state, pane info "
-            "or runtime context"
-        )
-    return None
+        reason = f"its function's code names {', '.join(used)}: the columnar operator has no runtime context"
+        return Reach(reason, False, False)
+    return Reach(None, "pane" in named, clears)
 
 
 def _ours(cls: type) -> bool:

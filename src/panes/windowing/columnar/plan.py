@@ -5,8 +5,8 @@ fields (``key_by("user")``), its assigner is ``TumblingEventTimeWindows`` (align
 or ``EventTimeSessionWindows`` with a fixed gap, with the default ``EventTimeTrigger`` and no evictor, and its
 function is an ``AggregateFunction`` with a vectorised form (built-ins, see ``panes.functions.aggregates``)
 followed by nothing or by ``WindowRow``, or (tumbling and sliding windows) a ``process_batch`` function
-(``panes.windowing.batch_function``) or a ``ProcessWindowFunction`` that uses no keyed state, pane info or
-lifecycle method (``panes.windowing.columnar.function_reach``). Allowed lateness and a late-data side output
+(``panes.windowing.batch_function``) or a ``ProcessWindowFunction`` that needs no runtime context
+(``panes.windowing.columnar.function_reach``). Allowed lateness and a late-data side output
 are supported.
 Everything else runs on the element-by-element window operator; both give the same results.
 """
@@ -26,7 +26,7 @@ from panes.windowing.assigners.sliding import SlidingEventTimeWindows
 from panes.windowing.assigners.stagger import WindowStagger
 from panes.windowing.assigners.tumbling import TumblingEventTimeWindows
 from panes.windowing.batch_function import BatchWindowFunction
-from panes.windowing.columnar.function_reach import state_reason
+from panes.windowing.columnar.function_reach import reach
 from panes.windowing.functions import ProcessWindowFunction
 from panes.windowing.internal_functions import PassThroughWindowFunction
 from panes.windowing.rows import WindowRow
@@ -101,6 +101,11 @@ class ColumnarWindow:
     """The user's ``ProcessWindowFunction``, called per pane with the pane's elements decoded
     (``panes.windowing.columnar.process_panes``); its results are Python values, so ``output_type`` is ``None``
     (the step's declared type, if any, is checked where they leave)."""
+
+    pane_info: bool = False
+    """Whether the ``ProcessWindowFunction`` asks for pane info (its code names ``pane``: ``function_reach``)."""
+    clears: bool = False
+    """Whether the ``ProcessWindowFunction`` defines ``clear``, which the operator calls at a window's cleanup."""
 
     @property
     def keeps_elements(self) -> bool:
@@ -269,11 +274,20 @@ def _plan_process(
         return "its ProcessWindowFunction runs on session windows, whose columnar operator keeps aggregates only"
     if getattr(spec, "errors_to_output", False):
         return "a failing ProcessWindowFunction goes to its error output (side_output_errors), pane by pane"
-    reason = state_reason(function)
-    if reason is not None:
-        return reason
+    found = reach(function)
+    if found.reason is not None:
+        return found.reason
     return ColumnarWindow(
-        parts=(), scalar=False, form=None, row=None, result_type=pa.null(), output_type=None, process=function, **common
+        parts=(),
+        scalar=False,
+        form=None,
+        row=None,
+        result_type=pa.null(),
+        output_type=None,
+        process=function,
+        pane_info=found.pane_info,
+        clears=found.clears,
+        **common,
     )
 
 

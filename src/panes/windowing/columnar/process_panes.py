@@ -2,21 +2,25 @@
 
 The columnar aligned operator (``aligned.py``) keeps a window's elements as Arrow chunks (``element_table``)
 for a ``ProcessWindowFunction`` as it does for ``process_batch``; nothing is decoded while a pane is open.
-When panes fire, :func:`call_panes` decodes each window's elements once, with the input record type's
-``decode`` (the Python values element by element would have buffered), and calls ``process(key, context,
-elements)`` once per pane, in the order the operator fires them: window by window, each window's panes by key;
-a pane's elements in arrival order, as a list of their own.
+When a window fires, :meth:`PaneCalls.fire` decodes its elements once, with the input record type's ``decode``
+(the Python values element by element would have buffered), and calls ``process(key, context, elements)`` once
+per pane, by key; a pane's elements in arrival order, as a list of their own. Windows fire and are cleaned up in
+the order of their timers (time, then firing before cleanup, then window start).
 
-The context (:class:`PaneContext`) gives ``window()`` (a ``TimeWindow`` ``[start, end)``),
-``current_watermark()``, ``current_processing_time()`` and ``output(tag, value)``; results and side outputs
-carry the window's ``max_timestamp()``. It keeps no keyed state and no pane info: ``window_state()``,
-``global_state()`` and ``pane()`` raise ``UnsupportedOperationError`` (the planner keeps functions whose code
-names them element by element: ``function_reach``). A function that raises fails with a
+The context (:class:`PaneContext`) gives what the window operator's gives: ``window()`` (a ``TimeWindow``
+``[start, end)``), ``current_watermark()``, ``current_processing_time()``, ``output(tag, value)`` (results and
+side outputs carry the window's ``max_timestamp()``), ``window_state()`` and ``global_state()`` (keyed state of
+the pane's key in the window, and of the key alone, kept in a heap state backend of the operator's, with its
+snapshots, changes and rescaling) and ``pane()`` (pane info, recorded in that backend as the window operator
+records it, for functions whose code names ``pane``: ``function_reach``; others get
+``UnsupportedOperationError``). At a window's cleanup each of its panes' pane info is dropped and the function's
+``clear(context)`` called, as the window operator does. A function that raises fails with a
 ``UserFunctionError`` naming the key and the window.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,17 +28,23 @@ import numpy as np
 import pyarrow as pa
 
 from panes.errors import UnsupportedOperationError, UserFunctionError
+from panes.operators.rescaling import Owner, split_keyed_state
 from panes.state.api import KeyedStateStore
+from panes.state.backend import VOID_NAMESPACE, HeapKeyedStateBackend
+from panes.state.store import NamespacedStateStore
 from panes.tags import OutputTag
-from panes.time import java_add
+from panes.time import LONG_MIN, java_add
 from panes.windowing.columnar.plan import ColumnarWindow
 from panes.windowing.functions import WindowContext
-from panes.windowing.pane_info import PaneInfo
+from panes.windowing.pane_info import PANE_STATE, PaneInfo, next_pane
+from panes.windowing.rules import cleanup_time
 from panes.windowing.windows import TimeWindow
 
-Fired = tuple[int, tuple[np.ndarray, pa.StructArray, np.ndarray]]
-"""A fired window: its start and its elements by pane (``ElementTable.panes``: keys sorted, values in that
-order, the first row of each pane)."""
+Panes = tuple[np.ndarray, pa.StructArray, np.ndarray]
+"""A window's elements by pane (``ElementTable.panes``: keys sorted, values in that order, the first row of each
+pane)."""
+Fired = tuple[int, Panes]
+"""A fired window: its start and its elements by pane."""
 
 
 @dataclass
@@ -59,16 +69,16 @@ class PaneRecords:
 
 
 class PaneContext(WindowContext[TimeWindow]):
-    """The context of a pane the columnar operator fires (module docstring)."""
+    """The context of a pane the columnar operator fires, or of a window it cleans up (module docstring)."""
 
-    __slots__ = ("_now", "_out", "_seq", "_watermark", "_window")
+    __slots__ = ("_calls", "_pane", "_seq", "_watermark", "_window")
 
-    def __init__(self, out: PaneRecords, watermark: int, now: int, seq: int) -> None:
-        self._out = out
-        self._watermark = watermark
-        self._now = now
-        self._seq = seq
+    def __init__(self, calls: PaneCalls) -> None:
+        self._calls = calls
+        self._watermark = LONG_MIN
+        self._seq = -1
         self._window = TimeWindow(0, 1)
+        self._pane: PaneInfo | Callable[[], PaneInfo] | None = None
 
     def window(self) -> TimeWindow:
         return self._window
@@ -77,46 +87,75 @@ class PaneContext(WindowContext[TimeWindow]):
         return self._watermark
 
     def current_processing_time(self) -> int:
-        return self._now
+        return self._calls.now
 
     def output(self, output_tag: OutputTag[Any], value: Any) -> None:
         if output_tag is None:
             raise ValueError("OutputTag must not be None.")
-        self._out.add(value, output_tag.tag_id, self._window.max_timestamp(), self._seq)
+        self._calls.out.add(value, output_tag.tag_id, self._window.max_timestamp(), self._seq)
 
     def window_state(self) -> KeyedStateStore:
-        raise _unkept("window_state()")
+        return NamespacedStateStore(self._calls.backend, self._window)
 
     def global_state(self) -> KeyedStateStore:
-        raise _unkept("global_state()")
+        return self._calls.global_state
 
     def pane(self) -> PaneInfo:
-        raise _unkept("pane()")
+        pane = self._pane
+        if pane is None:
+            if not self._calls.plan.pane_info:
+                raise UnsupportedOperationError(
+                    "pane() is kept by the columnar window operator only for functions whose code names it; name "
+                    "it in the function's code (context.pane()) so that the window keeps pane info"
+                )
+            raise UnsupportedOperationError("pane() is known while a pane fires (in process), not in clear()")
+        if not isinstance(pane, PaneInfo):
+            pane = self._pane = pane()
+        return pane
 
 
-def _unkept(what: str) -> UnsupportedOperationError:
-    return UnsupportedOperationError(
-        f"{what} is not kept by the columnar window operator this ProcessWindowFunction runs on; name it in the "
-        "function's code (context.window_state()) so that the window runs element by element"
-    )
+class PaneCalls:
+    """Calls the ``ProcessWindowFunction`` of ``plan`` on fired panes and at cleanup, and keeps its keyed state
+    (module docstring); ``out`` collects what it emits, ``now`` is the processing time its context gives."""
 
+    def __init__(self, plan: ColumnarWindow) -> None:
+        function = plan.process
+        assert function is not None
+        self.plan = plan
+        self.function = function
+        self.now = 0
+        self.out = PaneRecords()
+        self.backend = HeapKeyedStateBackend(lambda: self.now)
+        self.backend.track_changes()
+        self.global_state = NamespacedStateStore(self.backend, VOID_NAMESPACE)
+        self.context = PaneContext(self)
 
-def call_panes(plan: ColumnarWindow, windows: list[Fired], watermark: int, now: int, seq: int) -> PaneRecords:
-    """The function's results for the panes of ``windows`` (module docstring) at ``watermark`` and processing
-    time ``now``; ``seq``: the ordering number of the element that fired them (``-1``: a timer)."""
-    function = plan.process
-    assert function is not None
-    out = PaneRecords()
-    context = PaneContext(out, watermark, now, seq)
-    decode, size = plan.input_type.decode, plan.size
-    for start, (_, values, firsts) in windows:
-        window = TimeWindow(start, java_add(start, size))
-        context._window = window
-        elements = decode(values)
+    def take(self) -> PaneRecords:
+        """What the function emitted since the last call."""
+        out, self.out = self.out, PaneRecords()
+        return out
+
+    # -- firing and cleanup ----------------------------------------------------------------------------------
+
+    def fire(self, start: int, panes: Panes, watermark: int, before: int | None, seq: int) -> None:
+        """Call the function on each pane of the window at ``start`` (``panes``: ``ElementTable.panes``) at
+        ``watermark``: fired by its end's timer during an advance from ``before``, or (``before`` ``None``) by the
+        arrival of the element numbered ``seq`` (``-1``: a timer)."""
+        plan, context, function, backend, out = self.plan, self.context, self.function, self.backend, self.out
+        window = TimeWindow(start, java_add(start, plan.size))
+        max_timestamp = window.max_timestamp()
+        context._window, context._watermark, context._seq = window, watermark, seq
+        time, closing_before = (watermark, watermark) if before is None else (max_timestamp, before)
+        last = cleanup_time(max_timestamp, plan.lateness) <= watermark  # the window operator's ``_closes``
+        pane_state = backend.get_partitioned_state(window, PANE_STATE) if plan.pane_info else None
+        _, values, firsts = panes
+        elements = plan.input_type.decode(values)
         keys = values.field(plan.key).take(pa.array(firsts)).to_pylist()
         bounds = [*firsts.tolist(), len(elements)]
-        max_timestamp = window.max_timestamp()
         for index, key in enumerate(keys):
+            backend.current_key = key
+            if pane_state is not None:
+                context._pane = _pane_of(pane_state, max_timestamp, time, closing_before, last)
             try:
                 results = function.process(key, context, elements[bounds[index] : bounds[index + 1]])
                 for result in results if results is not None else ():
@@ -128,4 +167,61 @@ def call_panes(plan: ColumnarWindow, windows: list[Fired], watermark: int, now: 
                 raise
             except Exception as error:
                 raise UserFunctionError(error, function=repr(function), key=key, window=window) from error
-    return out
+            finally:
+                context._pane = None
+
+    def clean(self, start: int, keys: list[Any], watermark: int) -> None:
+        """The window at ``start`` is cleaned up at ``watermark`` for ``keys`` (its panes' keys): each pane's pane
+        info dropped, then the function's ``clear`` called, as the window operator does."""
+        plan, context, backend = self.plan, self.context, self.backend
+        if not (plan.pane_info or plan.clears):
+            return
+        window = TimeWindow(start, java_add(start, plan.size))
+        context._window, context._watermark, context._seq = window, watermark, -1
+        pane_state = backend.get_partitioned_state(window, PANE_STATE) if plan.pane_info else None
+        for key in keys:
+            backend.current_key = key
+            if pane_state is not None:
+                pane_state.clear()
+            if plan.clears:
+                try:
+                    self.function.clear(context)
+                except (UserFunctionError, UnsupportedOperationError):
+                    raise
+                except Exception as error:
+                    raise UserFunctionError(error, function=repr(self.function), key=key, window=window) from error
+
+    def needs_cleanup(self) -> bool:
+        """Whether :meth:`clean` does anything."""
+        return self.plan.pane_info or self.plan.clears
+
+    # -- state -------------------------------------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """The keyed state (the backend's snapshot); later :meth:`changes` start from here."""
+        self.backend.forget_changes()
+        return self.backend.snapshot()
+
+    def changes(self) -> dict[str, Any]:
+        """The keyed state's entries changed since the last :meth:`snapshot` or :meth:`changes`."""
+        return self.backend.take_changes()
+
+    def restore(self, snapshot: dict[str, Any] | None, changes: list[dict[str, Any]]) -> None:
+        """The keyed state of ``snapshot`` (``None``: none) followed by ``changes``."""
+        data: dict[str, Any] = {"tables": {}, "kinds": {}, "ttl": []} if snapshot is None else snapshot
+        for delta in changes:
+            HeapKeyedStateBackend.apply_changes(data, delta)
+        self.backend.restore(data)
+
+    @staticmethod
+    def rescaled(snapshots: list[dict[str, Any] | None], owner: Owner, count: int) -> list[dict[str, Any]]:
+        """``count`` keyed-state snapshots holding the entries of ``snapshots``, each key's at its ``owner``."""
+        return split_keyed_state(snapshots, owner, count)
+
+
+def _pane_of(state: Any, max_timestamp: int, time: int, before: int, last: bool) -> PaneInfo | Callable[[], PaneInfo]:
+    """The pane info of a firing (``pane_info.next_pane``, recorded in ``state`` for the current key), or for the
+    window's last firing, which records nothing, what works it out when the function asks."""
+    if last:
+        return lambda: next_pane(state, max_timestamp, time, before, True)
+    return next_pane(state, max_timestamp, time, before, False)
