@@ -16,8 +16,9 @@ from panes.datastream.fingerprint import operator_uids
 from panes.errors import IncompatibleCheckpointError
 from panes.local import LocalRunner
 from panes.spark import SparkRunner
+from panes.spark.restarts import restored_fingerprint
 from panes.watermarks import WatermarkStrategy
-from panes.windowing import TumblingEventTimeWindows
+from panes.windowing import ProcessWindowFunction, TumblingEventTimeWindows
 
 pytestmark = pytest.mark.spark
 
@@ -100,3 +101,57 @@ def test_a_restart_refuses_a_changed_window_and_runs_a_changed_map_on(spark: Any
     build(env, heavier, 1000, BATCHES, end=True)
     with pytest.raises(IncompatibleCheckpointError, match=r"no panes fingerprint.*state format 1"):
         env.execute("older")
+
+
+class Pages(ProcessWindowFunction[Any, Any, Any, Any]):
+    """Each page's window as one row: its views' summed ``n`` (a ``ProcessWindowFunction`` over a typed stream,
+    which this panes runs on columns)."""
+
+    def process(self, key: Any, context: Any, elements: Any) -> Any:
+        yield {"page": key, "ts": context.window().max_timestamp(), "n": sum(e["n"] for e in elements)}
+
+
+def paged(env: StreamEnvironment, batches: list[Any], end: bool) -> ListSink:
+    views = env.from_micro_batches(batches, end_of_input=end, type_info=ROW).assign_timestamps_and_watermarks(
+        WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner("ts")
+    )
+    sink = ListSink()
+    views.key_by("page").window(TumblingEventTimeWindows.of(2000)).process(Pages(), output_type=ROW).sink_to(sink)
+    return sink
+
+
+def test_a_window_whose_checkpoint_holds_element_by_element_state_goes_on_element_by_element(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkpoint written while a window ran element by element (an older panes, before such windows ran on
+    columns) is restored with the window kept element by element, not refused: the state's layout decides."""
+    import panes.spark.runner as runner
+
+    checkpoint = str(tmp_path / "checkpoint")
+    env = StreamEnvironment(SparkRunner(spark, checkpoint_location=checkpoint, num_shards=2))
+    first = paged(env, BATCHES[:FIRST], end=False)
+    plan = env.plan()
+    window = next(operator_uids(plan)[t.id] for t in plan if getattr(t, "op_kind", None) == "window")
+    with monkeypatch.context() as older:  # the older panes: this window element by element
+        older.setattr(runner, "element_by_element_steps", lambda stored: frozenset({window}))
+        env.execute("element by element")
+    stored = restored_fingerprint(spark, checkpoint)
+    assert stored is not None
+    assert {o.uid: o.properties["state layout"] for o in stored.operators}[window] == "aligned"
+
+    # without keeping the checkpoint's layout, this panes would put the window on columns: refused
+    env = StreamEnvironment(SparkRunner(spark, checkpoint_location=checkpoint))
+    paged(env, BATCHES, end=True)
+    with monkeypatch.context() as forgetful, pytest.raises(IncompatibleCheckpointError, match="state layout"):
+        forgetful.setattr(runner, "element_by_element_steps", lambda stored: frozenset())
+        env.execute("columns")
+
+    env = StreamEnvironment(SparkRunner(spark, checkpoint_location=checkpoint))
+    rest = paged(env, BATCHES, end=True)
+    env.execute("restored")
+
+    local = StreamEnvironment(LocalRunner())
+    whole = paged(local, BATCHES, end=True)
+    local.execute("uninterrupted")
+    assert rows(first) and rows(rest)
+    assert sorted(rows(first) + rows(rest)) == rows(whole)

@@ -48,6 +48,10 @@ class Step:
     passthrough: set[Channel] = field(default_factory=set)
     needed_outputs: set[Channel] = field(default_factory=set)
     types: dict[Channel, RecordType | None] = field(default_factory=dict)
+    columns: bool = True
+    """Whether a window step may run on columns where it can (``panes.windowing.implementation``); ``False`` keeps
+    it element by element: a restart from a checkpoint whose state this step wrote element by element
+    (``spark.restarts.element_by_element_steps``)."""
 
     @property
     def kind(self) -> str:

@@ -45,6 +45,19 @@ def state_layout(step: Step) -> str:
     return "general" if implementation is None else implementation.state_layout
 
 
+def element_by_element_steps(stored: JobFingerprint | None) -> frozenset[str]:
+    """The uids of the keyed steps whose state ``stored`` (a checkpoint's fingerprint; ``None``: no state) says
+    was written element by element (``aligned`` or ``general``): a restart keeps them so (``Step.columns``), so
+    that a window a newer panes would run on columns goes on from that state instead of refusing it."""
+    if stored is None:
+        return frozenset()
+    return frozenset(
+        operator.uid
+        for operator in stored.operators
+        if operator.properties.get("state layout") in ("aligned", "general")
+    )
+
+
 def query_fingerprint(
     plan: Plan, translation: Translation, num_shards: int, max_parallelism: int, generation: int = 0
 ) -> JobFingerprint:

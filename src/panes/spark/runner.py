@@ -50,7 +50,13 @@ from panes.spark.rescaling import (
     shards_changed,
     write_pieces,
 )
-from panes.spark.restarts import check_checkpoint, query_fingerprint, restored_fingerprint, store_fingerprint
+from panes.spark.restarts import (
+    check_checkpoint,
+    element_by_element_steps,
+    query_fingerprint,
+    restored_fingerprint,
+    store_fingerprint,
+)
 from panes.spark.session import create_session, is_connect, observed_metrics_kept, warm_python_workers
 from panes.spark.sinks import SinkTarget, SinkWriter
 from panes.spark.sources import dataframe_type, reads_as_stream
@@ -267,12 +273,23 @@ class SparkRunner:
         num_shards: int | None = None,
         control: str | None = None,
         generation: int = 0,
+        element_by_element: frozenset[str] = frozenset(),
     ) -> Translation:
         warm_python_workers(self.spark)  # while the driver plans, the executors start their Python workers
         shards = num_shards or self.default_parallelism()
         finite = not streaming or self._trigger(plan) == "available_now"
         translator = Translator(
-            self.spark, plan, config, streaming, shards, finite, batch, self.shard_keepers, control, generation
+            self.spark,
+            plan,
+            config,
+            streaming,
+            shards,
+            finite,
+            batch,
+            self.shard_keepers,
+            control,
+            generation,
+            element_by_element,
         )
         return translator.translate()
 
@@ -338,7 +355,15 @@ class SparkRunner:
         changed = shards_changed(stored, plan, lambda t: shard_count(t, config.parallelism, shards))
         new_generation = generation + 1 if changed else generation
         translation = self._translate(
-            plan, config, True, num_shards=shards, control=control_folder(checkpoint), generation=new_generation
+            plan,
+            config,
+            True,
+            num_shards=shards,
+            control=control_folder(checkpoint),
+            generation=new_generation,
+            # a window whose state the checkpoint holds element by element stays so (a newer panes may run it
+            # on columns): it goes on from that state
+            element_by_element=element_by_element_steps(stored),
         )
         own_fingerprint = query_fingerprint(plan, translation, shards, config.max_parallelism, new_generation)
         check_checkpoint(checkpoint, stored, own_fingerprint)

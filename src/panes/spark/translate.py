@@ -25,6 +25,7 @@ from typing import Any
 from pyspark.sql import functions as F
 
 from panes.datastream.execution import ExecutionConfig, metric_names
+from panes.datastream.fingerprint import operator_uids
 from panes.datastream.late_table import writes_late_table
 from panes.datastream.plan import Channel, Plan, Transformation, declared_source_type
 from panes.datastream.sources import MicroBatchSource
@@ -191,7 +192,9 @@ class Translator:
         shard_keepers: bool = True,
         control: str | None = None,
         generation: int = 0,
+        element_by_element: frozenset[str] = frozenset(),
     ) -> None:
+        """``element_by_element``: the uids of window steps kept off columns (``Step.columns``)."""
         self.spark = spark
         self.shard_keepers = shard_keepers
         self.control = control
@@ -219,6 +222,10 @@ class Translator:
             return found.record_type if found is not None else declared_source_type(source)
 
         self.steps = linearize(plan, source_type)
+        if element_by_element:
+            uids = operator_uids(plan)
+            for step in self.steps:
+                step.columns = uids.get(step.transformation.id) not in element_by_element
         self.codes = ChannelCodes.of_steps(self.steps)
         names = metric_names(plan)
         self.names = {s.index: names[s.transformation.id] for s in self.steps if s.transformation.id in names}

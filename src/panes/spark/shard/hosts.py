@@ -68,12 +68,12 @@ class ShardHost(Protocol):
 
 def window_implementation(step: Step) -> Implementation | None:
     """How a keyed window step runs on Spark (``panes.windowing.implementation``; columnar when its inputs share
-    one type that allows it); ``None`` for other steps."""
+    one type that allows it and the step may run on columns, ``Step.columns``); ``None`` for other steps."""
     spec = step.transformation.spec if isinstance(step.transformation, OneInputTransformation) else None
     if not isinstance(spec, WindowSpec):
         return None
     input_type = shared_type(step.types.get(channel) for channel in step.consumed)
-    return spec.implementation(exact_order=False, columns=True, input_type=input_type)
+    return spec.implementation(exact_order=False, columns=step.columns, input_type=input_type)
 
 
 def columnar_plan(step: Step) -> ColumnarWindow | None:
