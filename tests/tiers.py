@@ -230,6 +230,7 @@ FULL_ONLY: dict[str, str] = {
     "tests/spark/test_one_watermark_per_query.py": "a query of several independent pipelines over many micro-batches (a minute)",
     "tests/spark/test_reliability.py": "null keys over micro-batches and DataFrames repeat the bad-record paths the quick tier runs",
     "tests/spark/test_rescaling.py": "replays one job with three shard counts across restarts (five minutes)",
+    "tests/spark/test_restart_fingerprints.py": "a restart from a checkpoint whose window state was written element by element (three queries on one checkpoint, half a minute) repeats the quick restart's fingerprint check with another state layout",
     "tests/spark/test_restart_and_bounded.py": "the sliding case and the bounded-against-streaming file job repeat the final-watermark path",
     "tests/spark/test_runtime_modes.py": "the STREAMING cases repeat the conformance scenarios at parallelism one",
     "tests/spark/test_sink_schemas.py": "the drifting-value cases repeat the schema checks of the quick ones with an error output",
