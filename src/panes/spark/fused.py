@@ -377,7 +377,7 @@ class _ChainRun:
         """Whether the keyed step next takes the batch's columns as they are (its keys read from a column, none
         null)."""
         keying = self.keying
-        return keying is not None and keying.by_column() and not has_null_keys(batch, keying.step, self.codes)
+        return keying is not None and keying.by_column and not has_null_keys(batch, keying.step, self.codes)
 
     def _records_through(self, batch: pa.RecordBatch, steps: list[Step]) -> Iterator[pa.RecordBatch]:
         """The rows the remaining ``steps`` read become records (and stay records while needed; the others stay

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -42,8 +43,10 @@ class Keying:
     schema: pa.Schema
     timestamps: bool
 
+    @cached_property
     def by_column(self) -> bool:
-        """Whether the step's keys are fields of typed records (``key_by("field")``): shards by column."""
+        """Whether the step's keys are fields of typed records (``key_by("field")``): shards by column (worked out
+        once, not per batch)."""
         return keys_by_column(self.step, self.codes)
 
 

@@ -15,7 +15,7 @@ from panes.errors import ErrorRecord, UserFunctionError, located
 from panes.operators.rescaling import Owner
 from panes.spark.layout import Record, forwarded_row
 from panes.spark.shard.definition import ShardDefinition
-from panes.spark.shard.phases import phase_order, run_phases
+from panes.spark.shard.phases import phase_order, run_phases, timer_result_order
 from panes.spark.shard.python_results import RecordsOut
 from panes.spark.shard.routing import split
 from panes.windowing.assigners.base import MissingTimestampError
@@ -157,7 +157,7 @@ class ColumnarHost:
                 timed = seqs < 0  # fired by a timer: numbered in the host's order (host.StepHost._append's policy)
                 if timed.any():
                     count = int(timed.sum())
-                    seqs[timed] = (self.shard << 40) | np.arange(self.counter + 1, self.counter + count + 1)
+                    seqs[timed] = timer_result_order(self.shard, np.arange(self.counter + 1, self.counter + count + 1))
                     self.counter += count
                 results = pane_values(self.plan, panes)
                 out.append(self._rows(self.out_code, results, panes.ends - 1, seqs, phase))

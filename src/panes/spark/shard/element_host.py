@@ -25,7 +25,7 @@ from panes.operators.sorted_input import sorted_input_for
 from panes.operators.two_input import TwoInputStreamOperator
 from panes.spark.layout import Columns, Record
 from panes.spark.linear import Step
-from panes.spark.shard.phases import P, phase_order, run_phases
+from panes.spark.shard.phases import P, phase_order, run_phases, timer_result_order
 from panes.tags import OutputTag
 from panes.time import LONG_MAX, LONG_MIN
 from panes.timers.clock import ManualProcessingTimeService
@@ -173,7 +173,7 @@ class StepHost:
             order = self._current_seq
         else:
             self._counter += 1
-            order = (self.shard << 40) | self._counter
+            order = timer_result_order(self.shard, self._counter)
         self._out.append(_record(Record, (channel, value, timestamp, order, self._phase)))
 
     # -- one micro-batch -------------------------------------------------------------------------------------

@@ -25,6 +25,18 @@ import numpy as np
 P = TypeVar("P")
 """The rows of one phase of a micro-batch, in the form a host's feed takes them."""
 
+N = TypeVar("N", int, np.ndarray)
+
+SHARD_SHIFT = 40
+"""A result of a timer is ordered ``shard << SHARD_SHIFT | n`` (:func:`timer_result_order`)."""
+
+
+def timer_result_order(shard: int, numbers: N) -> N:
+    """The ordering number of the ``numbers``-th result of a timer a shard emitted (an int, or an array of them):
+    by shard, then in the order the shard emitted. It orders a result among the rows of its own micro-batch only,
+    so where a host starts counting does not matter (``element_host.StepHost._append``)."""
+    return (shard << SHARD_SHIFT) | numbers
+
 
 def phase_order(
     phases: np.ndarray, seqs: np.ndarray, timestamps: np.ndarray | None = None

@@ -21,6 +21,7 @@ from panes.errors import BadRecordError, located
 from panes.operators.metrics import OperatorCounters
 from panes.spark.layout import Layout, Record
 from panes.spark.linear import Step
+from panes.spark.shard.phases import timer_result_order
 from panes.types.errors import SchemaMismatchError
 from panes.windowing.columnar.process_panes import PaneRecords
 
@@ -56,7 +57,7 @@ class RecordsOut:
             kept = value if conform is None else self._conformed(conform, channel, value)
             if seq < 0:
                 counter += 1
-            order = (shard << 40) | counter if seq < 0 else seq
+            order = timer_result_order(shard, counter) if seq < 0 else seq
             rows.append(Record(channel, kept, timestamp, order, phase))
         if not rows:
             return None
