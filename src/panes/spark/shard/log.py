@@ -17,24 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+
+from panes.spark.shard.hosts import ShardHost
 
 COMPACT_SLACK = 64 * 1024
 """Bytes of changes a shard may log beyond twice its last snapshot before it writes a new snapshot."""
-
-
-class Logged(Protocol):
-    """What the log needs of a shard host."""
-
-    def snapshot(self) -> bytes: ...
-
-    def changes(self) -> bytes: ...
-
-    def restore(self, blob: bytes, changes: Sequence[bytes] = ()) -> None: ...
-
-    def open_panes(self) -> int: ...
-
-    def timer_count(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -48,7 +35,7 @@ class LogEntry:
     snapshot_bytes: int
 
 
-def next_entry(host: Logged, first: bool, stored: int, snapshot_bytes: int) -> LogEntry:
+def next_entry(host: ShardHost, first: bool, stored: int, snapshot_bytes: int) -> LogEntry:
     """The entry a call of ``host`` writes (module docstring) to a log of ``stored`` bytes, ``snapshot_bytes`` of them
     its snapshot; ``first``: nothing of this generation is stored yet."""
     if (
@@ -62,6 +49,6 @@ def next_entry(host: Logged, first: bool, stored: int, snapshot_bytes: int) -> L
     return LogEntry(data, False, stored + len(data), snapshot_bytes)
 
 
-def restore(host: Logged, entries: Sequence[bytes]) -> None:
+def restore(host: ShardHost, entries: Sequence[bytes]) -> None:
     """``host`` restored from a log's ``entries`` (its snapshot first, then the changes in the order written)."""
     host.restore(entries[0], entries[1:])
