@@ -262,7 +262,11 @@ class ReferenceHeap:
 
 
 OPERATIONS = st.lists(
-    st.tuples(st.sampled_from(["add", "add", "remove", "poll", "due"]), st.integers(0, 6), st.sampled_from("abcdefgh")),
+    st.tuples(
+        st.sampled_from(["add", "add", "remove", "poll", "due", "all due"]),
+        st.integers(0, 6),
+        st.sampled_from("abcdefgh"),
+    ),
     max_size=120,
 )
 
@@ -281,12 +285,58 @@ def test_the_heap_keeps_flinks_array_order_through_any_operations(operations: li
             polled = heap.poll_due(timestamp)
             due = len(reference.items) > 1 and reference.items[1][0] <= timestamp
             assert (None if polled is None else (polled.timestamp, polled.key)) == (reference.poll() if due else None)
+        elif operation == "all due":  # poll_all_due(timestamp): what polling the head while it is due gives
+            expected = []
+            while len(reference.items) > 1 and reference.items[1][0] <= timestamp:
+                expected.append(reference.poll())
+            assert [(timer.timestamp, timer.key) for timer in heap.poll_all_due(timestamp)] == expected
         else:
             polled = heap.poll()
             assert (None if polled is None else (polled.timestamp, polled.key)) == reference.poll()
         assert [(t, k) for t, k, _ in heap.snapshot()] == reference.items[1:]
-        assert all(timer._index == index for index, timer in enumerate(heap, start=1))
+        if heap.positions_current():  # after poll_all_due, positions are renumbered when a removal needs them
+            assert all(timer._index == index for index, timer in enumerate(heap, start=1))
+        elif operation == "remove":
+            raise AssertionError("a removal leaves the positions current")
         assert heap._times[1 : len(heap) + 1] == [timer.timestamp for timer in heap]  # the compared timestamps
         for owner in "abcdefgh":
             assert heap.count_of(owner, None) == sum(item[1] == owner for item in reference.items[1:])
             assert ((timestamp, owner, None) in heap) == ((timestamp, owner) in reference.items[1:])
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 12), st.integers(0, 40)), max_size=300),
+    st.lists(st.tuples(st.integers(0, 12), st.integers(0, 40)), max_size=40),
+    st.integers(-1, 13),
+)
+def test_polling_all_due_at_once_is_polling_them_one_by_one(
+    timers: list[tuple[int, int]], later: list[tuple[int, int]], time: int
+) -> None:
+    """A large heap with many ties: ``poll_all_due`` gives the timers ``poll_due`` gives one by one, in the same
+    order, leaves the same array and records the same operations (a restore replaying them rebuilds it); removes,
+    adds and polls afterwards (positions renumbered) go on alike."""
+    at_once, one_by_one = TimerHeap(), TimerHeap()
+    for heap in (at_once, one_by_one):
+        for timestamp, key in timers:
+            heap.add(timestamp, key, "w")
+        heap.track_operations()
+    before = at_once.snapshot()
+    polled = at_once.poll_all_due(time)
+    expected = []
+    while (timer := one_by_one.poll_due(time)) is not None:
+        expected.append(timer)
+    assert [timer.identity() for timer in polled] == [timer.identity() for timer in expected]
+    assert at_once.snapshot() == one_by_one.snapshot()
+    assert at_once._times[1 : len(at_once) + 1] == one_by_one._times[1 : len(one_by_one) + 1]
+    replayed = TimerHeap()
+    replayed.restore(before, at_once.take_operations())
+    assert replayed.snapshot() == one_by_one.snapshot()
+    for timestamp, key in later:
+        for heap in (at_once, one_by_one):
+            heap.remove(timestamp, key, "w")
+            heap.add(timestamp + 1, key, "w")
+        assert at_once.snapshot() == one_by_one.snapshot()
+        assert at_once.count_of(key, "w") == one_by_one.count_of(key, "w")
+    if at_once.positions_current():
+        assert all(timer._index == index for index, timer in enumerate(at_once, start=1))
+    assert drain(at_once) == drain(one_by_one)

@@ -4,10 +4,11 @@ results, late data, error records), the same metrics, and a state that resumes e
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from panes.datastream import ListSink, OutputTag, StreamEnvironment
@@ -72,6 +73,12 @@ def build(
     ).side_output_errors(ERRORS)
     if function == "aggregates":
         results = windowed.aggregate(Aggregates(n=Count(), total=Sum("value")), WindowRow(key="key", start="start"))
+    elif function == "pane info":  # the firing's pane info in each row (late firings within the lateness count)
+        results = windowed.aggregate(Aggregates(n=Count(), total=Sum("value")), WindowRow(start="start", pane="pane"))
+    elif function == "aggregates alone":  # no window function: the aggregates' dict itself
+        results = windowed.aggregate(Aggregates(n=Count(), total=Sum("value")))
+    elif function == "one aggregate":  # a scalar result in WindowRow's column "value"
+        results = windowed.aggregate(Aggregates(total=Sum("value")).as_scalar(), WindowRow(key="key", end=None))
     elif function == "process":
         results = windowed.process(Listing())
     elif function == "fragile":
@@ -96,6 +103,22 @@ def outputs(sinks: list[ListSink]) -> list[list[tuple[Any, Any]]]:
     return [[(plain(r.value), r.timestamp) for r in sink.records] for sink in sinks]
 
 
+def unpickled(snapshot: Any) -> Any:
+    """A job snapshot's content, each operator's pickled state unpickled and objects as their attributes, to
+    compare two snapshots."""
+    if isinstance(snapshot, bytes) and snapshot[:1] == b"\x80":
+        return unpickled(pickle.loads(snapshot))
+    if isinstance(snapshot, dict):
+        return {key: unpickled(value) for key, value in snapshot.items()}
+    if type(snapshot) in (list, tuple):
+        return type(snapshot)(unpickled(value) for value in snapshot)
+    if getattr(type(snapshot), "__eq__", None) is object.__eq__ and not isinstance(snapshot, type):
+        names = [name for cls in type(snapshot).__mro__ for name in getattr(cls, "__slots__", ())]
+        fields = {name: getattr(snapshot, name) for name in names if hasattr(snapshot, name)}
+        return (type(snapshot).__name__, unpickled({**getattr(snapshot, "__dict__", {}), **fields}))
+    return snapshot
+
+
 keys = st.sampled_from(["a", "b", "c", "d", "e", "f", None])
 events = st.builds(
     lambda key, ts, value: {"key": key, "ts": ts, "value": value},
@@ -106,12 +129,14 @@ events = st.builds(
 micro_batches = st.lists(st.lists(events, max_size=25), min_size=1, max_size=6)
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(
     batches=micro_batches,
     window=st.sampled_from(["tumbling", "sliding"]),
     lateness=st.sampled_from([0, 60, 250]),
-    function=st.sampled_from(["aggregates", "process", "fragile", "reduce"]),
+    function=st.sampled_from(
+        ["aggregates", "process", "fragile", "reduce", "pane info", "aggregates alone", "one aggregate"]
+    ),
     disorder=st.sampled_from([0, 30, 200]),
 )
 def test_runs_give_the_output_of_element_by_element(
@@ -134,12 +159,12 @@ def test_runs_give_the_output_of_element_by_element(
     assert sum(len(sink.records) for sink in sinks) > 0 or not any(batches)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     batches=micro_batches,
     lateness=st.sampled_from([0, 250]),
-    function=st.sampled_from(["aggregates", "process"]),
-    cuts=st.lists(st.integers(1, 30), max_size=4),
+    function=st.sampled_from(["aggregates", "process", "pane info"]),
+    cuts=st.lists(st.integers(1, 30), max_size=6),
 )
 def test_state_after_runs_resumes_element_by_element(
     batches: list[list[dict[str, Any]]], lateness: int, function: str, cuts: list[int]
@@ -151,10 +176,15 @@ def test_state_after_runs_resumes_element_by_element(
     reference.run()
     reference.close()
 
+    env, plan, _, one_runner = build(batches, "sliding", lateness, function, 30, runs=False)
+    one_by_one = one_runner.start(plan, env.config())
     env, plan, sinks, runner = build(batches, "sliding", lateness, function, 30, runs=True)
     job = runner.start(plan, env.config())
     for cut in cuts:
         job.run(cut)
+        one_by_one.run(cut)
+        # the same state between runs: panes, their pane info, the timer heap's array
+        assert unpickled(job.snapshot()) == unpickled(one_by_one.snapshot())
     snapshot = job.snapshot()
     resumed = LocalJob(plan, runner.clock_for(plan, env.config()), snapshot=snapshot, runs=False)
     resumed.clock.set_current_time(job.clock.get_current_processing_time())  # type: ignore[attr-defined]
@@ -221,7 +251,7 @@ class Counted(ProcessWindowFunction[Any, Any, Any, Any]):
 
 
 def build_to_files(
-    batches: list[list[dict[str, Any]]], folder: str, errors: bool, runs: bool
+    batches: list[list[dict[str, Any]]], folder: str, errors: bool, runs: bool, function: str = "process"
 ) -> tuple[StreamEnvironment, Plan, ListSink, LocalRunner]:
     """Counts per tumbling window declared ``key STRING, start BIGINT, n BIGINT`` written as Parquet (the sink
     takes them as they come, see ``LocalFileSink.canonical``); those that do not fit go to an error output
@@ -234,7 +264,10 @@ def build_to_files(
     windowed = stamped.key_by("key").window(TumblingEventTimeWindows.of(100)).side_output_late_data(LATE)
     if errors:
         windowed = windowed.side_output_errors(ERRORS)
-    results = windowed.process(Counted(), output_type="key STRING, start BIGINT, n BIGINT")
+    if function == "process":
+        results = windowed.process(Counted(), output_type="key STRING, start BIGINT, n BIGINT")
+    else:  # built-in aggregates, whose rows are declared with a BIGINT sum: one past 64 bits does not fit
+        results = windowed.aggregate(Aggregates(n=Count(), total=Sum("value")), WindowRow(key="key", start="start"))
     results.sink_to_files(folder)
     side = ListSink()
     if errors:
@@ -248,10 +281,27 @@ def written(folder: str) -> list[dict[str, Any]]:
     return ds.dataset(folder, format="parquet").to_table().to_pylist()  # type: ignore[no-any-return]
 
 
-@settings(max_examples=40, deadline=None)
-@given(batches=micro_batches, errors=st.booleans())
+large_events = st.builds(  # two 2**62 in a pane: a sum past 64 bits
+    lambda key, ts, value: {"key": key, "ts": ts, "value": value},
+    st.sampled_from(["a", "b", None]),
+    st.integers(0, 250),
+    st.sampled_from([1, 7, 2**62]),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    batches=st.one_of(micro_batches, st.lists(st.lists(large_events, max_size=25), min_size=1, max_size=6)),
+    errors=st.booleans(),
+    function=st.sampled_from(["process", "aggregates"]),
+)
+@example(  # a sum past 64 bits between two that fit, to the error output
+    batches=[[{"key": k, "ts": t, "value": v} for k, t, v in [("a", 5, 1), ("b", 6, 2**62), ("b", 7, 2**62)]]],
+    errors=True,
+    function="aggregates",
+)
 def test_a_file_sink_fed_by_runs_writes_what_element_by_element_writes(
-    batches: list[list[dict[str, Any]]], errors: bool, tmp_path_factory: pytest.TempPathFactory
+    batches: list[list[dict[str, Any]]], errors: bool, function: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """The rows a file sink keeps as they come (its input is conformed to its row type upstream) are the rows
     element by element writes, in order; a result that does not fit its declared type goes to the error output
@@ -259,7 +309,7 @@ def test_a_file_sink_fed_by_runs_writes_what_element_by_element_writes(
     found: list[Any] = []
     for runs in (False, True):
         folder = str(tmp_path_factory.mktemp("out") / "rows")
-        env, plan, side, runner = build_to_files(batches, folder, errors, runs)
+        env, plan, side, runner = build_to_files(batches, folder, errors, runs, function)
         job = runner.start(plan, env.config())
         assert (job._runs is not None) == runs
         try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from panes.datastream.partitioning import StreamPartitioner
+from panes.datastream.partitioning import ForwardPartitioner, StreamPartitioner
 from panes.datastream.plan import OneInputTransformation, SinkTransformation, SourceTransformation
 from panes.datastream.sinks import FileSink, SinkWriter, WriterSink, deliver
 from panes.elements import MAX_WATERMARK, StreamRecord, Watermark, WatermarkStatus
@@ -19,6 +19,7 @@ from panes.operators.base import AbstractStreamOperator, OneInputStreamOperator
 from panes.operators.sorted_input import BroadcastFirstInput, SortedKeyedInput, sorted_input_for
 from panes.operators.two_input import TwoInputStreamOperator
 from panes.tags import OutputTag
+from panes.types import SchemaMismatchError
 from panes.watermarks.operator import TimestampsAndWatermarksOperator
 from panes.watermarks.valve import StatusWatermarkValve
 
@@ -65,6 +66,60 @@ class Router:
 
     def collect(self, record: StreamRecord[Any]) -> None:
         self._send(None, record)
+
+    def main_sender(self) -> Callable[[Any, int | None], None]:
+        """What sends a value of the operator's main output at a timestamp as ``operator.output.collect(
+        StreamRecord(value, timestamp))`` does, in fewer calls: counted as ``records_out``, conformed to the
+        output's declared type (a value that does not fit takes that whole way, which reports it), routed along
+        each main edge by its partitioner. To one instance by a forward edge the target is fixed, and a file sink
+        that keeps its rows as they come (``LocalFileSink.canonical``) takes the value itself."""
+        operator = self.operator
+        assert operator is not None
+        counters = operator.counters
+        collect = operator.output.collect
+        record_type = self.checked.get(None) if self.checked else None
+        conform = None if record_type is None else record_type.conformer()
+        routes = [(edge, partitioner) for edge, partitioner in self.routes if edge.tag is None]
+        deliver = self._deliverer(routes)
+
+        def send(value: Any, timestamp: int | None) -> None:
+            counters.records_out += 1
+            if conform is not None:
+                try:
+                    value = conform(value)
+                except SchemaMismatchError:
+                    counters.records_out -= 1
+                    collect(StreamRecord(value, timestamp))
+                    return
+            deliver(value, timestamp)
+
+        return send
+
+    def _deliverer(self, routes: list[tuple[Edge, StreamPartitioner]]) -> Callable[[Any, int | None], None]:
+        """What :meth:`_send` does with a conformed value of the main output along ``routes``."""
+        job = self._job
+        if len(routes) == 1 and type(routes[0][1]) is ForwardPartitioner and routes[0][0].downstream.parallelism == 1:
+            edge = routes[0][0]
+            target = job.instances[id(edge.downstream)][0]
+            if target.operator is None and target.sorted is None and target.file is not None and target.file.canonical:
+                append = target.file.rows.append  # what the target's on_record does with such a value
+                return lambda value, timestamp: append(value)
+            on_record, input_index = target.on_record, edge.input_index
+            return lambda value, timestamp: on_record(input_index, StreamRecord(value, timestamp))
+        index = self._index
+
+        def deliver(value: Any, timestamp: int | None) -> None:
+            record = StreamRecord(value, timestamp)
+            for edge, partitioner in routes:
+                try:
+                    targets = partitioner.select(value, edge.downstream.parallelism)
+                except Exception as error:
+                    job.report_unroutable(edge, record, error)
+                    continue
+                for target in targets:
+                    job.deliver_record(edge, index, target, record)
+
+        return deliver
 
     def collect_side(self, tag: OutputTag[Any], record: StreamRecord[Any]) -> None:
         self._send(tag, record)

@@ -108,7 +108,7 @@ class RunChain:
         ):
             return None
         partitioner = next(p for e, p in sender.output.routes if e is edge)
-        install_timer_pass(window)
+        install_timer_pass(window, instance.output.main_sender())
         return RunChain(job, source, timestamps, edge, partitioner, window)
 
     # -- running ---------------------------------------------------------------------------------------------

@@ -6,6 +6,9 @@ moves into the hole and is sifted down, then up). Reproducing the algorithm, not
 the firing order of same-time timers across keys equal to Flink's. For the same reason a heap that stores
 its changes records its operations (:meth:`TimerHeap.track_operations`), not its contents: replaying them on
 the restored heap rebuilds the identical array.
+
+:meth:`TimerHeap.poll_all_due` polls every due timer in one loop (a timer pass whose callbacks neither add nor
+remove queued timers): the same timers in the same order, and the same array after, as polling one by one.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from typing import Any
 
 _ADD, _REMOVE = 0, 1
 _POLL = (2,)
+_AFTER_ALL = 1 << 64
+"""Later than every timestamp (a Java ``long``): what :meth:`TimerHeap.poll_all_due` puts past the heap's end."""
 
 
 class InternalTimer:
@@ -57,6 +62,9 @@ class TimerHeap:
         """Per ``(key, namespace)``, its timers by timestamp (never empty)."""
         self.operations: list[tuple[Any, ...]] | None = None
         """The adds, removes and polls since the last :meth:`take_operations` (``None``: not recorded)."""
+        self._stale = False
+        """Whether a timer's ``_index`` may be out of date (after :meth:`poll_all_due`, which does not keep the
+        positions of the timers it moves); :meth:`remove`, the one reader of positions, renumbers them first."""
 
     def __len__(self) -> int:
         return self._size
@@ -113,8 +121,20 @@ class TimerHeap:
             del self._members[owner]
         if self.operations is not None:
             self.operations.append((_REMOVE, timestamp, key, namespace))
+        if self._stale:
+            self._renumber()
         self._remove_at(timer._index)
         return True
+
+    def positions_current(self) -> bool:
+        """Whether every timer's ``_index`` is its slot now (else the next :meth:`remove` renumbers them)."""
+        return not self._stale
+
+    def _renumber(self) -> None:
+        queue = self._queue
+        for index in range(1, self._size + 1):
+            queue[index]._index = index  # type: ignore[union-attr]
+        self._stale = False
 
     def poll_due(self, time: int) -> InternalTimer | None:
         """:meth:`poll` when the head's timestamp is at or before ``time``, else ``None`` (one call per timer of
@@ -122,6 +142,66 @@ class TimerHeap:
         if not self._size or self._times[1] > time:
             return None
         return self.poll()
+
+    def poll_all_due(self, time: int) -> list[InternalTimer]:
+        """Every timer at or before ``time``, polled: what calling :meth:`poll_due` ``(time)`` until it gives
+        ``None`` returns, in the same order, leaving the same array (and recording the same polls). One loop over
+        Flink's sift-down on the timestamps, which does not keep the moved timers' ``_index`` (the heap renumbers
+        them when it next needs them, see :meth:`remove`). For a timer pass whose callbacks add no due timer and
+        remove no queued one, so that polling them all first changes nothing they see."""
+        queue, times = self._queue, self._times
+        size = self._size
+        if not size or times[1] > time:
+            return []
+        # the slots past the heap read as later than any timer (_AFTER_ALL), so a sift needs no bound check: the
+        # children of any slot up to ``size`` are slots up to ``2 * size + 1``
+        length = len(times)
+        del times[size + 1 :]
+        times.extend([_AFTER_ALL] * (size + 2))
+        polled: list[InternalTimer] = []
+        append = polled.append
+        while size and times[1] <= time:
+            append(queue[1])  # type: ignore[arg-type]
+            last = queue[size]
+            last_time = times[size]
+            queue[size] = None
+            times[size] = _AFTER_ALL
+            size -= 1
+            # _sift_down(1) of the last timer, comparing timestamps only (the order of ties is this loop's)
+            index = 1
+            child = 2
+            while True:
+                smaller_time = times[child]
+                second = times[child + 1]
+                if second < smaller_time:
+                    child += 1
+                    smaller_time = second
+                if not smaller_time < last_time:
+                    break
+                queue[index] = queue[child]
+                times[index] = smaller_time
+                index = child
+                child = index << 1
+            queue[index] = last
+            times[index] = last_time
+        del times[max(length, len(queue)) :]
+        self._size = size
+        members = self._members
+        if size:
+            self._stale = True
+            pop = members.pop
+            for timer in polled:
+                owner = (timer.key, timer.namespace)
+                own = pop(owner)  # one look-up for the usual owner of one timer
+                if len(own) > 1:
+                    del own[timer.timestamp]
+                    members[owner] = own
+        else:
+            members.clear()
+            queue[1] = None
+        if self.operations is not None:
+            self.operations.extend([_POLL] * len(polled))
+        return polled
 
     def poll(self) -> InternalTimer | None:
         if not self._size:
