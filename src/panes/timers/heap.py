@@ -105,9 +105,14 @@ class TimerHeap:
         if size >= len(queue):
             queue.append(None)
             times.append(0)
-        queue[size] = timer
-        times[size] = timestamp
-        self._sift_up(size)
+        if size > 1 and timestamp < times[size >> 1]:
+            queue[size] = timer
+            times[size] = timestamp
+            self._sift_up(size)
+        else:  # not below its parent: where it is (what _sift_up would leave, without the call)
+            queue[size] = timer
+            times[size] = timestamp
+            timer._index = size
         return True
 
     def remove(self, timestamp: int, key: Any, namespace: Any) -> bool:

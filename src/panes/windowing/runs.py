@@ -28,6 +28,7 @@ import numpy as np
 
 from panes.elements import StreamRecord
 from panes.functions.aggregates import Aggregates
+from panes.functions.compiled_aggregates import compiled_aggregates
 from panes.operators.keys import extract_key
 from panes.state.backend import HeapAggregatingState
 from panes.time import LONG_MAX, LONG_MIN, java_add, java_rem
@@ -78,7 +79,7 @@ def process_run(
     add_timer = operator.timer_service.event_time_timers.add
     backend = operator.backend
     state = operator.window_state
-    state_add = state.add
+    add_to_pane = _pane_adder(operator)
     selector = operator.key_selector
     assert selector is not None
     process_record = operator.process_record
@@ -102,15 +103,15 @@ def process_run(
                 process_record(StreamRecord(value, timestamps[index]))
                 continue
         fast += 1
-        backend.current_key = key
         for window, max_timestamp, cleanup in windows:
-            state._namespace = window
             try:
-                state_add(value)
+                add_to_pane(key, window, value)
             except Exception as error:
                 # as ``WindowOperator._add``: the cleanup timer stays, the failure is reported with its window
                 if cleanup != LONG_MAX:
                     add_timer(cleanup, key, window)
+                backend.current_key = key
+                state._namespace = window
                 operator.trigger_context.key = key
                 operator.trigger_context.window = window
                 operator.report_failure(StreamRecord(value, timestamps[index]), error)
@@ -119,9 +120,48 @@ def process_run(
             if cleanup not in (max_timestamp, LONG_MAX):
                 add_timer(cleanup, key, window)
     counters.records_in += fast
-    if fast:
+    if fast:  # the key and window the last element left current, as processing it would
+        backend.current_key = key
+        state._namespace = window
         operator.trigger_context.key = key
         operator.trigger_context.window = window
+
+
+def _pane_adder(operator: WindowOperator) -> Callable[[Any, Any, Any], None]:
+    """What adds a value to the pane of a key and window as ``window_state.add`` does with that key current and
+    that window its namespace (raising what it raises, leaving the pane as it was): for built-in ``Aggregates``
+    in the heap backend, their compiled add (``panes.functions.compiled_aggregates``) on the state's table;
+    else the state's own ``add``."""
+    state = operator.window_state
+    aggregate = operator.spec.aggregate
+    if type(state) is HeapAggregatingState and type(aggregate) is Aggregates:
+        compiled = compiled_aggregates(aggregate)
+        table = state._table
+        changes = state._changes
+        add = compiled.add
+        create = aggregate.create_accumulator
+        initial = compiled.initial
+        get = table.get
+
+        def add_to_aggregates(key: Any, window: Any, value: Any) -> None:
+            slot = (key, window)
+            accumulator = get(slot)
+            if accumulator is None:
+                accumulator = create() if initial is None else initial
+            table[slot] = add(value, accumulator)
+            if changes is not None:
+                changes.replaced(slot)
+
+        return add_to_aggregates
+    backend = operator.backend
+    state_add = state.add
+
+    def add_to_state(key: Any, window: Any, value: Any) -> None:
+        backend.current_key = key
+        state._namespace = window
+        state_add(value)
+
+    return add_to_state
 
 
 def install_timer_pass(operator: WindowOperator, send: Callable[[Any, int], None] | None = None) -> None:
@@ -149,7 +189,9 @@ def install_timer_pass(operator: WindowOperator, send: Callable[[Any, int], None
     rows = _pane_rows(operator, send)
     accumulator_of = state.get_internal
     aggregate = operator.spec.aggregate
-    result_of: Callable[[Any], Any] = aggregate.get_result if aggregate is not None else read
+    result_of: Callable[[Any], Any] = (
+        compiled_aggregates(aggregate).result if type(aggregate) is Aggregates else read  # read: unused then
+    )
 
     def timer_pass(time: int) -> None:
         # InternalTimerService._fire_due. The due timers are polled first, at once: firing a pane adds no timer
