@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from panes.functions import Aggregates, Avg, Count, Max, Min, Sum
 from panes.functions.compiled_aggregates import compiled_aggregates
 from panes.types import Row
+from panes.windowing import WindowRow
 
 names: list[int | str] = ["x", "y", 0, 1]
 parts = st.lists(
@@ -43,6 +44,14 @@ def outcome(function: Any, *arguments: Any) -> tuple[str, Any]:
     return ("gave", repr(found))
 
 
+def compiled_row(compiled: Any, accumulator: Any) -> list[tuple[str, Any]]:
+    return list(compiled.row(("k", "s", "e"))("key", 0, 10, accumulator).items())
+
+
+def window_row(aggregate: Aggregates, accumulator: Any) -> list[tuple[str, Any]]:
+    return list(WindowRow(key="k", start="s", end="e").row("key", 0, 10, aggregate.get_result(accumulator)).items())
+
+
 @settings(max_examples=300)
 @given(parts, st.booleans(), st.lists(values, min_size=1, max_size=12))
 @example([Count(), Sum("y")], False, [{"x": 1, "y": 2}, {"x": 1}, {"x": 1, "y": None}, {"x": 1, "y": 3}])
@@ -61,3 +70,5 @@ def test_compiled_aggregates_give_what_aggregates_give(chosen: list[Any], scalar
             expected = aggregate.add(element, expected)
             actual = compiled.add(element, actual)
         assert outcome(compiled.result, actual) == outcome(aggregate.get_result, expected)
+        if not scalar:  # the row WindowRow makes of the result, its entries in the same order
+            assert outcome(compiled_row, compiled, actual) == outcome(window_row, aggregate, expected)

@@ -33,6 +33,30 @@ class CompiledAggregates:
     initial: tuple[Any, ...] | None
     """An accumulator ``create_accumulator()`` gives, to share between panes (the parts' accumulators are
     immutable, so no pane changes it), or ``None`` when a part's might not be: call ``create_accumulator``."""
+    parts: tuple[Any, ...]
+    names: tuple[str, ...]
+
+    @property
+    def result_cannot_fail(self) -> bool:
+        """Whether :attr:`result` only reads the accumulator (every part is a ``Count`` or a ``Sum``, whose results
+        are their accumulators), so it raises nothing."""
+        return all(type(part) in (Count, Sum) for part in self.parts)
+
+    def row(self, first: tuple[str, str, str]) -> Callable[[Any, Any, Any, tuple[Any, ...]], dict[str, Any]]:
+        """``(a, b, c, accumulator) ->`` the dict ``{first[0]: a, first[1]: b, first[2]: c}`` followed by the
+        entries of :attr:`result` (a dict: not ``scalar``), whose names differ from ``first``; a fresh dict."""
+        values = ", ".join(f"a{index}" for index in range(len(self.parts)))
+        results = [
+            f"a{index}" if type(part) in (Count, Sum) else f"p{index}.get_result(a{index})"
+            for index, part in enumerate(self.parts)
+        ]
+        entries = [
+            f"{name!r}: {value}" for name, value in zip((*first, *self.names), ("k", "s", "e", *results), strict=True)
+        ]
+        code = f"def row(k, s, e, accumulator):\n    {values}, = accumulator\n    return {{{', '.join(entries)}}}"
+        namespace: dict[str, Any] = {f"p{index}": part for index, part in enumerate(self.parts)}
+        exec(code, namespace)
+        return cast(Callable[[Any, Any, Any, tuple[Any, ...]], dict[str, Any]], namespace["row"])
 
 
 def compiled_aggregates(aggregate: Aggregates) -> CompiledAggregates:
@@ -73,4 +97,6 @@ def compiled_aggregates(aggregate: Aggregates) -> CompiledAggregates:
         cast(Callable[[Any, tuple[Any, ...]], tuple[Any, ...]], namespace["add"]),
         cast(Callable[[tuple[Any, ...]], Any], namespace["result"]),
         aggregate.create_accumulator() if immutable else None,
+        parts,
+        aggregate._names,
     )

@@ -111,7 +111,7 @@ _MISSING = object()
 
 
 def _field(element: Any, column: str) -> Any:
-    if isinstance(element, Mapping):
+    if type(element) is dict or isinstance(element, Mapping):  # a dict first: no ABC check
         return element.get(column, _MISSING)
     value = getattr(element, column, _MISSING)
     if value is _MISSING and hasattr(type(element), "__getitem__") and not isinstance(element, str | bytes):

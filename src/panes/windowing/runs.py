@@ -30,8 +30,9 @@ from panes.elements import StreamRecord
 from panes.functions.aggregates import Aggregates
 from panes.functions.compiled_aggregates import compiled_aggregates
 from panes.operators.keys import extract_key
-from panes.state.backend import HeapAggregatingState
+from panes.state.backend import HeapAggregatingState, HeapReducingState
 from panes.time import LONG_MAX, LONG_MIN, java_add, java_rem
+from panes.timers.heap import InternalTimer
 from panes.timers.loops import TimerLoopError
 from panes.windowing.assigners.sliding import SlidingEventTimeWindows
 from panes.windowing.assigners.stagger import WindowStagger
@@ -170,28 +171,14 @@ def install_timer_pass(operator: WindowOperator, send: Callable[[Any, int], None
 
     ``send(value, timestamp)``, when given, does for a result of the main output what
     ``operator.output.collect(StreamRecord(value, timestamp))`` does (counted, conformed, routed), in fewer calls
-    (the local runner's ``Router.main_sender``); it takes the results of built-in aggregates (:func:`_pane_rows`)."""
+    (the local runner's ``Router.main_sender``); with it, the panes of built-in aggregates fire in a loop of their
+    own (:func:`_pane_rows`)."""
     service = operator.timer_service
     heap = service.event_time_timers
-    poll_all_due = heap.poll_all_due
     guard = service.guard
-    backend = operator.backend
-    context = operator.trigger_context
-    state = operator.window_state
-    read = operator._read_contents
-    pane_state = operator._pane_state
-    function = operator.spec.function
-    clears = not function.clears_nothing()
-    process_context = operator.process_context
     lateness = operator.allowed_lateness
-    attributes = operator.__dict__
-    timer_failed = operator._timer_failed
     rows = _pane_rows(operator, send)
-    accumulator_of = state.get_internal
-    aggregate = operator.spec.aggregate
-    result_of: Callable[[Any], Any] = (
-        compiled_aggregates(aggregate).result if type(aggregate) is Aggregates else read  # read: unused then
-    )
+    fire = _fire_rows(operator, rows) if rows is not None else _fire_panes(operator)
 
     def timer_pass(time: int) -> None:
         # InternalTimerService._fire_due. The due timers are polled first, at once: firing a pane adds no timer
@@ -200,72 +187,164 @@ def install_timer_pass(operator: WindowOperator, send: Callable[[Any, int], None
         # one polling one by one gives, but for the due timers not yet fired, which nothing here looks up (the
         # pane info's _fires_again counts the window's other timers: the end's fired, the cleanup's is not
         # counted). For the same reason the loop guard, which counts registrations, has nothing to count.
-        windows: dict[Any, tuple[int, int]] = {}
-        panes: dict[tuple[Any, int], Any] = {}
-        last_window: Any = None
-        max_timestamp = cleanup = 0
         try:
-            for timer in poll_all_due(time):
-                key = timer.key
-                window = timer.namespace
-                at = timer.timestamp
-                backend.current_key = key
-                context.key = key
-                context.window = window
-                state._namespace = window
-                if window is not last_window:  # ties of one window come together, mostly as one object
-                    last_window = window
-                    ends = windows.get(window)
-                    if ends is None:
-                        end = window.max_timestamp()
-                        ends = windows[window] = (end, cleanup_time(end, lateness))
-                    max_timestamp, cleanup = ends
-                attributes["_firing_time"] = at
-                attributes["_cleaning"] = at == cleanup
-                try:
-                    if at == max_timestamp:  # EventTimeTrigger.on_event_time: FIRE
-                        if rows is not None:
-                            accumulator = accumulator_of()
-                            result = None if accumulator is None else result_of(accumulator)  # read()
-                            if result is not None:
-                                pane = panes.get((window, at))
-                                if pane is None:
-                                    pane = panes[(window, at)] = operator._pane_info(window)
-                                pane()  # the firing recorded in the pane state (the row does not show it)
-                                rows(key, window, result, max_timestamp)
-                        else:
-                            contents = read()
-                            if contents is not None:
-                                emit = panes.get((window, at))
-                                if emit is None:
-                                    emit = panes[(window, at)] = operator._pane_emitter(window)
-                                emit(contents)
-                except TimerLoopError:
-                    raise
-                except Exception as error:
-                    timer_failed(timer, error, True)
-                finally:
-                    if at == cleanup:  # WindowOperator._clear_all_state, without an observer, retractions or merging
-                        state.clear()
-                        pane_state._namespace = window
-                        pane_state.clear()
-                        # EventTimeTrigger.clear deletes the timer at the window's end: due (at or before this
-                        # cleanup), so polled already, and nothing to delete
-                        if clears:
-                            process_context._window = window
-                            function.clear(process_context)
-                    attributes.pop("_firing_time", None)
-                    attributes.pop("_cleaning", None)
+            timers = heap.poll_all_due(time)
+            if timers:
+                fire(timers, _Ends(lateness))
         finally:
             guard.end_pass()
 
     service.event_time_pass = timer_pass
 
 
+class _Ends(dict[Any, tuple[int, int]]):
+    """A window's max timestamp and cleanup time (``max_timestamp + allowed lateness``), worked out once per
+    window in a pass."""
+
+    def __init__(self, lateness: int) -> None:
+        super().__init__()
+        self.lateness = lateness
+
+    def __missing__(self, window: Any) -> tuple[int, int]:
+        end = window.max_timestamp()
+        found = self[window] = (end, cleanup_time(end, self.lateness))
+        return found
+
+
+def _fire_panes(operator: WindowOperator) -> Callable[[list[InternalTimer], _Ends], None]:
+    """What fires polled timers as ``WindowOperator._on_timer`` does for event-time timers, with
+    ``EventTimeTrigger``'s decision worked out inline; the emitter of a window's panes is made once per window and
+    time, as it depends on nothing else."""
+    backend = operator.backend
+    context = operator.trigger_context
+    state = operator.window_state
+    read = operator._read_contents
+    pane_state = operator._pane_state
+    function = operator.spec.function
+    clears = not function.clears_nothing()
+    process_context = operator.process_context
+    attributes = operator.__dict__
+    timer_failed = operator._timer_failed
+
+    def fire(timers: list[InternalTimer], ends: _Ends) -> None:
+        emitters: dict[tuple[Any, int], Any] = {}
+        for timer in timers:
+            key = timer.key
+            window = timer.namespace
+            at = timer.timestamp
+            backend.current_key = key
+            context.key = key
+            context.window = window
+            state._namespace = window
+            max_timestamp, cleanup = ends[window]
+            attributes["_firing_time"] = at
+            attributes["_cleaning"] = at == cleanup
+            try:
+                if at == max_timestamp:  # EventTimeTrigger.on_event_time: FIRE
+                    contents = read()
+                    if contents is not None:
+                        emit = emitters.get((window, at))
+                        if emit is None:
+                            emit = emitters[(window, at)] = operator._pane_emitter(window)
+                        emit(contents)
+            except TimerLoopError:
+                raise
+            except Exception as error:
+                timer_failed(timer, error, True)
+            finally:
+                if at == cleanup:  # WindowOperator._clear_all_state, without an observer, retractions or merging
+                    state.clear()
+                    pane_state._namespace = window
+                    pane_state.clear()
+                    # EventTimeTrigger.clear deletes the timer at the window's end: due (at or before this cleanup),
+                    # so polled already, and nothing to delete
+                    if clears:
+                        process_context._window = window
+                        function.clear(process_context)
+                attributes.pop("_firing_time", None)
+                attributes.pop("_cleaning", None)
+
+    return fire
+
+
+def _fire_rows(operator: WindowOperator, rows: Any) -> Callable[[list[InternalTimer], _Ends], None]:
+    """:func:`_fire_panes` for panes of built-in aggregates in the heap backend, whose results ``rows`` emits
+    (:func:`_pane_rows`): a pane's accumulator read from the state's table and its state dropped there (what
+    the states' ``get_internal`` and ``clear`` do with the pane's key current), what is the same for the panes of
+    one window and time (its ends, its pane info, the firing time the pane info reads) worked out once for them,
+    and the key and namespaces the last pane leaves current set once at the end."""
+    backend = operator.backend
+    context = operator.trigger_context
+    state = operator.window_state
+    pane_state = operator._pane_state
+    function = operator.spec.function
+    clears = not function.clears_nothing()
+    process_context = operator.process_context
+    attributes = operator.__dict__
+    timer_failed = operator._timer_failed
+    pane_info = operator._pane_info
+
+    def fire(timers: list[InternalTimer], ends: _Ends) -> None:
+        table, changes = state._table, state._changes
+        pane_table, pane_changes = pane_state._table, pane_state._changes
+        get = table.get
+        last_window: Any = None
+        last_at: Any = None
+        pane: Any = None
+        max_timestamp = cleanup = 0
+        cleaning = False
+        window: Any = None
+        try:
+            for timer in timers:
+                key = timer.key
+                window = timer.namespace
+                at = timer.timestamp
+                backend.current_key = key
+                context.key = key
+                context.window = window
+                if at != last_at or window is not last_window:  # ties of one window come together
+                    if window is not last_window:
+                        max_timestamp, cleanup = ends[window]
+                        last_window = window
+                    last_at = at
+                    cleaning = at == cleanup
+                    attributes["_firing_time"] = at
+                    attributes["_cleaning"] = cleaning
+                    pane = pane_info(window) if at == max_timestamp else None
+                slot = (key, window)
+                try:
+                    if pane is not None:  # EventTimeTrigger.on_event_time: FIRE
+                        accumulator = get(slot)
+                        if accumulator is not None:
+                            rows(key, window, accumulator, max_timestamp, pane)
+                except TimerLoopError:
+                    raise
+                except Exception as error:
+                    timer_failed(timer, error, True)
+                finally:
+                    if cleaning:  # WindowOperator._clear_all_state (see _fire_panes)
+                        if table.pop(slot, None) is not None and changes is not None:
+                            changes.replaced(slot)
+                        if pane_table and pane_table.pop(slot, None) is not None and pane_changes is not None:
+                            pane_changes.replaced(slot)
+                        if clears:
+                            process_context._window = window
+                            function.clear(process_context)
+        finally:
+            attributes.pop("_firing_time", None)
+            attributes.pop("_cleaning", None)
+            state._namespace = window
+            if cleaning:
+                pane_state._namespace = window
+
+    return fire
+
+
 def _pane_rows(operator: WindowOperator, send: Callable[[Any, int], None] | None) -> Any:
-    """What emits the result of a pane of built-in aggregates (``Aggregates`` incrementally, then a ``WindowRow``
-    without pane columns, or nothing), given its key, window, aggregate result (not ``None``) and timestamp: the
-    value the window function yields, sent with ``send``; ``None`` for any other window function, or without
+    """What emits a pane of built-in aggregates (``Aggregates`` incrementally in the heap backend, then a
+    ``WindowRow`` without pane columns, or nothing), given its key, window, accumulator, timestamp and pane info:
+    the result read (``get_result``; ``None`` emits nothing), the firing recorded in the pane info, and the value
+    the window function yields sent with ``send``. ``None`` for any other window function or state, or without
     ``send`` (the operator's own emitter runs then). A result emitted as it is that is a tuple goes through the
     operator's collector (which sends an ``(OutputTag, value)`` pair to that side output)."""
     spec = operator.spec
@@ -275,14 +354,21 @@ def _pane_rows(operator: WindowOperator, send: Callable[[Any, int], None] | None
         send is None
         or type(aggregate) is not Aggregates
         or type(operator.window_state) is not HeapAggregatingState
+        or type(operator._pane_state) is not HeapReducingState
         or type(spec.function) is not _SingleValueFunction
         or operator.accumulation != "accumulating"
     ):
         return None
+    compiled = compiled_aggregates(aggregate)
+    result_of = compiled.result
     if type(function) is PassThroughWindowFunction:
         collector = operator.collector
 
-        def passed(key: Any, window: Any, result: Any, timestamp: int) -> None:
+        def passed(key: Any, window: Any, accumulator: Any, timestamp: int, pane: Any) -> None:
+            result = result_of(accumulator)
+            if result is None:
+                return
+            pane()
             if type(result) is tuple:  # perhaps (OutputTag, value): TimestampedCollector's rule
                 collector.timestamp = timestamp
                 collector.collect(result)
@@ -293,22 +379,40 @@ def _pane_rows(operator: WindowOperator, send: Callable[[Any, int], None] | None
     if type(function) is not WindowRow or function.pane is not None:
         return None
     row = function.row
-    names = (function.key, function.start, function.end)
-    if aggregate.scalar or None in names or set(aggregate.parts) & set(names):
+    if (
+        aggregate.scalar
+        or function.key is None
+        or function.start is None
+        or function.end is None
+        or set(aggregate.parts) & {function.key, function.start, function.end}
+    ):
         # WindowRow.row's general case (a scalar result, a column left out, or a clash it reports per pane)
-        def shaped(key: Any, window: Any, result: Any, timestamp: int) -> None:
+        def shaped(key: Any, window: Any, accumulator: Any, timestamp: int, pane: Any) -> None:
+            result = result_of(accumulator)
+            if result is None:
+                return
+            pane()
             send(row(key, window.start, window.end, result), timestamp)
 
         return shaped
-    key_name, start_name, end_name = names
+    names = (function.key, function.start, function.end)
+    make = compiled.row(names)  # WindowRow.row of the dict result, whose names differ from the first three
 
-    def spread(key: Any, window: Any, result: Any, timestamp: int) -> None:
-        # WindowRow.row for a dict result whose names differ from the key's and the window's columns
-        value = {key_name: key, start_name: window.start, end_name: window.end}
+    def spread(key: Any, window: Any, accumulator: Any, timestamp: int, pane: Any) -> None:
+        pane()  # the result is a dict (not None) that reading cannot fail to give: record the firing first
+        send(make(key, window.start, window.end, accumulator), timestamp)
+
+    if compiled.result_cannot_fail:
+        return spread
+
+    def spread_after_result(key: Any, window: Any, accumulator: Any, timestamp: int, pane: Any) -> None:
+        result = result_of(accumulator)
+        pane()
+        value = {names[0]: key, names[1]: window.start, names[2]: window.end}
         value.update(result)
         send(value, timestamp)
 
-    return spread
+    return spread_after_result
 
 
 _Windows = list[tuple[TimeWindow, int, int]]
