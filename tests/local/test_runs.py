@@ -350,3 +350,48 @@ def test_ties_across_many_keys_and_snapshots_mid_run_match_element_by_element(
     resumed.run()
     resumed.close()
     assert outputs(sinks) == outputs(expected_sinks)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    batches=micro_batches,
+    broken=st.lists(
+        st.tuples(st.integers(0, 5), st.integers(0, 24), st.sampled_from([None, "text", 2**70])), max_size=2
+    ),
+)
+def test_a_timestamp_that_cannot_be_read_fails_runs_as_element_by_element(
+    batches: list[list[dict[str, Any]]], broken: list[tuple[int, int, Any]]
+) -> None:
+    """Elements whose timestamp field is ``None``, text or past a ``long`` (read together where every one is an
+    ``int``, else one by one): the job fails at the same element with the same error, after the same output."""
+    batches = [[dict(element) for element in batch] for batch in batches]
+    for batch_index, element_index, stamp in broken:
+        batch = batches[batch_index % len(batches)]
+        if batch:
+            batch[element_index % len(batch)]["ts"] = stamp
+    found: list[Any] = []
+    for runs in (False, True):
+        runner = LocalRunner(runs=runs)
+        env = StreamEnvironment(runner)
+        windowed = (
+            env.from_micro_batches(batches)
+            .assign_timestamps_and_watermarks(
+                WatermarkStrategy.for_bounded_out_of_orderness(30).with_timestamp_assigner("ts")
+            )
+            .key_by("key")
+            .window(TumblingEventTimeWindows.of(100))
+            .side_output_errors(ERRORS)
+        )
+        results = windowed.aggregate(Aggregates(n=Count(), total=Sum("value")), WindowRow(key="key", start="start"))
+        sinks = [ListSink(), ListSink()]
+        results.sink_to(sinks[0])
+        results.get_side_output(ERRORS).sink_to(sinks[1])
+        job = runner.start(env.plan(), env.config())
+        assert (job._runs is not None) == runs
+        try:
+            job.run()
+            failure = None
+        except Exception as error:
+            failure = (type(error).__name__, str(error))
+        found.append((failure, outputs(sinks)))
+    assert found[0] == found[1]

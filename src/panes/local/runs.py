@@ -29,14 +29,16 @@ from panes.elements import StreamRecord
 from panes.errors import BadInput
 from panes.local.graph import Edge, Node
 from panes.local.instance import Instance
-from panes.operators.keys import extract_key
+from panes.operators.keys import extract_key, extract_keys
 from panes.time import LONG_MAX, LONG_MIN
+from panes.watermarks.assigners import ColumnTimestampAssigner
 from panes.watermarks.generators import (
     AscendingTimestampsWatermarks,
     BoundedOutOfOrdernessWatermarks,
     NoWatermarksGenerator,
 )
 from panes.watermarks.operator import TimestampsAndWatermarksOperator
+from panes.watermarks.time_range import EventTimeRange
 from panes.windowing.implementation import takes_runs
 from panes.windowing.operator import WindowOperator
 from panes.windowing.runs import install_timer_pass, process_run
@@ -143,7 +145,7 @@ class RunChain:
         previous = [e.timestamp if type(e) is StreamRecord else None for e in elements]
         good = len(values)
         if self.source_type is not None:
-            values, good = _mapped(self.source_type.conform, values)
+            values, good = _mapped(self.source_type.conformer(), values)
         timestamps: Sequence[int | None] = previous
         if self.timestamps is not None:
             timestamps, good = self._timestamps(values[:good], previous[:good])
@@ -160,10 +162,10 @@ class RunChain:
         assigner, generator, emitter = operator._require_open()
         extract = assigner.extract_timestamp
         allowed = operator.event_time_range
-        found: list[int] = []
+        found: list[int] = _column_timestamps(assigner, values, allowed) or []
         append = found.append
         try:
-            for value, before in zip(values, previous, strict=True):
+            for value, before in zip(values[len(found) :], previous[len(found) :], strict=True):
                 timestamp = extract(value, LONG_MIN if before is None else before)
                 if type(timestamp) is not int or not LONG_MIN <= timestamp <= LONG_MAX or timestamp not in allowed:
                     break
@@ -181,6 +183,12 @@ class RunChain:
         edge's partitioner reads the key with the window's own key selector, the keys it reads are the window's
         (read once, handed over)."""
         shared = self.shared_selector
+        if shared is not None:
+            every = extract_keys(shared, values)  # the keys extract_key gives, read together (or None)
+            if every is not None:
+                process_run(self.window, values, timestamps, every)
+                self.job.records_read += len(values)
+                return
         select = self.partitioner.select
         keys: list[Any] = []
         start = 0
@@ -220,6 +228,22 @@ def _plain_timestamps(instance: Instance, operator: TimestampsAndWatermarksOpera
         and operator.split_watermarks is None
         and type(operator._require_open()[1]) in _SILENT_GENERATORS
     )
+
+
+def _column_timestamps(assigner: Any, values: list[Any], allowed: EventTimeRange) -> list[int] | None:
+    """The timestamps a ``ColumnTimestampAssigner`` gives ``values``, read together in the common case: every
+    value a ``dict`` holding an ``int`` in ``allowed`` (what ``extract_timestamp`` then returns); ``None`` in any
+    other case (the caller reads them one by one)."""
+    if type(assigner) is not ColumnTimestampAssigner or set(map(type, values)) != {dict}:
+        return None
+    column = assigner.column
+    found = [value.get(column) for value in values]
+    if set(map(type, found)) != {int}:
+        return None
+    lowest, highest = min(found), max(found)
+    if not LONG_MIN <= lowest <= highest <= LONG_MAX or lowest not in allowed or highest not in allowed:
+        return None
+    return found
 
 
 def _mapped(function: Callable[[Any], Any], items: list[Any]) -> tuple[list[Any], int]:

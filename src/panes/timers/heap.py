@@ -91,27 +91,23 @@ class TimerHeap:
 
     def add(self, timestamp: int, key: Any, namespace: Any) -> bool:
         """Add a timer; returns ``True`` when it was not there before."""
-        owner = (key, namespace)
-        own = self._members.get(owner)
-        if own is None:
-            own = self._members[owner] = {}
-        elif timestamp in own:
+        own = self._members.setdefault((key, namespace), {})  # one look-up (an owner's key hashes its window)
+        if timestamp in own:
             return False
         timer = own[timestamp] = InternalTimer(timestamp, key, namespace)
         if self.operations is not None:
             self.operations.append((_ADD, timestamp, key, namespace))
         size = self._size = self._size + 1
         queue, times = self._queue, self._times
-        if size >= len(queue):
-            queue.append(None)
-            times.append(0)
-        if size > 1 and timestamp < times[size >> 1]:
+        if size == len(queue):  # the lists grow together (poll_all_due leaves ``times`` as long as it was)
+            queue.append(timer)
+            times.append(timestamp)
+        else:
             queue[size] = timer
             times[size] = timestamp
+        if size > 1 and timestamp < times[size >> 1]:
             self._sift_up(size)
         else:  # not below its parent: where it is (what _sift_up would leave, without the call)
-            queue[size] = timer
-            times[size] = timestamp
             timer._index = size
         return True
 

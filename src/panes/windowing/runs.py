@@ -424,7 +424,6 @@ def _windows_of(operator: WindowOperator, values: Sequence[Any], timestamps: Seq
     assigner = operator.assigner
     watermark = operator.timer_service.current_watermark
     lateness = operator.allowed_lateness
-    known: dict[int, tuple[TimeWindow, int, int] | None] = {}
 
     def entry(window: TimeWindow) -> tuple[TimeWindow, int, int] | None:
         max_timestamp = window.max_timestamp()
@@ -440,17 +439,16 @@ def _windows_of(operator: WindowOperator, values: Sequence[Any], timestamps: Seq
         offset = java_rem(java_add(assigner.global_offset, stagger), size)
         present = [LONG_MIN if t is None else t for t in timestamps]
         starts = TimeWindow.window_starts_with_offset(np.array(present, dtype=np.int64), offset, size).tolist()
-
-        def tumbling(index: int) -> _Windows | None:
-            if present[index] == LONG_MIN:
-                return None
-            start = starts[index]
-            found = known.get(start, False)
-            if found is False:
-                found = known[start] = entry(TimeWindow.of_size(start, size))
-            return None if found is None else [found]  # type: ignore[list-item]
-
-        return tumbling
+        by_start: dict[int, _Windows | None] = {}
+        for start in set(starts):
+            found = entry(TimeWindow.of_size(start, size))
+            by_start[start] = None if found is None else [found]
+        listed = [by_start[start] for start in starts]
+        if LONG_MIN in present:  # no timestamp: the operator's own path
+            for index, timestamp in enumerate(present):
+                if timestamp == LONG_MIN:
+                    listed[index] = None
+        return listed.__getitem__  # one list of one window per window, shared by its elements
 
     def general(index: int) -> _Windows | None:
         timestamp = timestamps[index]
