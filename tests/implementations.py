@@ -3,13 +3,17 @@ each implementation that supports the case.
 
 ``panes.windowing.implementation.choose`` picks one of five implementations for a window (``general``,
 ``evicting``, ``aligned``, ``columnar aligned``, ``columnar sessions``); the columnar aligned one is replayed
-twice, with a ``process_batch`` function and with a ``ProcessWindowFunction`` (:data:`COLUMNAR_PROCESS`).
+four times, with a ``process_batch`` function, with a ``ProcessWindowFunction`` (:data:`COLUMNAR_PROCESS`), and
+with a ``reduce`` function and a Python ``AggregateFunction`` followed by one (:data:`COLUMNAR_REDUCE`,
+:data:`COLUMNAR_AGGREGATE`).
 :func:`verdict` asks it, per implementation, whether that one runs a scenario's window (``None``) or why not;
 :func:`replay` replays the scenario on it and returns its panes and late elements as the scenario files record them
 (``panes.testing.scenario.collect_result``). The columnar operators take typed records keyed by a field (``key
 STRING, value BIGINT, ts BIGINT, seq BIGINT``) and, for ``columnar aligned``, a ``process_batch`` function
 recording each pane's elements in order (:func:`pane_rows`) or a ``ProcessWindowFunction`` recording what the
-scenarios' own pane function records (:class:`RecordPanes`); ``columnar sessions`` run built-in
+scenarios' own pane function records (:class:`RecordPanes`), by itself or after a reduce function or an
+``AggregateFunction`` that collect a pane's elements in order (:func:`collected`, :class:`Collected`, whose
+results :class:`RecordFolded` records); ``columnar sessions`` run built-in
 aggregates, so they record each pane's count and sum (:data:`FIELDS` says what each implementation records).
 Elements reach a columnar operator one per batch, each at the watermark before it, as the harness feeds them.
 """
@@ -25,6 +29,7 @@ import pandas as pd
 from panes.datastream.windowed import WindowSpec
 from panes.functions import Aggregates, Count, Sum
 from panes.functions.aggregators import FieldKey
+from panes.functions.base import AggregateFunction
 from panes.testing import OneInputOperatorHarness, WindowOperatorHarness
 from panes.testing.scenario import LATE, PANE_FIELDS, Scenario, collect_result, key_of
 from panes.time import LONG_MAX
@@ -43,15 +48,22 @@ from panes.windowing.implementation import (
     choose,
     columnar_operator,
 )
-from panes.windowing.internal_functions import aggregate_spec, process_spec
+from panes.windowing.internal_functions import aggregate_spec, process_spec, reduce_spec
 from panes.windowing.rows import WindowRow
 from panes.windowing.triggers.base import Trigger
 
 COLUMNAR_PROCESS = "columnar aligned, ProcessWindowFunction"
 """The columnar aligned operator calling a ``ProcessWindowFunction`` per pane (``columnar.process_panes``)."""
-IMPLEMENTATIONS = (GENERAL, EVICTING, ALIGNED, COLUMNAR_ALIGNED, COLUMNAR_PROCESS, COLUMNAR_SESSIONS)
-COLUMNAR = (COLUMNAR_ALIGNED, COLUMNAR_PROCESS, COLUMNAR_SESSIONS)
-KIND = {COLUMNAR_PROCESS: COLUMNAR_ALIGNED}
+COLUMNAR_REDUCE = "columnar aligned, reduce"
+COLUMNAR_AGGREGATE = "columnar aligned, AggregateFunction"
+"""The columnar aligned operator folding each pane into one accumulator with a reduce function or a Python
+``AggregateFunction``, then calling a ``ProcessWindowFunction`` with its result (``columnar.incremental_panes``)."""
+IMPLEMENTATIONS = (
+    *(GENERAL, EVICTING, ALIGNED, COLUMNAR_ALIGNED, COLUMNAR_PROCESS),
+    *(COLUMNAR_REDUCE, COLUMNAR_AGGREGATE, COLUMNAR_SESSIONS),
+)
+COLUMNAR = (COLUMNAR_ALIGNED, COLUMNAR_PROCESS, COLUMNAR_REDUCE, COLUMNAR_AGGREGATE, COLUMNAR_SESSIONS)
+KIND = {COLUMNAR_PROCESS: COLUMNAR_ALIGNED, COLUMNAR_REDUCE: COLUMNAR_ALIGNED, COLUMNAR_AGGREGATE: COLUMNAR_ALIGNED}
 """The chooser's kind of each implementation that is not one itself."""
 
 RECORD = RecordType.of("key STRING, value BIGINT, ts BIGINT, seq BIGINT")
@@ -71,6 +83,8 @@ FIELDS = {
         *("seqs", "seqs_in_order", "ts_in_order"),
     ],
     COLUMNAR_PROCESS: WITHOUT_ORDER,
+    COLUMNAR_REDUCE: WITHOUT_ORDER,
+    COLUMNAR_AGGREGATE: WITHOUT_ORDER,
     COLUMNAR_SESSIONS: ["key", "window_start", "window_end", "count", "sum", "fire_index"],
 }
 """The pane fields each implementation records (late elements: all of theirs but ``emit_seq`` off the general
@@ -126,6 +140,38 @@ class RecordPanes(ProcessWindowFunction[dict[str, Any], dict[str, Any], Any, Any
         yield pane
 
 
+def collected(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """A reduce function collecting a pane's elements in order (a new value each time)."""
+    return {"elements": [*a.get("elements", [a]), b]}
+
+
+class Collected(AggregateFunction[dict[str, Any], list[Any], list[Any]]):
+    """An ``AggregateFunction`` collecting a pane's elements in order, in a list it changes in place."""
+
+    def create_accumulator(self) -> list[Any]:
+        return []
+
+    def add(self, value: dict[str, Any], accumulator: list[Any]) -> list[Any]:
+        accumulator.append(value)
+        return accumulator
+
+    def get_result(self, accumulator: list[Any]) -> list[Any]:
+        return list(accumulator)
+
+    def merge(self, a: list[Any], b: list[Any]) -> list[Any]:
+        return a + b
+
+
+class RecordFolded(RecordPanes):
+    """:class:`RecordPanes` over the elements :func:`collected` or :class:`Collected` folded a pane into."""
+
+    def process(self, key: Any, context: WindowContext[Any], elements: Iterable[Any]) -> Any:
+        (result,) = elements
+        if isinstance(result, dict):
+            result = result.get("elements", [result])
+        return super().process(key, context, result)
+
+
 def window_spec(scenario: Scenario, implementation: str) -> WindowSpec:
     """The scenario's window as a window step: keyed by a function over tuples with the scenario's own pane
     function for the element-by-element operators, keyed by the ``key`` field of :data:`RECORD` records with a
@@ -136,6 +182,10 @@ def window_spec(scenario: Scenario, implementation: str) -> WindowSpec:
         function = process_spec(BatchWindowFunction(pane_rows, RECORD, PANE_ROWS, "pandas"))
     elif implementation == COLUMNAR_PROCESS:
         function = process_spec(RecordPanes(scenario.pane_function().pane_info))
+    elif implementation == COLUMNAR_REDUCE:
+        function = reduce_spec(collected, RecordFolded(scenario.pane_function().pane_info))
+    elif implementation == COLUMNAR_AGGREGATE:
+        function = aggregate_spec(Collected(), RecordFolded(scenario.pane_function().pane_info))
     elif implementation == COLUMNAR_SESSIONS:
         function = aggregate_spec(Aggregates(count=Count(), sum=Sum("value")), WindowRow())
     else:
@@ -253,7 +303,7 @@ def _replay_columnar(scenario: Scenario, implementation: Implementation) -> dict
             starts, ends = panes.starts.tolist(), panes.ends.tolist()
             for row, start, end in zip(rows, starts, ends, strict=True):
                 emitted_items.append(("main", _pane(row, start, end)))
-        for records in out.records:  # a ProcessWindowFunction's panes, as it recorded them
+        for records in out.records:  # a ProcessWindowFunction's panes (after a reduce or aggregate), as recorded
             assert set(records.tags) <= {None}
             emitted_items.extend(("main", pane) for pane in records.values)
         for indices in out.late if plan.late_tag is not None else []:

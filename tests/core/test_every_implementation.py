@@ -1,7 +1,8 @@
 """The scenario files (Flink's examples, the derived and composite scenarios) on every window implementation that
 runs them (``tests/implementations.py``): the general and evicting operators on the harness, the aligned
-operator, and the columnar aligned operator (with a ``process_batch`` function and with a ProcessWindowFunction) and
-session operator, each giving the expected output in the fields it
+operator, and the columnar aligned operator (with a ``process_batch`` function, with a ProcessWindowFunction, and
+with a reduce function and an AggregateFunction each followed by one) and session operator, each giving the expected
+output in the fields it
 records. Which implementation runs which scenario is the chooser's verdict, recorded below, so a window that
 stops (or starts) running somewhere shows."""
 
@@ -28,7 +29,10 @@ def test_a_scenario_gives_its_expected_output_on_every_implementation_that_runs_
 
 def test_the_chooser_s_verdicts_on_the_scenarios() -> None:
     runs = {s.name: [i for i in IMPLEMENTATIONS if verdict(s, i) is None] for s in SCENARIOS}
-    default_trigger = ["general", "aligned", "columnar aligned", "columnar aligned, ProcessWindowFunction"]
+    default_trigger = [
+        *("general", "aligned", "columnar aligned", "columnar aligned, ProcessWindowFunction"),
+        *("columnar aligned, reduce", "columnar aligned, AggregateFunction"),
+    ]
     element_by_element = {name: ["general"] for name in runs if name.startswith(("05", "06", "51", "6"))}
     assert runs == {
         "01_tumbling_ooo_lateness": default_trigger,

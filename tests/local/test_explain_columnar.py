@@ -9,6 +9,7 @@ import pytest
 from panes.cli.explain import explain
 from panes.datastream import StreamEnvironment
 from panes.functions import Aggregates, Count, Max
+from panes.functions.base import ReduceFunction
 from panes.watermarks import WatermarkStrategy
 from panes.windowing import CountEvictor, EventTimeSessionWindows, TumblingEventTimeWindows, WindowRow
 
@@ -35,6 +36,30 @@ def test_the_documented_idiom_runs_on_columns() -> None:
     assert lines == ["columnar (whole micro-batches of each window at once)"]
 
 
+def test_a_reduce_or_python_aggregate_function_runs_on_columns() -> None:
+    lines = columnar_lines(
+        lambda s: (
+            s.key_by("page")
+            .window(TumblingEventTimeWindows.of(60_000))
+            .reduce(lambda a, b: b, lambda key, window, results: [(key, window.end, *results)])
+        )
+    )
+    assert lines == [
+        "columnar (one accumulator per pane, folded as micro-batches arrive; the window function called per pane "
+        "when it fires)"
+    ]
+
+
+class Opens(ReduceFunction[Any]):
+    """A reduce function with ``open``, which the columnar operator does not call."""
+
+    def open(self, runtime_context: Any) -> None:
+        return None
+
+    def reduce(self, value1: Any, value2: Any) -> Any:
+        return value1
+
+
 @pytest.mark.parametrize(
     ("build", "reason"),
     [
@@ -42,8 +67,10 @@ def test_the_documented_idiom_runs_on_columns() -> None:
          "keyed by a function"),
         (lambda s: s.key_by("page").window(TumblingEventTimeWindows.of(60_000)).evictor(CountEvictor.of(2))
          .aggregate(Count()), "it has an evictor"),
-        (lambda s: s.key_by("page").window(TumblingEventTimeWindows.of(60_000)).reduce(lambda a, b: a),
-         "its function is a reduce, not a built-in aggregate"),
+        (lambda s: s.key_by("page").window(EventTimeSessionWindows.with_gap(60_000)).reduce(lambda a, b: a),
+         "its reduce function runs on session windows, whose columnar operator keeps built-in aggregates only"),
+        (lambda s: s.key_by("page").window(TumblingEventTimeWindows.of(60_000)).reduce(Opens()),
+         "its reduce function defines open(), which the columnar operator does not call"),
         (lambda s: s.map(lambda r: r).key_by("page").window(TumblingEventTimeWindows.of(60_000)).aggregate(Count()),
          "its input has no declared type"),
         (lambda s: s.key_by("page").window(TumblingEventTimeWindows.of(60_000)).aggregate(Max("nope")),

@@ -102,6 +102,11 @@ def describe(implementation: Implementation, spec: Any) -> str:
 
     batch = isinstance(spec.function.process_function, BatchWindowFunction)
     if implementation.is_columnar:
+        if implementation.columnar is not None and implementation.columnar.incremental is not None:
+            return (
+                "columnar (one accumulator per pane, folded as micro-batches arrive; the window function called per "
+                "pane when it fires)"
+            )
         if implementation.columnar is not None and implementation.columnar.process is not None:
             return "columnar (elements kept as columns; the ProcessWindowFunction called per pane when it fires)"
         if batch:

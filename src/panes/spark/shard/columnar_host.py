@@ -54,7 +54,8 @@ class ColumnarHost:
         self.counters = self.operator.counters
         self.name = f"{step.transformation.name} (shard {shard})"
         self.records = RecordsOut(step, layout) if plan.process is not None else None
-        """Where a ``ProcessWindowFunction``'s Python results go (``None`` for other functions)."""
+        """Where a ``ProcessWindowFunction``'s Python results go (also the window function's after a ``reduce`` or a
+        Python ``AggregateFunction``; ``None`` for other functions)."""
 
     # -- one micro-batch ---------------------------------------------------------------------------------------
 
@@ -80,7 +81,7 @@ class ColumnarHost:
 
         try:
             run_phases((first, second), feed, advance, watermark, then, batch)
-        except UserFunctionError as error:  # a process_batch function's, or a ProcessWindowFunction's
+        except UserFunctionError as error:  # a process_batch, ProcessWindowFunction, reduce or aggregate function's
             raise located(error, self.name) from error.cause
         forwarded = forwarded_row(self.layout, before, operator.watermark, batch)
         return [forwarded, *out, *(self.layout.adapt(b) for b in passing)]

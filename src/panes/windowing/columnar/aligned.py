@@ -1,7 +1,11 @@
 """Tumbling and sliding event-time windows over batches of columns, with the window operator's rules.
 
-State is one :class:`~panes.windowing.columnar.pane_table.PaneTable` per window start (its keys, sorted, and
-their accumulators as numpy columns: about 40 bytes per open count+sum pane plus its key) and one timer per
+State is one table per window start: a :class:`~panes.windowing.columnar.pane_table.PaneTable` for built-in
+aggregates (its keys, sorted, and their accumulators as numpy columns: about 40 bytes per open count+sum pane
+plus its key), an ``element_table.ElementTable`` for a function of a pane's elements (``process_batch``, a
+``ProcessWindowFunction``: ``process_panes``), or an ``accumulator_table.AccumulatorTable`` for a ``reduce``
+function or a Python ``AggregateFunction`` (one Python accumulator per pane, folded by ``incremental_panes``,
+each batch's values decoded once); and one timer per
 window: ``FIRE`` at its ``max_timestamp()``, ``CLEANUP`` at ``max_timestamp() + allowed lateness``. Timers
 follow from the windows and the watermark, so snapshots hold only the windows;
 :meth:`ColumnarAlignedWindows.snapshot_changes` holds only the panes written and the windows dropped since the
@@ -34,7 +38,9 @@ from panes.operators.metrics import OperatorCounters
 from panes.operators.rescaling import Owner
 from panes.time import LONG_MAX, LONG_MIN, java_add
 from panes.windowing.assigners.sliding import element_window_starts
+from panes.windowing.columnar.accumulator_table import AccumulatorTable
 from panes.windowing.columnar.element_table import ElementTable
+from panes.windowing.columnar.incremental_panes import Folding
 from panes.windowing.columnar.output import ColumnarOutput, PaneColumns, Panes
 from panes.windowing.columnar.pane_table import PaneTable, key_array, key_list
 from panes.windowing.columnar.plan import ColumnarWindow
@@ -42,7 +48,7 @@ from panes.windowing.columnar.process_panes import Fired, PaneCalls
 from panes.windowing.observer import PaneTiming, pane_timing
 from panes.windowing.rules import cleanup_time, cleanup_times, elements_late, have_ended, windows_late
 
-Table = PaneTable | ElementTable
+Table = PaneTable | ElementTable | AccumulatorTable
 
 FIRE = 0
 CLEANUP = 1
@@ -55,11 +61,18 @@ class ColumnarAlignedWindows:
         if plan.kind != "aligned":
             raise ValueError(f"ColumnarAlignedWindows runs tumbling and sliding windows, not {plan.kind}")
         self.plan = plan
-        self.table: type[PaneTable] | type[ElementTable] = ElementTable if plan.keeps_elements else PaneTable
-        """What a window keeps: its panes' accumulators, or (``process_batch``, ``ProcessWindowFunction``) its
-        elements."""
+        self.table: type[PaneTable] | type[ElementTable] | type[AccumulatorTable] = (
+            ElementTable if plan.keeps_elements else PaneTable if plan.incremental is None else AccumulatorTable
+        )
+        """What a window keeps: its panes' accumulators as columns (built-in aggregates), its elements
+        (``process_batch``, ``ProcessWindowFunction``), or one Python accumulator per pane (``reduce``, a Python
+        ``AggregateFunction``)."""
         self.calls = None if plan.process is None else PaneCalls(plan)
-        """What calls a ``ProcessWindowFunction`` and keeps its keyed state (``process_panes``)."""
+        """What calls a ``ProcessWindowFunction`` (or the window function after a ``reduce`` or a Python
+        ``AggregateFunction``) and keeps its keyed state (``process_panes``)."""
+        self.folding = None if plan.incremental is None else Folding(plan)
+        """What folds elements into panes with a ``reduce`` function or a Python ``AggregateFunction``
+        (``incremental_panes``)."""
         self.windows: dict[int, Table] = {}
         self.timers: list[tuple[int, int, int]] = []
         self.scheduled: set[tuple[int, int, int]] = set()
@@ -106,13 +119,12 @@ class ColumnarAlignedWindows:
                 dropped = self.windows.pop(start, None)
                 self._dropped.add(start)
                 if calls is not None and dropped and calls.needs_cleanup():
-                    assert isinstance(dropped, ElementTable)
+                    assert not isinstance(dropped, PaneTable)
                     calls.clean(start, dropped.pane_keys(), watermark)
                 continue
             table = self.windows.get(start)
             if table and calls is not None:  # a ProcessWindowFunction's windows, one by one in timer order
-                assert isinstance(table, ElementTable)
-                calls.fire(start, table.panes(), watermark, before, -1)
+                self._call(start, table, watermark, before, -1)
             elif table:
                 fired.append((start, table))
         if calls is not None:
@@ -132,6 +144,22 @@ class ColumnarAlignedWindows:
             info = self._on_time_info(table, java_add(start, size - 1), before)
             out.panes.append(Panes(table.keys, starts, ends, table.results(), np.full(count, -1, np.int64), info))
         return out
+
+    def _call(
+        self, start: int, table: Table, watermark: int, before: int | None, seq: int, rows: np.ndarray | None = None
+    ) -> None:
+        """Call the window's ``ProcessWindowFunction`` (``PaneCalls``) on the panes of the window at ``start`` that
+        fire (``table``'s, or the panes ``rows`` of an ``AccumulatorTable``): with their elements, or with the
+        result of their accumulator (``incremental_panes``); ``watermark``, ``before``, ``seq``: as
+        ``PaneCalls.fire``."""
+        calls = self.calls
+        assert calls is not None
+        if isinstance(table, AccumulatorTable):
+            assert self.folding is not None
+            calls.call(start, self.folding.results(start, table, rows), watermark, before, seq)
+        else:
+            assert isinstance(table, ElementTable)
+            calls.fire(start, table.panes(), watermark, before, seq)
 
     def _on_time_info(self, table: PaneTable, max_ts: int, before: int) -> PaneColumns | None:
         """The pane info of the firing of every pane of ``table`` by its window's end timer, during an advance
@@ -205,9 +233,16 @@ class ColumnarAlignedWindows:
         keys = key_array(values.field(plan.key))
         ended = have_ended(max_ts, watermark)
         pending = live & ~ended
+        allowed = live & ended
+        if self.folding is not None and live.any():  # each element decoded once, for all its windows
+            decoded = plan.input_type.decode(values)
+            if pending.any():
+                self._fold_pending(decoded, element[pending], start[pending], cleanup[pending], keys)
+            if allowed.any():
+                self._fold_one_by_one(decoded, element[allowed], start[allowed], cleanup[allowed], keys, seqs, out)
+            return out
         if pending.any():
             self._add_pending(values, element[pending], start[pending], cleanup[pending], keys)
-        allowed = live & ended
         if allowed.any():
             self._add_one_by_one(values, element[allowed], start[allowed], cleanup[allowed], keys, seqs, out)
         return out
@@ -228,7 +263,43 @@ class ColumnarAlignedWindows:
             chosen = start == window
             elements = element[chosen]
             table = self._table(window, int(cleanup[chosen][0]), keys)
+            assert not isinstance(table, AccumulatorTable)
             table.add(values.take(pa.array(elements)), keys[elements])
+
+    def _fold_pending(
+        self, decoded: list[Any], element: np.ndarray, start: np.ndarray, cleanup: np.ndarray, keys: np.ndarray
+    ) -> None:
+        """:meth:`_add_pending` for a window that folds its elements (``incremental_panes``): ``decoded`` are the
+        batch's values as Python values."""
+        folding = self.folding
+        assert folding is not None
+        for window in np.unique(start).tolist():
+            chosen = start == window
+            elements = element[chosen]
+            table = self._table(window, int(cleanup[chosen][0]), keys)
+            assert isinstance(table, AccumulatorTable)
+            folding.add(table, window, keys[elements], decoded, elements)
+
+    def _fold_one_by_one(
+        self,
+        decoded: list[Any],
+        element: np.ndarray,
+        start: np.ndarray,
+        cleanup: np.ndarray,
+        keys: np.ndarray,
+        seqs: np.ndarray,
+        out: ColumnarOutput,
+    ) -> None:
+        """:meth:`_add_one_by_one` for a window that folds its elements: each element is folded into its pane,
+        which fires at once."""
+        folding, calls = self.folding, self.calls
+        assert folding is not None and calls is not None
+        for e, s, c in zip(element.tolist(), start.tolist(), cleanup.tolist(), strict=True):
+            table = self._late_table(s, c, keys)
+            assert isinstance(table, AccumulatorTable)
+            row = folding.add_one(table, s, keys[e : e + 1], decoded[e])
+            self._call(s, table, self.watermark, None, int(seqs[e]), np.array([row]))
+        out.records.append(calls.take())
 
     def _add_one_by_one(
         self,

@@ -8,8 +8,11 @@ ask for it. Which functions those are cannot be known for certain before they ru
 function's code (its class's methods outside ``panes``, the callable or function it wraps, and the module-level
 functions they call, transitively): a function whose code names ``runtime_context`` or
 ``get_runtime_context``, or that defines ``open`` or ``close``, stays element by element; one whose code names
-``pane`` gets pane info. A use the reading misses (a name built at run time) makes the columnar context raise
-``UnsupportedOperationError`` rather than give other results.
+``pane`` gets pane info (as does ``WindowRow(pane=...)``, ``panes``' own). A use the reading misses (a name built
+at run time) makes the columnar context raise ``UnsupportedOperationError`` rather than give other results. A
+``reduce`` function or ``AggregateFunction`` the operator runs before a window function
+(``incremental_panes``) is read the same way: it gets no context, so only ``open``, ``close`` and the runtime
+context keep it element by element.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from __future__ import annotations
 import types
 from dataclasses import dataclass
 from typing import Any
+
+from panes.windowing.rows import WindowRow
 
 RUNTIME_NAMES = frozenset({"get_runtime_context", "runtime_context"})
 """Names whose mention in a function's code keeps it element by element (the runtime context)."""
@@ -35,9 +40,10 @@ class Reach:
     clears: bool
 
 
-def reach(function: Any) -> Reach:
+def reach(function: Any, what: str = "function") -> Reach:
     """What ``function`` (a ``ProcessWindowFunction``, possibly one of ``panes``' adapters around a user's
-    function or callable) reaches of its context (see the module docstring)."""
+    function or callable; or a ``reduce`` or ``AggregateFunction`` run before one) reaches of its context (see the
+    module docstring); ``what`` names it in the reason (``"its function defines open()"``)."""
     codes: list[Code] = []
     clears = False
     for target in _reached(function):
@@ -47,7 +53,7 @@ def reach(function: Any) -> Reach:
             for name in LIFECYCLE:
                 if name in vars(cls):
                     return Reach(
-                        f"its function defines {name}(), which the columnar operator does not call", False, False
+                        f"its {what} defines {name}(), which the columnar operator does not call", False, False
                     )
             clears = clears or "clear" in vars(cls)
             codes.extend(_codes_of(vars(cls).values()))
@@ -55,9 +61,15 @@ def reach(function: Any) -> Reach:
     named = _names(codes)
     used = sorted(named & RUNTIME_NAMES)
     if used:
-        reason = f"its function's code names {', '.join(used)}: the columnar operator has no runtime context"
+        reason = f"its {what}'s code names {', '.join(used)}: the columnar operator has no runtime context"
         return Reach(reason, False, False)
-    return Reach(None, "pane" in named, clears)
+    return Reach(None, "pane" in named or _adds_pane_info(function), clears)
+
+
+def _adds_pane_info(function: Any) -> bool:
+    """Whether ``function`` is ``panes``' own ``WindowRow`` adding pane info (``pane=...``), whose code the
+    reading skips as ``panes``' own."""
+    return isinstance(function, WindowRow) and function.pane is not None
 
 
 def _ours(cls: type) -> bool:

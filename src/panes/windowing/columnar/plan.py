@@ -5,9 +5,11 @@ fields (``key_by("user")``), its assigner is ``TumblingEventTimeWindows`` (align
 or ``EventTimeSessionWindows`` with a fixed gap, with the default ``EventTimeTrigger`` and no evictor, and its
 function is an ``AggregateFunction`` with a vectorised form (built-ins, see ``panes.functions.aggregates``)
 followed by nothing or by ``WindowRow``, or (tumbling and sliding windows) a ``process_batch`` function
-(``panes.windowing.batch_function``) or a ``ProcessWindowFunction`` that needs no runtime context
-(``panes.windowing.columnar.function_reach``). Allowed lateness and a late-data side output
-are supported.
+(``panes.windowing.batch_function``), a ``ProcessWindowFunction`` that needs no runtime context
+(``panes.windowing.columnar.function_reach``), or a ``reduce`` function or another (Python) ``AggregateFunction``
+followed by nothing or by a window function (a ``WindowFunction``, a plain function or a ``ProcessWindowFunction``),
+none of which needs a runtime context (``panes.windowing.columnar.incremental_panes``: one Python accumulator per
+pane). Allowed lateness and a late-data side output are supported.
 Everything else runs on the element-by-element window operator; both give the same results.
 """
 
@@ -20,6 +22,7 @@ import pyarrow as pa
 
 from panes.functions.aggregates import Aggregates, BuiltinAggregate, vectorized_form
 from panes.functions.aggregators import FieldKey
+from panes.functions.base import AggregateFunction, ReduceFunction
 from panes.types import RecordType
 from panes.windowing.assigners.session import EventTimeSessionWindows
 from panes.windowing.assigners.sliding import SlidingEventTimeWindows
@@ -99,8 +102,15 @@ class ColumnarWindow:
     for built-in aggregations (``parts`` and ``form``)."""
     process: ProcessWindowFunction[Any, Any, Any, Any] | None = None
     """The user's ``ProcessWindowFunction``, called per pane with the pane's elements decoded
-    (``panes.windowing.columnar.process_panes``); its results are Python values, so ``output_type`` is ``None``
-    (the step's declared type, if any, is checked where they leave)."""
+    (``panes.windowing.columnar.process_panes``), or, after ``incremental``, with the pane's result alone; its
+    results are Python values, so ``output_type`` is ``None`` (the step's declared type, if any, is checked where
+    they leave)."""
+    incremental: ReduceFunction[Any] | AggregateFunction[Any, Any, Any] | None = None
+    """The user's ``reduce`` function (``incremental_kind`` ``"reduce"``) or ``AggregateFunction``
+    (``"aggregate"``), folding each pane's elements into one Python accumulator as they arrive
+    (``panes.windowing.columnar.incremental_panes``); ``process`` is then the window function after it
+    (``PassThroughWindowFunction`` when there is none)."""
+    incremental_kind: str | None = None
 
     pane_info: bool = False
     """Whether the ``ProcessWindowFunction`` asks for pane info (its code names ``pane``: ``function_reach``)."""
@@ -110,8 +120,8 @@ class ColumnarWindow:
     @property
     def keeps_elements(self) -> bool:
         """Whether a window keeps its elements (a ``process_batch`` or ``ProcessWindowFunction`` function) rather
-        than accumulators."""
-        return self.batch is not None or self.process is not None
+        than accumulators (built-in aggregates' columns, or ``incremental``'s Python accumulators)."""
+        return self.batch is not None or (self.process is not None and self.incremental is None)
 
 
 def _field_index(struct: pa.StructType, field: int | str) -> int | None:
@@ -199,15 +209,17 @@ def plan_or_reason(spec: WindowDescription, input_type: RecordType | None) -> Co
     process = function.process_function
     if function.kind == "process" and isinstance(process, ProcessWindowFunction):
         return _plan_process(spec, process, common)
+    if function.kind == "reduce" and function.reduce is not None:
+        return _plan_incremental(spec, "reduce", function.reduce, process, common)
     if function.kind != "aggregate" or function.aggregate is None:
         return f"its function is a {function.kind}, not a built-in aggregate: {AGGREGATE_IDIOM}"
     form = vectorized_form(function.aggregate)
-    process = function.process_function
     row = process if isinstance(process, WindowRow) else None
-    if form is None:
-        return f"its aggregate is not a built-in one with a vectorised form: {AGGREGATE_IDIOM}"
-    if row is None and type(process) is not PassThroughWindowFunction:
-        return "its window function after the aggregate is not WindowRow (which adds the key and window as columns)"
+    if form is None or (row is None and type(process) is not PassThroughWindowFunction):
+        # a Python AggregateFunction, or a built-in one followed by a window function other than WindowRow
+        if form is not None and kind == "session":
+            return "its window function after the aggregate is not WindowRow (which adds the key and window as columns)"
+        return _plan_incremental(spec, "aggregate", function.aggregate, process, common)
     if row is not None and row.pane is not None and kind == "session":
         return "its WindowRow adds pane info (pane=...), which sessions count per firing element by element"
     parts = []
@@ -285,6 +297,41 @@ def _plan_process(
         result_type=pa.null(),
         output_type=None,
         process=function,
+        pane_info=found.pane_info,
+        clears=found.clears,
+        **common,
+    )
+
+
+def _plan_incremental(
+    spec: WindowDescription,
+    kind: str,
+    function: ReduceFunction[Any] | AggregateFunction[Any, Any, Any],
+    process: ProcessWindowFunction[Any, Any, Any, Any],
+    common: dict[str, Any],
+) -> ColumnarWindow | str:
+    """The columnar form of a window evaluated by a ``reduce`` function or a Python ``AggregateFunction``
+    (``kind``), one accumulator per pane, then the window function ``process``, or why it has none."""
+    if common["kind"] != "aligned":
+        return f"its {kind} function runs on session windows, whose columnar operator keeps built-in aggregates only"
+    if getattr(spec, "errors_to_output", False):
+        return f"a failing {kind} function goes to its error output (side_output_errors), element by element"
+    folding = reach(function, f"{kind} function")
+    if folding.reason is not None:
+        return folding.reason
+    found = reach(process, "window function")
+    if found.reason is not None:
+        return found.reason
+    return ColumnarWindow(
+        parts=(),
+        scalar=False,
+        form=None,
+        row=None,
+        result_type=pa.null(),
+        output_type=None,
+        process=process,
+        incremental=function,
+        incremental_kind=kind,
         pane_info=found.pane_info,
         clears=found.clears,
         **common,

@@ -16,11 +16,15 @@ records it, for functions whose code names ``pane``: ``function_reach``; others 
 ``UnsupportedOperationError``). At a window's cleanup each of its panes' pane info is dropped and the function's
 ``clear(context)`` called, as the window operator does. A function that raises fails with a
 ``UserFunctionError`` naming the key and the window.
+
+The window function after a ``reduce`` function or a Python ``AggregateFunction`` (``incremental_panes``) is
+called the same way, with the same context, through :meth:`PaneCalls.call`: it gets the pane's result alone, in
+a list of its own (a ``PassThroughWindowFunction`` when the job gave none).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,6 +145,19 @@ class PaneCalls:
         """Call the function on each pane of the window at ``start`` (``panes``: ``ElementTable.panes``) at
         ``watermark``: fired by its end's timer during an advance from ``before``, or (``before`` ``None``) by the
         arrival of the element numbered ``seq`` (``-1``: a timer)."""
+        _, values, firsts = panes
+        elements = self.plan.input_type.decode(values)
+        keys = values.field(self.plan.key).take(pa.array(firsts)).to_pylist()
+        bounds = [*firsts.tolist(), len(elements)]
+        contents = (elements[bounds[index] : bounds[index + 1]] for index in range(len(keys)))
+        self.call(start, zip(keys, contents, strict=True), watermark, before, seq)
+
+    def call(
+        self, start: int, panes: Iterable[tuple[Any, list[Any]]], watermark: int, before: int | None, seq: int
+    ) -> None:
+        """Call the function on ``panes`` (each a key and the list the function gets: the pane's elements, or
+        after a ``reduce`` or ``AggregateFunction`` its result alone, ``incremental_panes``) of the window at
+        ``start``, fired as :meth:`fire` says."""
         plan, context, function, backend, out = self.plan, self.context, self.function, self.backend, self.out
         window = TimeWindow(start, java_add(start, plan.size))
         max_timestamp = window.max_timestamp()
@@ -148,16 +165,12 @@ class PaneCalls:
         time, closing_before = (watermark, watermark) if before is None else (max_timestamp, before)
         last = cleanup_time(max_timestamp, plan.lateness) <= watermark  # the window operator's ``_closes``
         pane_state = backend.get_partitioned_state(window, PANE_STATE) if plan.pane_info else None
-        _, values, firsts = panes
-        elements = plan.input_type.decode(values)
-        keys = values.field(plan.key).take(pa.array(firsts)).to_pylist()
-        bounds = [*firsts.tolist(), len(elements)]
-        for index, key in enumerate(keys):
+        for key, elements in panes:
             backend.current_key = key
             if pane_state is not None:
                 context._pane = _pane_of(pane_state, max_timestamp, time, closing_before, last)
             try:
-                results = function.process(key, context, elements[bounds[index] : bounds[index + 1]])
+                results = function.process(key, context, elements)
                 for result in results if results is not None else ():
                     if type(result) is tuple and len(result) == 2 and isinstance(result[0], OutputTag):
                         out.add(result[1], result[0].tag_id, max_timestamp, seq)  # a side output, as collect_all
