@@ -13,10 +13,18 @@ place in the run, so what it emits leaves exactly where it would.
 
 :func:`run_reason` says whether an operator can take runs (``None``) or why not; the chooser
 (``panes.windowing.implementation.takes_runs``) asks it, and the local runner (``panes.local.runs``) hands runs
-only to operators it accepts. :func:`install_timer_pass` gives such an operator a leaner pass over its exact timer
-heap when the watermark moves: the same timers in the same order, each firing and cleaning up its pane as the
-operator's ``_on_timer`` does (the trigger's decision is ``EventTimeTrigger``'s, worked out inline; the emitter
-of a window's panes is made once per window and time, as it depends on nothing else).
+only to operators it accepts. Built-in ``Aggregates`` add to their panes with a function compiled for their parts
+(``panes.functions.compiled_aggregates``), on the state's table.
+
+:func:`install_timer_pass` gives such an operator a leaner pass over its exact timer heap when the watermark
+moves: the same timers in the same order, each firing and cleaning up its pane as the operator's ``_on_timer``
+does (the trigger's decision is ``EventTimeTrigger``'s, worked out inline). Firing such a pane adds no timer and
+removes none still queued, so the pass polls every due timer first, in one loop (``TimerHeap.poll_all_due``: the
+order and the array that polling one by one gives), then fires them in that order. Panes of built-in aggregates
+(then a ``WindowRow`` without pane columns, or no window function) fire in a loop of their own: the accumulator
+read from the state's table, the row made by one compiled function and handed to the local runner's sender of
+the window's main output (counted, conformed and routed as the operator's output does it); any other window
+function goes through the operator's emitter, made once per window and time.
 """
 
 from __future__ import annotations
