@@ -114,6 +114,11 @@ QUICK_SPARK_BY_FILE: dict[str, dict[str, str]] = {
     "tests/spark/test_processing_time.py": {
         "test_spark_follows_the_batches_processing_times_as_the_local_runner": "processing time from the micro-batches",
     },
+    "tests/spark/test_micro_batch_files.py": {
+        "test_the_lists_come_from_files_as_they_come_from_the_data_source": "in-memory micro-batches read from files, and through the data source",
+        "test_a_restart_reads_no_file_again_and_goes_on_with_the_next_list": "in-memory micro-batches from files: restarts",
+        "test_a_checkpoint_the_data_source_wrote_stays_with_it": "in-memory micro-batches: a checkpoint the data source wrote",
+    },
     "tests/spark/test_to_dataframe.py": {
         "test_bounded_input_gives_a_batch_dataframe": "results as a DataFrame (bounded)",
         "test_what_a_dataframe_cannot_hold_is_refused_with_what_to_do": "results as a DataFrame: refusals",

@@ -12,7 +12,8 @@ Spark's checkpoint protocol):
 
 - ``batch``: a task reads list ``batch`` of a ``from_micro_batches`` source, the input of micro-batch ``batch``
   (each of its micro-batches reads one list; ``offsets/<batch>`` written, the keyed steps' tasks, which commit
-  state, not started: no state file of the batch);
+  state, not started: no state file of the batch); reached in panes' Python data source, which a job whose hook
+  holds ``batch`` or ``between`` reads its micro-batches through (``micro_batch_files``);
 - ``state``: every task of micro-batch ``batch`` finished (state stores committed), the driver is about to
   commit its sinks' files, and ``commits/<batch>`` is not written;
 - ``between``: ``commits/<batch>`` written, and the source is asked for the next micro-batch's offset (so
@@ -32,6 +33,15 @@ import time
 
 VARIABLE = "PANES_CRASH_HOOK"
 POINTS = ("batch", "state", "between", "kafka", "jdbc_open", "jdbc")
+SOURCE_POINTS = ("batch", "between")
+"""The points panes' Python data source of ``from_micro_batches`` reaches (``sources.PanesMicroBatches``): a query
+whose hook holds one reads its micro-batches through it, not from files (``micro_batch_files``)."""
+
+
+def held_points() -> set[str]:
+    """The points the hook of this process's environment holds (none without the variable)."""
+    spec = os.environ.get(VARIABLE)
+    return {hold.split(":", 1)[0] for hold in spec.split(";") if hold} if spec else set()
 
 
 def released(marker: str) -> str:

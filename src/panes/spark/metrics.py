@@ -29,7 +29,7 @@ and the watermark it ran with, in real (unshifted) epoch milliseconds.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +37,7 @@ import pyarrow as pa
 
 from panes.operators.metrics import COUNTERS, GAUGES, OperatorMetrics
 from panes.spark.layout import METRICS
+from panes.spark.micro_batch_files import control_rows_read
 from panes.spark.rescaling import is_control_source
 from panes.spark.sources import offset_control_rows
 from panes.spark.watermarks import progress_watermark
@@ -181,14 +182,16 @@ def observed_values(row: Any) -> dict[str, Any]:
     return values
 
 
-def source_records(progress: Any) -> int:
+def source_records(progress: Any, micro_batch_controls: Mapping[str, Sequence[int]] | None = None) -> int:
     """The records the sources read in a micro-batch: Spark's ``numInputRows`` less the control rows of
-    panes' micro-batch sources (end-of-input sentinels, clock rows; ``sources.offset_control_rows``) and the
-    rows of the query's control input (``rescaling``)."""
+    panes' micro-batch sources (end-of-input sentinels, clock rows: ``sources.offset_control_rows`` from the Python
+    data source's offsets, ``micro_batch_files.control_rows_read`` from files, ``micro_batch_controls`` holding each
+    folder's) and the rows of the query's control input (``rescaling``)."""
     control = 0
     read = 0
     for source in _field(progress, "sources") or []:
         control += offset_control_rows(_field(source, "endOffset")) - offset_control_rows(_field(source, "startOffset"))
+        control += control_rows_read(source, micro_batch_controls or {})
         rows = int(_field(source, "numInputRows") or 0)
         if is_control_source(_field(source, "description")):
             control += rows  # pieces of rescaled state, not records
@@ -227,6 +230,9 @@ class JobMetrics:
     peak_state_bytes_per_pane: float | None = None
     """Stored state bytes per open pane when the open panes were most (last such batch)."""
     batches: list[dict[str, dict[str, int]]] = field(default_factory=list)
+    micro_batch_controls: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    """The control rows before each file of the micro-batch sources read from files, by folder
+    (``translate.Translation.micro_batch_controls``), left out of a micro-batch's input rows."""
 
     def add(self, progress: Any) -> BatchProgress:
         """Count one micro-batch's progress entry (Spark's: its ``observedMetrics`` named ``panes-...``);
@@ -237,7 +243,7 @@ class JobMetrics:
         durations = _field(progress, "durationMs") or {}
         return BatchProgress(
             batch=int(_field(progress, "batchId") or 0),
-            input_rows=source_records(progress) - read["spark_rows"] + read["records_out"],
+            input_rows=source_records(progress, self.micro_batch_controls) - read["spark_rows"] + read["records_out"],
             duration_ms=int(durations.get("triggerExecution") or 0),
             watermark=progress_watermark(progress),
             steps=batch,

@@ -41,6 +41,7 @@ from panes.spark.direct import PanesFiles, options, writes_directly
 from panes.spark.failures import carrying, interruptible, was_interrupted, with_carried
 from panes.spark.kafka.sink import run_name
 from panes.spark.metrics import BatchProgress, JobMetrics
+from panes.spark.micro_batch_files import NOT_STARTED, Reading, query_reading
 from panes.spark.rescaling import (
     check_committed,
     control_folder,
@@ -117,6 +118,9 @@ class SparkJob:
         self._counted: set[int] = set()
         self.on_progress = on_progress
         """Called with each micro-batch's :class:`BatchProgress` once, when :meth:`progress` first sees it."""
+        self.micro_batch_readings: dict[str, Reading] = {}
+        """How the query reads each ``from_micro_batches`` source (its operator uid -> reading), and why
+        (``panes.spark.micro_batch_files``)."""
 
     def progress(self) -> list[Any]:
         """The query's progress so far (Spark's, one entry per micro-batch; its event-time watermark is shifted,
@@ -274,6 +278,7 @@ class SparkRunner:
         control: str | None = None,
         generation: int = 0,
         element_by_element: frozenset[str] = frozenset(),
+        micro_batches: Reading = NOT_STARTED,
     ) -> Translation:
         warm_python_workers(self.spark)  # while the driver plans, the executors start their Python workers
         shards = num_shards or self.default_parallelism()
@@ -290,6 +295,7 @@ class SparkRunner:
             control,
             generation,
             element_by_element,
+            micro_batches,
         )
         return translator.translate()
 
@@ -364,6 +370,8 @@ class SparkRunner:
             # a window whose state the checkpoint holds element by element stays so (a newer panes may run it
             # on columns): it goes on from that state
             element_by_element=element_by_element_steps(stored),
+            # in-memory micro-batches as files in the checkpoint where this process can write them
+            micro_batches=query_reading(self.spark, checkpoint, self._trigger(plan)),
         )
         own_fingerprint = query_fingerprint(plan, translation, shards, config.max_parallelism, new_generation)
         check_checkpoint(checkpoint, stored, own_fingerprint)
@@ -415,9 +423,16 @@ class SparkRunner:
         # built and checked; stored before Spark can commit a batch of it (see ``restarts``), also in a temporary
         # checkpoint, which an interrupted job keeps to resume from
         store_fingerprint(self.spark, checkpoint, own_fingerprint)
+        translation.write_micro_batch_files()
         job = SparkJob(stream.start(), checkpoint, owns, self.spark, writer if staged else None, self.on_progress)
         job.writer = writer
-        job.observed = JobMetrics(translation.metrics_steps, translation.result_steps, translation.counted_sources)
+        job.observed = JobMetrics(
+            translation.metrics_steps,
+            translation.result_steps,
+            translation.counted_sources,
+            micro_batch_controls=translation.micro_batch_controls,
+        )
+        job.micro_batch_readings = translation.micro_batch_readings
         return job
 
     def _query_name(self, job_name: str) -> str | None:
@@ -521,6 +536,7 @@ class SparkRunner:
             "progress": [json.loads(p.json) if hasattr(p, "json") else p for p in progress],
             "metrics": job.observed.as_dict(),
             "source_errors": job.observed.source_errors(),
+            "micro_batch_sources": {uid: reading.describe() for uid, reading in job.micro_batch_readings.items()},
         }
         elapsed = int((time.monotonic() - started) * 1000)
         return JobExecutionResult(job_name, elapsed, details, job.observed.operators())

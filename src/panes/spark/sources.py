@@ -45,6 +45,7 @@ from panes.datastream.text_files import TextFormat
 from panes.elements import StreamRecord
 from panes.spark import crash_hook
 from panes.spark.layout import CLOCK, END, ChannelCodes, Layout, Record, pack, unpack
+from panes.spark.micro_batch_files import NOT_STARTED, MicroBatchFiles, Reading, file_rows
 from panes.types import RecordType
 
 
@@ -116,7 +117,11 @@ def _decode_batches(text: str) -> list[bytes]:
 
 def control_rows(payload: bytes) -> int:
     """The rows of a micro-batch payload that are not the source's records (sentinels, clock rows)."""
-    return sum(int(pc.sum(pc.less(batch.column("ch"), 0)).as_py() or 0) for batch in unpack(payload))
+    return sum(_control_rows_of(batch) for batch in unpack(payload))
+
+
+def _control_rows_of(batch: pa.RecordBatch) -> int:
+    return int(pc.sum(pc.less(batch.column("ch"), 0)).as_py() or 0)
 
 
 def offset_control_rows(offset: Any) -> int:
@@ -181,12 +186,13 @@ def _records(elements: Any, channel: Channel, record_type: RecordType | None, fi
     return records
 
 
-def micro_batch_rows(spark: Any, source: MicroBatchSource, channel: Channel, codes: ChannelCodes) -> Any:
-    """A streaming DataFrame delivering ``source``'s lists one per micro-batch (plus the sentinel batch)."""
+def micro_batch_parts(source: MicroBatchSource, channel: Channel, codes: ChannelCodes) -> list[list[pa.RecordBatch]]:
+    """The record batches (panes' layout of ``channel``) of each micro-batch of ``source``: one per list (its
+    records, then its clock row with processing times), then the end-of-input sentinel's with ``end_of_input``."""
     layout = Layout(codes, [channel])
     record_type = codes.types[codes.code[channel]]
     times = source.processing_times
-    payloads = []
+    batches = []
     seq = 1
     for index, batch in enumerate(source.batches):
         records = _records(batch, channel, record_type, seq)
@@ -194,7 +200,7 @@ def micro_batch_rows(spark: Any, source: MicroBatchSource, channel: Channel, cod
         parts = [layout.encode(records)]
         if times is not None:
             parts.append(layout.row(ch=CLOCK, ts=times[index], seq=0, ph=1))
-        payloads.append(pack(parts, layout.schema))
+        batches.append(parts)
     if source.end_of_input:
         # a batch of its own: the last list's watermark must reach the keyed steps (in this batch) before the end
         # of input's (in the next), as Flink forwards the watermark after the last elements before Long.MAX_VALUE;
@@ -203,14 +209,32 @@ def micro_batch_rows(spark: Any, source: MicroBatchSource, channel: Channel, cod
         parts = [layout.row(ch=END, seq=channel[0], ph=1)]
         if times:
             parts.append(layout.row(ch=CLOCK, ts=times[-1], seq=0, ph=1))
-        payloads.append(pack(parts, layout.schema))
+        batches.append(parts)
+    return batches
+
+
+def micro_batch_rows(
+    spark: Any, source: MicroBatchSource, channel: Channel, codes: ChannelCodes, reading: Reading = NOT_STARTED
+) -> tuple[Any, MicroBatchFiles | None]:
+    """A streaming DataFrame delivering ``source``'s lists one per micro-batch (plus the sentinel batch), read as
+    ``reading`` says (``micro_batch_files``); with files, also the files to write before the query starts."""
+    layout = Layout(codes, [channel])
+    batches = micro_batch_parts(source, channel, codes)
+    if reading.folder is not None:
+        control_before = [0]
+        for parts in batches:
+            control_before.append(control_before[-1] + sum(_control_rows_of(part) for part in parts))
+        files = MicroBatchFiles(reading.folder, batches, layout.schema, tuple(control_before))
+        return file_rows(spark, reading.folder, layout.ddl()), files
+    payloads = [pack(parts, layout.schema) for parts in batches]
     spark.dataSource.register(PanesMicroBatches)
-    return (
+    frame = (
         spark.readStream.format("panes_micro_batches")
         .option("batches", _encode_batches(payloads))
         .option("schema", layout.ddl())
         .load()
     )
+    return frame, None
 
 
 def reads_as_stream(source: Any) -> bool:
@@ -272,11 +296,20 @@ def columnar_input(spark: Any, source: Any) -> ColumnarInput | None:
     return None
 
 
-def source_rows(spark: Any, source: Any, channel: Channel, codes: ChannelCodes, streaming: bool = True) -> Any:
-    """The panes rows of a source that is not columnar (micro-batches, collections, ...) as a DataFrame; a
-    bounded query (``streaming`` false: BATCH execution) reads micro-batches as one collection."""
+def source_rows(
+    spark: Any,
+    source: Any,
+    channel: Channel,
+    codes: ChannelCodes,
+    streaming: bool = True,
+    reading: Reading = NOT_STARTED,
+) -> tuple[Any, MicroBatchFiles | None]:
+    """The panes rows of a source that is not columnar (micro-batches, collections, ...) as a DataFrame, and the
+    files to write before the query starts when micro-batches are read from files as ``reading`` says
+    (``micro_batch_files``); a bounded query (``streaming`` false: BATCH execution) reads micro-batches as one
+    collection."""
     if isinstance(source, MicroBatchSource) and streaming:
-        return micro_batch_rows(spark, source, channel, codes)
+        return micro_batch_rows(spark, source, channel, codes, reading)
     if isinstance(source, (CollectionSource, SplitsSource, GeneratorSource, IterableSource, MicroBatchSource)):
         if not source.is_bounded():
             raise ValueError(f"{source!r} is unbounded; on Spark use a streaming DataFrame or micro-batches")
@@ -284,5 +317,5 @@ def source_rows(spark: Any, source: Any, channel: Channel, codes: ChannelCodes, 
         record_type = codes.types[codes.code[channel]]
         elements = source_elements(source)
         table = pa.Table.from_batches([layout.encode(_records(elements, channel, record_type, 1))], layout.schema)
-        return spark.createDataFrame(table)
+        return spark.createDataFrame(table), None
     raise TypeError(f"the Spark runner cannot read {source!r}")

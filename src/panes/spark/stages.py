@@ -28,12 +28,13 @@ from panes.spark.shard.hosts import columnar_plan
 class SparkStage:
     """One stage of the query.
 
-    ``kind``: ``"source"`` (a source's rows enter), ``"union"`` (branches join before a row-local step reads
-    them together), ``"python"`` (one fused ``mapInArrow`` call running ``steps`` in order; ``keying`` when it
-    also hashes keys to shards for the keyed step next, ``unpacks`` when it reads a streaming keyed step's
-    payloads, ``watermark`` when Spark's watermark is defined on its output), ``"shuffle"`` (rows exchanged by
-    shard for the keyed step, ``branches`` inputs unioned), ``"keyed"`` (the keyed state step, one operator
-    per shard), ``"sinks"`` (``steps`` written from the final rows).
+    ``kind``: ``"source"`` (a source's rows enter; ``streaming`` when a streaming query reads it), ``"union"``
+    (branches join before a row-local step reads them together), ``"python"`` (one fused ``mapInArrow`` call
+    running ``steps`` in order; ``keying`` when it also hashes keys to shards for the keyed step next,
+    ``unpacks`` when it reads a streaming keyed step's payloads, ``watermark`` when Spark's watermark is defined
+    on its output), ``"shuffle"`` (rows exchanged by shard for the keyed step, ``branches`` inputs unioned),
+    ``"keyed"`` (the keyed state step, one operator per shard), ``"sinks"`` (``steps`` written from the final
+    rows).
     """
 
     kind: str
@@ -97,7 +98,7 @@ class _Stages:
             if step.kind == "source":
                 channel = (step.transformation.id, None)
                 if channel in step.needed_outputs:
-                    self.stages.append(SparkStage("source", (step,)))
+                    self.stages.append(SparkStage("source", (step,), streaming=self.streaming))
                     self.branches.append(_Branch({channel}))
             elif step.kind in ("stateless", "timestamps"):
                 self._row_local(step)
@@ -154,7 +155,7 @@ def describe_stage(stage: SparkStage) -> str:
     """One line saying how ``stage`` runs on Spark."""
     names = ", ".join(s.transformation.name for s in stage.steps)
     if stage.kind == "source":
-        return f"read {names}"
+        return f"read {names}" + "".join(source_notes(stage))
     if stage.kind == "union":
         return f"union of {stage.branches} branches (unionByName)"
     if stage.kind == "python":
@@ -181,6 +182,20 @@ def describe_stage(stage: SparkStage) -> str:
             return f"keyed step {names}: applyInArrow per shard, rows sorted by key and timestamp (BATCH), {how}"
         return f"keyed step {names}: applyInArrow per shard over the whole input, {how}"
     return f"write the sinks from the final rows: {names}" + "".join(sink_notes(stage))
+
+
+def source_notes(stage: SparkStage) -> list[str]:
+    """What :func:`describe_stage` adds for a source a streaming query reads in panes' own way (in-memory
+    micro-batches: ``micro_batch_files``)."""
+    from panes.datastream.sources import MicroBatchSource
+
+    notes = []
+    for step in stage.steps:
+        if stage.streaming and isinstance(getattr(step.transformation, "source", None), MicroBatchSource):
+            from panes.spark.micro_batch_files import explained
+
+            notes.append(f": {explained()}")
+    return notes
 
 
 def sink_notes(stage: SparkStage) -> list[str]:

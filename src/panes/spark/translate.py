@@ -33,6 +33,7 @@ from panes.spark.fused import Chain, chain_function, keyed_shard_function
 from panes.spark.layout import ChannelCodes, Layout
 from panes.spark.linear import Step, after, linearize, sink_channels
 from panes.spark.metrics import FIELDS, column, observe, observe_keyed
+from panes.spark.micro_batch_files import NOT_STARTED, MicroBatchFiles, Reading, source_reading
 from panes.spark.processor import PAYLOAD_DDL, ShardProcessor
 from panes.spark.rescaling import CONTROL_DDL
 from panes.spark.session import executor_slots
@@ -155,6 +156,21 @@ class Translation:
     counted_sources: dict[int, str] = field(default_factory=dict)
     """The file and Kafka sources whose records and refused inputs the first fused call counts (index -> name,
     ``metrics.SOURCE_FIELDS``)."""
+    micro_batch_files: list[MicroBatchFiles] = field(default_factory=list)
+    """The files of the micro-batch sources read from files (``micro_batch_files``), to write before the query
+    starts (:meth:`write_micro_batch_files`)."""
+    micro_batch_readings: dict[str, Reading] = field(default_factory=dict)
+    """How each micro-batch source of a streaming query is read (its operator uid -> reading), and why."""
+
+    def write_micro_batch_files(self) -> None:
+        for files in self.micro_batch_files:
+            files.write()
+
+    @property
+    def micro_batch_controls(self) -> dict[str, tuple[int, ...]]:
+        """The control rows before each file of the micro-batch sources read from files, by folder
+        (``micro_batch_files.control_rows_read``)."""
+        return {files.folder: files.control_before for files in self.micro_batch_files}
 
     @property
     def result_steps(self) -> frozenset[int]:
@@ -193,9 +209,14 @@ class Translator:
         control: str | None = None,
         generation: int = 0,
         element_by_element: frozenset[str] = frozenset(),
+        micro_batches: Reading = NOT_STARTED,
     ) -> None:
-        """``element_by_element``: the uids of window steps kept off columns (``Step.columns``)."""
+        """``element_by_element``: the uids of window steps kept off columns (``Step.columns``); ``micro_batches``:
+        how a streaming query may read its micro-batch sources (``micro_batch_files.query_reading``)."""
         self.spark = spark
+        self.micro_batches = micro_batches
+        self.micro_batch_files: list[MicroBatchFiles] = []
+        self.micro_batch_readings: dict[str, Reading] = {}
         self.shard_keepers = shard_keepers
         self.control = control
         """The folder of the query's control input (``rescaling``): pieces of rescaled state reach the streaming
@@ -276,6 +297,8 @@ class Translator:
             self.shards,
             self.processors,
             self.counted_sources,
+            self.micro_batch_files,
+            self.micro_batch_readings,
         )
 
     # -- steps -------------------------------------------------------------------------------------------------
@@ -297,7 +320,14 @@ class Translator:
             produced: set[Channel] = {channel} if chain.source_errors is None else {channel, chain.source_errors}
             branch = Branch(columnar.dataframe, produced, chain)
         else:
-            rows = source_rows(self.spark, t.source, channel, self.codes, self.streaming)  # type: ignore[attr-defined]
+            reading = NOT_STARTED
+            if self.streaming and isinstance(t.source, MicroBatchSource):  # type: ignore[attr-defined]
+                uid = operator_uids(self.plan)[t.id]
+                reading = source_reading(self.micro_batches, uid)
+                self.micro_batch_readings[uid] = reading
+            rows, files = source_rows(self.spark, t.source, channel, self.codes, self.streaming, reading)  # type: ignore[attr-defined]
+            if files is not None:
+                self.micro_batch_files.append(files)
             branch = Branch(rows, {channel})
         if self.end_watermark:
             branch.chain.end_only = True
