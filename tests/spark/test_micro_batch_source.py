@@ -159,7 +159,9 @@ def test_the_reading_falls_back_to_the_data_source_with_its_reason(tmp_path: Pat
     (tmp_path / "offsets" / "0").write_text("v1")
     restarted = source_reading(query, "source#0")
     assert restarted.folder is None and "Python data source" in restarted.reason
-    (tmp_path / FOLDER / "source-source%230").mkdir(parents=True)
+    (tmp_path / FOLDER / "source-source%230").mkdir(parents=True)  # as a refused restart leaves it
+    assert source_reading(query, "source#0").folder is None
+    (tmp_path / FOLDER / "source-source%230" / "batch-000000000.parquet").write_bytes(b"")
     assert source_reading(query, "source#0").folder is not None  # a checkpoint of files stays on files
 
 

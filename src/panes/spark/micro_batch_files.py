@@ -95,7 +95,7 @@ def source_reading(query: Reading, uid: str) -> Reading:
     if query.folder is None:
         return query
     folder = os.path.join(query.folder, folder_name(uid))
-    if os.path.isdir(folder):
+    if _has_files(folder):
         return Reading(folder, FILES)  # the checkpoint's offsets are the file source's: it stays on files
     checkpoint = os.path.dirname(os.path.dirname(query.folder))
     if _planned_batches(checkpoint):
@@ -125,6 +125,15 @@ def explained() -> str:
 def folder_name(uid: str) -> str:
     """A source's folder name in :data:`FOLDER`: its operator uid, spelled for any filesystem."""
     return "source-" + re.sub(r"[^A-Za-z0-9_.-]", lambda m: f"%{ord(m.group()):02X}", uid)
+
+
+def _has_files(folder: str) -> bool:
+    """Whether ``folder`` holds a source's file (an empty one is made for Spark's file source before panes checks the
+    checkpoint, so a refused restart leaves one behind)."""
+    try:
+        return any(name.endswith(".parquet") for name in os.listdir(folder))
+    except OSError:
+        return False
 
 
 def _planned_batches(checkpoint: str) -> bool:
@@ -175,7 +184,9 @@ def _holds(path: str, table: pa.Table) -> bool:
 
 
 def file_rows(spark: Any, folder: str, ddl: str) -> Any:
-    """The streaming DataFrame of ``folder``'s files (columns ``ddl``), one file per micro-batch."""
+    """The streaming DataFrame of ``folder``'s files (columns ``ddl``), one file per micro-batch; makes the folder
+    (Spark's file source needs it)."""
+    os.makedirs(folder, exist_ok=True)
     return spark.readStream.schema(ddl).option("maxFilesPerTrigger", 1).parquet(folder)
 
 
