@@ -427,3 +427,22 @@ def test_reduce_and_aggregate_run_on_columns_and_explain_says_so() -> None:
         )
     plan = plan_or_reason(window_spec("aggregate, WindowRow with pane info"), INPUT)
     assert not isinstance(plan, str) and plan.pane_info
+
+
+def test_a_window_function_inside_panes_adapters_is_read_too() -> None:
+    """``reconcile`` tags a job's window function inside an adapter of its own (``_Tagging.inner``): the planner
+    reads the function inside, for pane info and for what keeps it element by element."""
+    from panes.datastream.reconcile import _Tagging
+
+    for inner, reason, pane_info in [
+        (WindowRow(key="k", pane="pane"), None, True),
+        (WindowRow(key="k"), None, False),
+        (as_window_function(OpensWindowFunction()), "its window function defines open()", False),
+    ]:
+        window = window_spec("aggregate renewed")
+        object.__setattr__(window, "function", aggregate_spec(Renewed(), _Tagging(inner)))
+        planned = plan_or_reason(window, INPUT)
+        if reason is None:
+            assert not isinstance(planned, str) and planned.pane_info == pane_info, planned
+        else:
+            assert isinstance(planned, str) and planned.startswith(reason), planned

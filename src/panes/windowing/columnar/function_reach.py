@@ -21,6 +21,7 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
+from panes.functions.base import Function
 from panes.windowing.rows import WindowRow
 
 RUNTIME_NAMES = frozenset({"get_runtime_context", "runtime_context"})
@@ -46,7 +47,8 @@ def reach(function: Any, what: str = "function") -> Reach:
     module docstring); ``what`` names it in the reason (``"its function defines open()"``)."""
     codes: list[Code] = []
     clears = False
-    for target in _reached(function):
+    reached = _reached(function)
+    for target in reached:
         for cls in type(target).__mro__:
             if _ours(cls):
                 continue
@@ -63,7 +65,7 @@ def reach(function: Any, what: str = "function") -> Reach:
     if used:
         reason = f"its {what}'s code names {', '.join(used)}: the columnar operator has no runtime context"
         return Reach(reason, False, False)
-    return Reach(None, "pane" in named or _adds_pane_info(function), clears)
+    return Reach(None, "pane" in named or any(_adds_pane_info(target) for target in reached), clears)
 
 
 def _adds_pane_info(function: Any) -> bool:
@@ -79,16 +81,33 @@ def _ours(cls: type) -> bool:
 
 
 def _reached(function: Any) -> list[Any]:
-    """``function`` and the user functions its ``panes`` adapters wrap (``_wrapped``, ``_fn``)."""
-    found, todo = [], [function]
+    """``function`` and the functions it wraps: every function (a ``Function`` or another callable) that an
+    adapter of ``panes`` holds (``_wrapped``, ``_fn``, ``fn``, ``inner``: whatever its attributes are), and what a
+    user's function holds as ``_wrapped`` or ``_fn``."""
+    found, seen, todo = [], set(), [function]
     while todo:
         target = todo.pop()
+        if id(target) in seen:
+            continue
+        seen.add(id(target))
         found.append(target)
-        for attribute in ("_wrapped", "_fn"):
-            inner = getattr(target, attribute, None)
-            if inner is not None:
-                todo.append(inner)
+        if _ours(type(target)):
+            held = list(getattr(target, "__dict__", {}).values())
+            held += [getattr(target, name, None) for cls in type(target).__mro__ for name in _slots(cls)]
+        else:
+            held = [getattr(target, attribute, None) for attribute in ("_wrapped", "_fn")]
+        todo.extend(value for value in held if isinstance(value, Function) or _is_function(value))
     return found
+
+
+def _slots(cls: type) -> tuple[str, ...]:
+    slots = vars(cls).get("__slots__", ())
+    return (slots,) if isinstance(slots, str) else tuple(slots)
+
+
+def _is_function(value: Any) -> bool:
+    """Whether ``value`` is a callable other than a class (a function, a bound method, a callable object)."""
+    return callable(value) and not isinstance(value, type)
 
 
 Code = tuple[types.CodeType, dict[str, Any]]
