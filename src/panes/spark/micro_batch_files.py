@@ -25,8 +25,9 @@ with the reason, where the files cannot serve:
 - ``trigger="once"``: its single micro-batch would read every file, where the data source releases one list;
 - a crash hook holding a point of the source (``crash_hook.SOURCE_POINTS``: ``batch``, ``between``), which only
   the data source reaches (the fault tests' other points work on files);
-- a restart from a checkpoint whose micro-batches were read by the data source (its offsets are that source's);
-  conversely a checkpoint whose lists are files stays on files.
+- a restart from a checkpoint whose micro-batches were read by the data source (it has planned micro-batches and no
+  file of the source: its offsets are that source's); conversely a checkpoint whose lists are files stays on files
+  (a crash hook at the data source's points is then not reached).
 """
 
 from __future__ import annotations

@@ -6,10 +6,14 @@
 - ``FileSource``: Spark's file reader, read once or as a stream, then as a DataFrame source.
 - ``KafkaSource``: Spark's Kafka columns (Spark's connector or panes' Python data source, ``panes.spark.kafka``),
   read as a stream unless the source is bounded; the first fused step deserializes the records.
-- ``MicroBatchSource``: a Python streaming data source that delivers exactly one list per micro-batch, in
-  order, then (``end_of_input``) an end-of-input sentinel in a batch of its own, which drives the
-  watermark to Flink's final ``LONG_MAX``. The batches travel inside the source's options (no file). With
-  processing times, each batch also carries a clock row (``layout.CLOCK``) with its time.
+- ``MicroBatchSource``: exactly one list per micro-batch, in order, then (``end_of_input``) an end-of-input
+  sentinel in a batch of its own, which drives the watermark to Flink's final ``LONG_MAX``; with processing
+  times, each batch also carries a clock row (``layout.CLOCK``) with its time (:func:`micro_batch_parts`). A query
+  panes starts writes each batch as a Parquet file into its checkpoint and reads them with Spark's file source,
+  one file per micro-batch, starting no driver-side Python process (``micro_batch_files``, which also says where
+  it cannot: Spark Connect, a checkpoint on another filesystem, ``trigger="once"``, a crash hook at the source's
+  points, a checkpoint the data source wrote, ``to_dataframe``). There, panes' Python streaming data source
+  (:class:`PanesMicroBatches`) delivers them, the batches travelling inside its options.
 - collections, splits and bounded generators: a bounded DataFrame made from Arrow on the driver.
 
 Values with a declared type (``type_info``) travel as typed columns; others are pickled.
