@@ -83,10 +83,17 @@ def build(
         results = windowed.process(Listing())
     elif function == "fragile":
         results = windowed.aggregate(FragileSum(), lambda key, window, sums: [(key, window.start, s) for s in sums])
+    elif function in ("aggregates mapped", "aggregates rebalanced"):  # rows on to a step, or spread round-robin
+        results = windowed.aggregate(Aggregates(n=Count(), total=Sum("value")), WindowRow(key="key", start="start"))
     else:
         results = windowed.reduce(lambda a, b: {**a, "value": a["value"] * 3 + b["value"]})
     sinks = [ListSink(), ListSink(), ListSink()]
-    results.sink_to(sinks[0])
+    if function == "aggregates mapped":
+        results.map(lambda row: {**row, "twice": row["n"] * 2}).sink_to(sinks[0])
+    elif function == "aggregates rebalanced":
+        results.rebalance().sink_to(sinks[0])
+    else:
+        results.sink_to(sinks[0])
     results.get_side_output(LATE).sink_to(sinks[1])
     results.get_side_output(ERRORS).sink_to(sinks[2])
     return env, env.plan(), sinks, runner
@@ -129,13 +136,23 @@ events = st.builds(
 micro_batches = st.lists(st.lists(events, max_size=25), min_size=1, max_size=6)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(
     batches=micro_batches,
     window=st.sampled_from(["tumbling", "sliding"]),
     lateness=st.sampled_from([0, 60, 250]),
     function=st.sampled_from(
-        ["aggregates", "process", "fragile", "reduce", "pane info", "aggregates alone", "one aggregate"]
+        [
+            "aggregates",
+            "process",
+            "fragile",
+            "reduce",
+            "pane info",
+            "aggregates alone",
+            "one aggregate",
+            "aggregates mapped",
+            "aggregates rebalanced",
+        ]
     ),
     disorder=st.sampled_from([0, 30, 200]),
 )
