@@ -111,17 +111,25 @@ class Pages(ProcessWindowFunction[Any, Any, Any, Any]):
         yield {"page": key, "ts": context.window().max_timestamp(), "n": sum(e["n"] for e in elements)}
 
 
-def paged(env: StreamEnvironment, batches: list[Any], end: bool) -> ListSink:
+def paged(env: StreamEnvironment, batches: list[Any], end: bool, function: str = "process") -> ListSink:
+    """Each page's window summed by a ``ProcessWindowFunction`` (``function`` ``"process"``) or by a ``reduce``
+    (``"reduce"``), both of which this panes runs on columns over a typed stream."""
     views = env.from_micro_batches(batches, end_of_input=end, type_info=ROW).assign_timestamps_and_watermarks(
         WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner("ts")
     )
     sink = ListSink()
-    views.key_by("page").window(TumblingEventTimeWindows.of(2000)).process(Pages(), output_type=ROW).sink_to(sink)
+    windowed = views.key_by("page").window(TumblingEventTimeWindows.of(2000))
+    if function == "reduce":
+        summed = windowed.reduce(lambda a, b: {"page": a["page"], "ts": max(a["ts"], b["ts"]), "n": a["n"] + b["n"]})
+    else:
+        summed = windowed.process(Pages(), output_type=ROW)
+    summed.sink_to(sink)
     return sink
 
 
+@pytest.mark.parametrize("function", ["process", "reduce"])
 def test_a_window_whose_checkpoint_holds_element_by_element_state_goes_on_element_by_element(
-    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, function: str
 ) -> None:
     """A checkpoint written while a window ran element by element (an older panes, before such windows ran on
     columns) is restored with the window kept element by element, not refused: the state's layout decides."""
@@ -129,7 +137,7 @@ def test_a_window_whose_checkpoint_holds_element_by_element_state_goes_on_elemen
 
     checkpoint = str(tmp_path / "checkpoint")
     env = StreamEnvironment(SparkRunner(spark, checkpoint_location=checkpoint, num_shards=2))
-    first = paged(env, BATCHES[:FIRST], end=False)
+    first = paged(env, BATCHES[:FIRST], end=False, function=function)
     plan = env.plan()
     window = next(operator_uids(plan)[t.id] for t in plan if getattr(t, "op_kind", None) == "window")
     with monkeypatch.context() as older:  # the older panes: this window element by element
@@ -141,17 +149,17 @@ def test_a_window_whose_checkpoint_holds_element_by_element_state_goes_on_elemen
 
     # without keeping the checkpoint's layout, this panes would put the window on columns: refused
     env = StreamEnvironment(SparkRunner(spark, checkpoint_location=checkpoint))
-    paged(env, BATCHES, end=True)
+    paged(env, BATCHES, end=True, function=function)
     with monkeypatch.context() as forgetful, pytest.raises(IncompatibleCheckpointError, match="state layout"):
         forgetful.setattr(runner, "element_by_element_steps", lambda stored: frozenset())
         env.execute("columns")
 
     env = StreamEnvironment(SparkRunner(spark, checkpoint_location=checkpoint))
-    rest = paged(env, BATCHES, end=True)
+    rest = paged(env, BATCHES, end=True, function=function)
     env.execute("restored")
 
     local = StreamEnvironment(LocalRunner())
-    whole = paged(local, BATCHES, end=True)
+    whole = paged(local, BATCHES, end=True, function=function)
     local.execute("uninterrupted")
     assert rows(first) and rows(rest)
     assert sorted(rows(first) + rows(rest)) == rows(whole)
