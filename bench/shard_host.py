@@ -11,11 +11,11 @@ step's layout, the operator, the rows out, the state changes for the state store
 tumbling 10 s windows over 10,000 keys (``workload.py``'s events: times over an hour with 5 s of disorder), in 10
 micro-batches, each processed at the watermark the batch before it reached (as Spark's are), then one at the end of
 time. Functions: a ``reduce`` with a lambda over dicts (``reduce``), a user ``AggregateFunction`` class
-(``aggregate``), both element by element, a Python ``ProcessWindowFunction`` (``python``: on this typed stream,
-tumbling windows run it on the columnar operator, sessions element by element) and the built-in aggregates, which
-run on columns (``count_sum``); each line names the host. ``--window session``: session windows with a 30 s gap
-instead of tumbling ones (the suite's session cases). This is the Python side of a query; ``suite.py`` measures the
-whole of it.
+(``aggregate``), both followed by a plain window function, a Python ``ProcessWindowFunction`` (``python``: on this
+typed stream, tumbling windows run all three on the columnar operator, sessions element by element) and the
+built-in aggregates, which run on columns (``count_sum``); each line names the host. ``--window session``:
+session windows with a 30 s gap instead of tumbling ones (the suite's session cases). This is the Python side of a
+query; ``suite.py`` measures the whole of it.
 """
 
 from __future__ import annotations
