@@ -8,7 +8,9 @@ sentinel's batch after the last list: ``sources.micro_batch_parts``) becomes the
 :data:`BASE_SECONDS` ``+ i`` seconds. The query reads the folder with ``maxFilesPerTrigger=1``: Spark's file source
 takes the files it has not read in modification-time order, one per micro-batch, under ``availableNow`` too; an
 empty list is an empty file, a micro-batch of its own. The files a micro-batch read are in the checkpoint's log of
-the source, so a restart reads none of them again, and replays a planned micro-batch's file. On a restart a file
+the source, so a restart reads none of them again, and replays a planned micro-batch's file. Spark knows a file it
+read by its name (``fileNameOnly``): a checkpoint copied or moved elsewhere goes on there too (but Spark replays a
+micro-batch planned and not committed from the file's former path, which must still exist). On a restart a file
 that holds its list's rows already is left alone; a missing one, or one of other rows (the job's lists changed), is
 written anew in place: the restart goes on with list ``n`` of the job it runs, as the Python data source does.
 
@@ -188,7 +190,8 @@ def file_rows(spark: Any, folder: str, ddl: str) -> Any:
     """The streaming DataFrame of ``folder``'s files (columns ``ddl``), one file per micro-batch; makes the folder
     (Spark's file source needs it)."""
     os.makedirs(folder, exist_ok=True)
-    return spark.readStream.schema(ddl).option("maxFilesPerTrigger", 1).parquet(folder)
+    reader = spark.readStream.schema(ddl).option("maxFilesPerTrigger", 1).option("fileNameOnly", "true")
+    return reader.parquet(folder)
 
 
 def control_rows_read(source: Any, controls: Mapping[str, Sequence[int]]) -> int:
