@@ -52,6 +52,11 @@ FUNCTIONS = {
     "process": lambda: window_function_spec(describe),
     "reduce": lambda: window_function_spec(describe, reduce=lambda a, b: (a[0], a[1], a[2] + b[2])),
     "aggregate": lambda: window_function_spec(describe, aggregate=SumCount()),
+    # a reduce that returns None empties its pane: the pane fires nothing, and the next element starts it anew
+    # (Flink's ReducingState keeps no null; WindowOperator emits no null contents)
+    "reduce_none": lambda: window_function_spec(
+        describe, reduce=lambda a, b: None if (a[2] + b[2]) % 3 == 0 else (a[0], a[1], a[2] + b[2])
+    ),
 }
 
 # times near window boundaries (multiples of 100, minus 1, plus 0) as often as anywhere else

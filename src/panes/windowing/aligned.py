@@ -248,10 +248,12 @@ class AlignedWindowOperator(WindowStep):
 
     def _fire(self, key: Any, start: int, acc: Any) -> None:
         """Evaluate the pane ``(key, start)`` holding ``acc`` (when it raises, its window stays the one in work
-        for the failure report)."""
+        for the failure report). A pane whose contents are ``None`` (a reduce that returned ``None``, an
+        ``AggregateFunction`` whose ``get_result`` did) fires nothing, as in ``WindowOperator`` and Flink."""
         window = self._enter(key, start)
         contents = acc if self._result is None else self._result(acc)
-        self._emit_window_contents(window, contents)
+        if contents is not None:
+            self._emit_window_contents(window, contents)
         self.trigger_context.window = None
 
     def _enter(self, key: Any, start: int, window: TimeWindow | None = None) -> TimeWindow:
@@ -329,7 +331,9 @@ class AlignedWindowOperator(WindowStep):
                         if slot in panes:
                             acc = panes[slot]
                             enter(key, start, window)
-                            emit(acc if result is None else result(acc))
+                            contents = acc if result is None else result(acc)
+                            if contents is not None:  # as in _fire
+                                emit(contents)
                 finally:
                     if kind & CLEANUP:
                         panes.pop(slot, None)
