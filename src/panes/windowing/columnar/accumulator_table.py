@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from panes.windowing.columnar.pane_table import key_list
+from panes.windowing.columnar.pane_table import key_list, rows_inserting
 from panes.windowing.columnar.plan import ColumnarWindow
 
 State = tuple[np.ndarray, np.ndarray]
@@ -52,18 +52,12 @@ class AccumulatorTable:
 
     def rows_of(self, keys: np.ndarray) -> np.ndarray:
         """The rows of ``keys`` (sorted, distinct), adding an empty pane for each key not there yet."""
-        at = np.searchsorted(self.keys, keys)
-        found = at < len(self.keys)
-        found[found] = self.keys[at[found]] == keys[found]
-        if found.all():
-            return at
-        missing = ~found
-        where = at[missing]
-        self.keys = np.insert(self.keys, where, keys[missing])
-        self.accumulators = np.insert(self.accumulators, where, accumulators(len(where)))
-        self.dirty = np.insert(self.dirty, where, False)
-        # each key moved on by the new keys before it (``keys`` is sorted: those of lower index)
-        return at + (np.cumsum(missing) - missing)
+        return rows_inserting(self.keys, keys, self._insert)
+
+    def _insert(self, at: np.ndarray, keys: np.ndarray) -> None:
+        self.keys = np.insert(self.keys, at, keys)
+        self.accumulators = np.insert(self.accumulators, at, accumulators(len(at)))
+        self.dirty = np.insert(self.dirty, at, False)
 
     def written(self, rows: np.ndarray | int) -> None:
         """Panes ``rows`` were written (their accumulators go into the next changes)."""

@@ -18,6 +18,7 @@ element-at-a-time path of late firings).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,23 @@ def key_array(column: pa.Array) -> np.ndarray:
     if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
         return np.asarray(column.to_numpy(zero_copy_only=False)).astype(STRINGS)
     return np.asarray(column.to_numpy(zero_copy_only=False))
+
+
+def rows_inserting(
+    table_keys: np.ndarray, keys: np.ndarray, insert: Callable[[np.ndarray, np.ndarray], None]
+) -> np.ndarray:
+    """The rows ``keys`` (sorted, distinct) have in a table whose keys are ``table_keys`` (sorted, distinct) once
+    ``insert(at, missing)`` has put the keys not there yet (``missing``, sorted) before the rows ``at`` of
+    ``table_keys``, as ``numpy.insert`` does (``insert`` is not called when every key is there)."""
+    at = np.searchsorted(table_keys, keys)
+    found = at < len(table_keys)
+    found[found] = table_keys[at[found]] == keys[found]
+    if found.all():
+        return at
+    missing = ~found
+    insert(at[missing], keys[missing])
+    # each key moved on by the new keys before it (``keys`` is sorted: those of lower index)
+    return at + (np.cumsum(missing) - missing)
 
 
 def key_list(keys: np.ndarray) -> list[Any]:
@@ -104,13 +122,7 @@ class PaneTable:
 
     def rows_of(self, keys: np.ndarray) -> np.ndarray:
         """The rows of ``keys`` (sorted, distinct), adding an empty pane for each key not there yet."""
-        at = np.searchsorted(self.keys, keys)
-        found = at < len(self.keys)
-        found[found] = self.keys[at[found]] == keys[found]
-        if not found.all():
-            self._insert(at[~found], keys[~found])
-            at = np.searchsorted(self.keys, keys)
-        return at
+        return rows_inserting(self.keys, keys, self._insert)
 
     def _insert(self, at: np.ndarray, keys: np.ndarray) -> None:
         self.keys = np.insert(self.keys, at, keys)
