@@ -29,7 +29,7 @@ from panes.windowing.assigners.sliding import SlidingEventTimeWindows
 from panes.windowing.assigners.stagger import WindowStagger
 from panes.windowing.assigners.tumbling import TumblingEventTimeWindows
 from panes.windowing.batch_function import BatchWindowFunction
-from panes.windowing.columnar.function_reach import reach
+from panes.windowing.columnar.function_reach import Reach, reach
 from panes.windowing.functions import ProcessWindowFunction
 from panes.windowing.internal_functions import PassThroughWindowFunction
 from panes.windowing.rows import WindowRow
@@ -289,18 +289,7 @@ def _plan_process(
     found = reach(function)
     if found.reason is not None:
         return found.reason
-    return ColumnarWindow(
-        parts=(),
-        scalar=False,
-        form=None,
-        row=None,
-        result_type=pa.null(),
-        output_type=None,
-        process=function,
-        pane_info=found.pane_info,
-        clears=found.clears,
-        **common,
-    )
+    return _python_panes(function, found, common)
 
 
 def _plan_incremental(
@@ -322,6 +311,14 @@ def _plan_incremental(
     found = reach(process, "window function")
     if found.reason is not None:
         return found.reason
+    return _python_panes(process, found, common, incremental=function, incremental_kind=kind)
+
+
+def _python_panes(
+    process: ProcessWindowFunction[Any, Any, Any, Any], found: Reach, common: dict[str, Any], **incremental: Any
+) -> ColumnarWindow:
+    """A columnar window whose panes a Python ``process`` function evaluates (its results Python values), what
+    ``function_reach`` ``found`` it to need, and (``incremental``) the reduce or aggregate function before it."""
     return ColumnarWindow(
         parts=(),
         scalar=False,
@@ -330,10 +327,9 @@ def _plan_incremental(
         result_type=pa.null(),
         output_type=None,
         process=process,
-        incremental=function,
-        incremental_kind=kind,
         pane_info=found.pane_info,
         clears=found.clears,
+        **incremental,
         **common,
     )
 
