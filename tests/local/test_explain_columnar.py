@@ -99,3 +99,24 @@ def test_a_process_batch_window_says_how_often_it_calls_the_function() -> None:
         lambda s: s.key_by("page").window(EventTimeSessionWindows.with_gap(60_000)).process_batch(pages, "n BIGINT")
     )
     assert sessions.startswith("element by element (one call of the function per pane), because its process_batch")
+
+
+def stage_lines(build: Any) -> list[str]:
+    env = StreamEnvironment()
+    stream = env.from_files("clicks", schema="user STRING, page STRING, ts BIGINT").assign_timestamps_and_watermarks(
+        STRATEGY
+    )
+    build(stream).sink_to_files("out")
+    return [line.split(": ", 1)[1] for line in explain(env.plan()).splitlines() if ". keyed step " in line]
+
+
+def test_the_spark_stage_says_whether_a_python_function_is_called_per_pane() -> None:
+    def windowed(stream: Any) -> Any:
+        return stream.key_by("page").window(TumblingEventTimeWindows.of(60_000))
+
+    built_in = stage_lines(lambda s: windowed(s).aggregate(Aggregates(clicks=Count()), WindowRow()))
+    reduced = stage_lines(lambda s: windowed(s).reduce(lambda a, b: b))
+    assert built_in == ["applyInArrow per shard over the whole input, on Arrow columns (vectorised)"]
+    assert reduced == [
+        "applyInArrow per shard over the whole input, on Arrow columns, the user's Python function called per pane"
+    ]

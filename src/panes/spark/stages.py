@@ -44,7 +44,10 @@ class SparkStage:
     watermark: bool = False
     branches: int = 1
     columnar: bool = False
-    """A keyed window step run on Arrow columns (``panes.windowing.columnar``), no Python object per element."""
+    """A keyed window step run on Arrow columns (``panes.windowing.columnar``)."""
+    python_panes: bool = False
+    """A columnar window step whose panes a Python function evaluates (a ``ProcessWindowFunction``, a reduce or an
+    ``AggregateFunction``): its elements are decoded for it; otherwise the step is vectorised throughout."""
     streaming: bool = True
     """A keyed step of a streaming query (``transformWithStateInPandas``) or of a batch job (``applyInArrow``)."""
     batch: bool = False
@@ -133,9 +136,17 @@ class _Stages:
             self._flush(branch, keying=True)
         shards = step.transformation.parallelism or self.parallelism
         self.stages.append(SparkStage("shuffle", (step,), branches=len(self.branches), shards=shards))
-        columnar = columnar_plan(step) is not None
+        plan = columnar_plan(step)
         self.stages.append(
-            SparkStage("keyed", (step,), columnar=columnar, streaming=self.streaming, batch=self.batch, shards=shards)
+            SparkStage(
+                "keyed",
+                (step,),
+                columnar=plan is not None,
+                python_panes=plan is not None and plan.process is not None,
+                streaming=self.streaming,
+                batch=self.batch,
+                shards=shards,
+            )
         )
         channels = after(set().union(*(b.channels for b in self.branches)), step)
         self.branches = [_Branch(channels, packed=self.streaming)]
@@ -175,7 +186,12 @@ def describe_stage(stage: SparkStage) -> str:
         shards = f"{stage.shards} shards" if stage.shards else "the runner's default number of shards"
         return f"shuffle: {source}rows exchanged by shard (groupBy shard, {shards}) for {names}"
     if stage.kind == "keyed":
-        how = "on Arrow columns (vectorised)" if stage.columnar else "element by element (the operator per row)"
+        if stage.python_panes:
+            how = "on Arrow columns, the user's Python function called per pane"
+        elif stage.columnar:
+            how = "on Arrow columns (vectorised)"
+        else:
+            how = "element by element (the operator per row)"
         if stage.streaming:
             return f"keyed state step {names}: transformWithStateInPandas per shard, state in RocksDB, {how}"
         if stage.batch:
