@@ -64,12 +64,20 @@ def local() -> tuple[list[Any], list[Any]]:
     return sorted(windows.values), sorted(timers.values)
 
 
+@pytest.fixture(scope="module")
+def uninterrupted(spark: Any) -> dict[str, Any]:
+    """The job run once from files, without a checkpoint given (each test below compares with it)."""
+    return run(spark)
+
+
 def from_files(sources: set[str]) -> bool:
     return any(s.startswith("FileStreamSource[") and FOLDER in s for s in sources)
 
 
-def test_the_lists_come_from_files_as_they_come_from_the_data_source(spark: Any, monkeypatch: Any) -> None:
-    files = run(spark)
+def test_the_lists_come_from_files_as_they_come_from_the_data_source(
+    spark: Any, monkeypatch: Any, uninterrupted: dict[str, Any]
+) -> None:
+    files = uninterrupted
     assert from_files(files["sources"]), files["sources"]
     assert all(text.startswith("from files in ") for text in files["reading"].values()), files["reading"]
     monkeypatch.setenv(VARIABLE, UNREACHED_HOOK)
@@ -81,7 +89,9 @@ def test_the_lists_come_from_files_as_they_come_from_the_data_source(spark: Any,
     assert sum(files["inputs"]) == sum(map(len, BATCHES))
 
 
-def test_a_restart_reads_no_file_again_and_goes_on_with_the_next_list(spark: Any, tmp_path: Path) -> None:
+def test_a_restart_reads_no_file_again_and_goes_on_with_the_next_list(
+    spark: Any, tmp_path: Path, uninterrupted: dict[str, Any]
+) -> None:
     checkpoint = str(tmp_path / "checkpoint")
     first = run(spark, lists=2, end_of_input=False, checkpoint_location=checkpoint)
     [folder] = [os.path.join(checkpoint, FOLDER, name) for name in os.listdir(os.path.join(checkpoint, FOLDER))]
@@ -94,7 +104,6 @@ def test_a_restart_reads_no_file_again_and_goes_on_with_the_next_list(spark: Any
     assert len(os.listdir(folder)) == len(BATCHES) + 1  # the lists and the end of input's
     values = tuple(sorted(a + b) for a, b in zip(first["values"], second["values"], strict=True))
     assert values == local()
-    uninterrupted = run(spark)
     assert [n for n in first["inputs"] + second["inputs"] if n] == [n for n in uninterrupted["inputs"] if n]
 
 
