@@ -51,13 +51,14 @@ from panes.datastream.plan import (
 from panes.errors import RESTART_ADVICE, IncompatibleCheckpointError
 from panes.types import RecordType
 
-STATE_FORMAT = 5
+STATE_FORMAT = 6
 """The version of the state format (operator snapshots, the Spark runner's state log, the local runner's job
 snapshot). Raised whenever what is stored changes shape; a checkpoint of another format is refused.
 (1: before fingerprints; 2: operators keyed by uid, fingerprints kept with the state; 3: columnar windows
 keep columns, the Spark runner's shard versions carry the rescaling generation and its queries read a
 control input; 4: a shard's meta names the query run that last reported its gauges; 5: columnar session
-windows keep their sessions as columns.)"""
+windows keep their sessions as columns; 6: a Spark shard's meta also holds its registered wake-up, clock and
+split tracker, which were ValueStates of their own.)"""
 
 STATELESS_KEYED_KINDS = frozenset({"map", "flat_map", "filter", "co_map", "co_flat_map"})
 """Keyed operator kinds that keep no state (removing one is compatible)."""
