@@ -18,8 +18,8 @@ worker (``shard.runtime``). Either way it is the committed version or is restore
 
 A step downstream of a Kafka source's own strategy tracks that source's partitions (``split_watermarks``): its
 shards advance by the split rows every micro-batch with Kafka records brings to every shard, not by Spark's
-watermark; the tracker lives in a ValueState ``splits``, written by the calls that changed it, and such a shard
-needs a Spark timer only where Spark's watermark also counts (a step with other inputs too).
+watermark; the tracker is kept in the meta's ``tracker``, and such a shard needs a Spark timer only where
+Spark's watermark also counts (a step with other inputs too).
 
 Processing time is Spark's batch timestamp, or, when the job's source gives its micro-batches' processing
 times (``clocked``), the time of the clock rows every shard receives in each batch (``layout.CLOCK``; kept
