@@ -3,9 +3,9 @@
 #
 #   bash scripts/test.sh          the quick tier: lint, types, every test that starts no Spark, and the
 #                                 representative Spark tests (tests/tiers.py: each Spark subsystem at least once)
-#   bash scripts/test.sh --ci     what CI runs (.ci/run): the quick tier and every other Spark test but those that
-#                                 repeat checks it makes (tests/tiers.py: REPEATS, each file with its reason)
-#   bash scripts/test.sh --all    everything: the CI tier and the repeating Spark tests
+#   bash scripts/test.sh --all    everything, what CI runs (.ci/run): every Spark test
+#   bash scripts/test.sh --ci     between the two: every Spark test but those that repeat, on other inputs, checks
+#                                 the quick tier makes (tests/tiers.py: REPEATS, each file with its reason)
 #
 # Other arguments go to pytest (for example -k, -x, --hypothesis-profile=panes-random). Markers left out by
 # default (pyproject.toml: deploy, faults, soak, quarantine) stay out; the slowest tests are listed at the end of each phase.

@@ -3,14 +3,14 @@
 - The **quick tier** (``bash scripts/test.sh``): lint, types, every test that starts no Spark, and the Spark
   tests named in :data:`QUICK_SPARK`, each standing for a subsystem of the Spark runner, so that every subsystem
   runs at least once. It is the loop a contributor runs after a change; it stays under 10 minutes on two cores.
-- The **CI tier** (``bash scripts/test.sh --ci``, what CI runs through ``.ci/run``, under 30 minutes): the quick
-  tier and every other Spark test except those in the files of :data:`REPEATS`, whose further tests repeat on
-  other inputs what a quick or CI test already checks on Spark (their reason says which).
-- The **full tier** (``bash scripts/test.sh --all``): every Spark test. :data:`FULL_ONLY` says, file by file, why
-  the rest of a file waits for the CI or the full run.
+- The **full tier** (``bash scripts/test.sh --all``, what CI runs through ``.ci/run``, under 30 minutes): every
+  Spark test. :data:`FULL_ONLY` says, file by file, why the rest of a file waits for the full run.
+- Between the two, ``bash scripts/test.sh --ci``: the quick tier and every other Spark test except those in the
+  files of :data:`REPEATS`, whose further tests repeat on other inputs what a quick test already checks on Spark
+  (their reason says which).
 
 :data:`QUICK_SPARK` names tests by their whole node id, parameters included: a new test, or a new parameter of
-a listed one, joins the CI tier (the full tier only, in a file of :data:`REPEATS`) unless it is added here, so the
+a listed one, joins the full tier (and ``--ci`` too, outside the files of :data:`REPEATS`) unless it is added here, so the
 quick tier never grows by itself. ``tests/test_tiers.py`` checks that every name here is a collected Spark test,
 that every file of Spark tests is either wholly quick or has its reason in :data:`FULL_ONLY`, and that every file
 of :data:`REPEATS` has one. The conftest marks every Spark test that is not in :data:`QUICK_SPARK` ``full``, and
@@ -214,7 +214,7 @@ FULL_ONLY: dict[str, str] = {
     "tests/kafka/test_kafka_spark.py": "Spark's own Kafka connector, restarts and crashes of a streaming Kafka job (a JVM of its own), the other guarantees",
     "tests/kafka/test_pyflink_kafka_examples.py": "the shapes of Flink's Kafka examples written and read by Spark tasks repeat the Kafka sink and Python reader paths the quick Kafka tests run; the quick tier runs every shape on the local runner against the broker",
     "tests/kafka/test_kafka_watermarks_spark.py": "a Kafka source's watermark per partition on Spark (a lagging partition with both readers, an idle one): streaming queries restarted between writes (Spark's connector needs its jars); the quick tier runs the tracker's property test and the local runner's per-partition broker tests",
-    "tests/kafka/test_kafka_watermarks_more_spark.py": "more per-partition watermark scenarios on Spark (a quiet partition, a second keyed step, a second watermarked input): the same split rows and tracker as test_kafka_watermarks_spark's, which the CI tier runs",
+    "tests/kafka/test_kafka_watermarks_more_spark.py": "more per-partition watermark scenarios on Spark (a quiet partition, a second keyed step, a second watermarked input): the same split rows and tracker as test_kafka_watermarks_spark's, which --ci runs",
     "tests/postgres/test_jdbc_spark.py": "merged sessions, refused rows, an unreachable server and replays repeat the writer path of the quick upsert test; the replay and the kills before and after a writer's commit (a job in a JVM of its own, killed twice in turn) are restarts; reconcile through the sink repeats the quick reconcile loop (tests/spark/test_late_table_spark.py) and the writer path",
     "tests/deploy/test_standalone_cluster.py": "starts a standalone cluster (a master and a worker, each a JVM) and runs the demo on it (about two minutes)",
     "tests/spark/test_accounting.py": "hypothesis over Spark (a new stream per example, 1-1.5 min per window kind); the quick tier's accounting is the local runner's property test and the Spark error outputs",
@@ -249,7 +249,7 @@ FULL_ONLY: dict[str, str] = {
     "tests/spark/test_timers_and_watermarks.py": "random timer registrations across many micro-batches (1.5 min) repeat the timer scenarios the quick tier checks against Flink on Spark, and watermark forwarding between keyed steps the chained keyed steps of tests/spark/test_spark_pipelines.py (CI)",
     "tests/spark/test_to_dataframe.py": "a streaming Parquet query and a result far beyond the driver's size limit (1-1.5 min each)",
     "tests/spark/test_two_jobs.py": "two streaming queries running at once in one session (half a minute); the quick tier runs the refusal of a second job under a running job's name",
-    "tests/spark/test_two_input_scenarios_spark.py": "each two-input scenario is a streaming query of many micro-batches (about half a minute); the quick tier runs the BATCH one on Spark and every one on the harness and the local runner (tests/core/test_two_input_scenarios.py), and the CI tier two watermarked inputs on Spark against Flink in the joins (tests/spark/test_joins.py) and the interval join (tests/spark/test_spark_pipelines.py)",
+    "tests/spark/test_two_input_scenarios_spark.py": "each two-input scenario is a streaming query of many micro-batches (about half a minute); the quick tier runs the BATCH one on Spark and every one on the harness and the local runner (tests/core/test_two_input_scenarios.py), and --ci two watermarked inputs on Spark against Flink in the joins (tests/spark/test_joins.py) and the interval join (tests/spark/test_spark_pipelines.py)",
 }
 """File -> why its Spark tests (those not in :data:`QUICK_SPARK`) wait for the CI or the full tier."""
 
@@ -277,11 +277,11 @@ REPEATS: frozenset[str] = frozenset(
     }
 )
 """The files of :data:`FULL_ONLY` whose further tests repeat, on other inputs, what the quick tier checks on Spark
-(each file's reason there says what): the full tier (``--all``) runs them, the CI tier does not. Every scenario of
-the conformance and composite-trigger files still runs on the local runner and the operator harness in the quick
-tier; what the CI tier leaves out is those scenarios' Spark runs beyond one per family. Measured: these files' further
-tests took 979 of the 3,412 worker-seconds of a full run's Spark phase here, which the CI run could not afford
-within its 30 minutes (2,131 s at stop 50, its Spark phase 1,803 s)."""
+(each file's reason there says what): the full tier (``--all``, what CI runs) runs them, ``--ci`` does not. Every
+scenario of the conformance and composite-trigger files still runs on the local runner and the operator harness in
+the quick tier; what ``--ci`` leaves out is those scenarios' Spark runs beyond one per family. Measured: these files'
+further tests took 979 of the 3,412 worker-seconds of a full run's Spark phase here. CI ran ``--ci`` until its
+time showed room for them (883 s at stop 54; ``--all`` 1,185 s in a fresh clone here the same day)."""
 
 SLOWEST_FIRST: tuple[str, ...] = (
     "tests/spark/test_crash_points.py",
