@@ -2,10 +2,13 @@
 [master]`` runs job ``<job>`` (a name of :data:`JOBS`) over its explicit micro-batches on Spark, writing its outputs
 under ``<output>``.
 
-Every job has event time that advances by ~600 ms per micro-batch (12 batches of a few rows), stragglers that
-arrive late (some within the windows' allowed lateness, some beyond it), and sinks Spark writes by tasks and
-replaces when a batch is replayed, so a killed job restarted from its checkpoint must give exactly the output of
-an uninterrupted run. The jobs:
+Every job has event time that advances by ~600 ms per micro-batch (6 batches of a few rows, then the end of
+input and one more of Spark's: micro-batches 0 to 7), stragglers that arrive late (some within the windows'
+allowed lateness, some beyond it), and sinks Spark writes by tasks and replaces when a batch is replayed, so a
+killed job restarted from its checkpoint must give exactly the output of an uninterrupted run. The batches are
+few because each run a test compares (a killed run, its restart, the uninterrupted run) runs every one again:
+the stragglers (:func:`events`) come early enough that 6 hold a window fired again within its allowed lateness,
+sessions that fired and grow in a later batch, and a row beyond the lateness. The jobs:
 
 - ``tumbling``: tumbling event-time windows with allowed lateness and a late side output (files only: the
   query's tasks write them directly);
@@ -41,7 +44,7 @@ from panes.watermarks import WatermarkStrategy
 from panes.windowing import EventTimeSessionWindows, ProcessWindowFunction, TumblingEventTimeWindows
 
 LATE: OutputTag[Any] = OutputTag("late")
-BATCHES = 12
+BATCHES = 6
 ROWS_PER_BATCH = 5
 STEP_MS = 600
 """How far event time moves per micro-batch."""
@@ -54,15 +57,17 @@ Rows = dict[str, list[tuple[Any, ...]]]
 
 def events(batches: int = BATCHES) -> list[list[dict[str, Any]]]:
     """``batches`` micro-batches of ``ROWS_PER_BATCH`` rows ``{user, page, ts, n}`` (``n`` unique), event time
-    moving on by :data:`STEP_MS` per batch; every third batch adds a straggler 900 ms behind (late, but within
-    500 ms of allowed lateness for the tumbling windows), every fourth one 3 s behind (beyond it)."""
+    moving on by :data:`STEP_MS` per batch; every batch but every third (1, 2, 4, 5, ...) adds a straggler 900 ms
+    behind (in batch 4 late for the tumbling windows but within their 500 ms of allowed lateness: ``u0``'s
+    window ``[1000, 2000)`` fires again; in batches 4 and 6 a session of ``/p1`` that fired grows), every fourth
+    from the fourth (3, 7, ...) one 3 s behind (beyond the allowed lateness: the late output)."""
     result = []
     for b in range(batches):
         rows = [
             {"user": f"u{(b * 2 + i) % 3}", "page": f"/p{(b + i) % 4}", "ts": b * STEP_MS + i * 110, "n": b * 100 + i}
             for i in range(ROWS_PER_BATCH)
         ]
-        if b % 3 == 2:
+        if b % 3 != 0:
             rows.append({"user": "u0", "page": "/p1", "ts": b * STEP_MS - 900, "n": b * 100 + 50})
         if b % 4 == 3:
             rows.append({"user": "u1", "page": "/p2", "ts": b * STEP_MS - 3000, "n": b * 100 + 60})
