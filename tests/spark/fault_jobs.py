@@ -138,7 +138,7 @@ class CountWindowRow(ProcessWindowFunction[Any, Any, Any, Any]):
         yield (key, len(ns), sum(ns), min(ns))
 
 
-class Flusher(KeyedProcessFunction):
+class Flusher(KeyedProcessFunction[Any, Any, Any]):
     """Gathers a key's rows; an event-time timer at the end of each row's 500 ms slot flushes what was gathered
     (``("event", key, timer, rows, sum of n)``); a processing-time timer 250 ms after each row reports the rows
     gathered and seen so far (``("processing", key, timer, gathered, seen)``). The rows seen are counted per
