@@ -96,6 +96,12 @@ what it fires is lost (``branching``: ``u0``'s window ``[3000, 4000)`` and other
 8 micro-batches, not fixed here)."""
 
 
+KNOWN_LOSS = ("branching", "between", 6)
+"""The point :data:`FULL` leaves out (``docs/reliability.md``, "Known gap"): a restart after the end of input's
+micro-batch committed runs no micro-batch more, so what Spark's last one fires is lost. Its test expects that
+failure (``-m faults``), and fails once the gap is fixed, to be moved into :data:`FULL` then."""
+
+
 @dataclass(frozen=True)
 class Reference:
     outputs: fault_jobs.Rows
@@ -189,6 +195,17 @@ def test_a_job_killed_at_crash_points_in_turn_restarts_to_the_uninterrupted_outp
 def test_a_job_killed_at_a_crash_point_restarts_to_the_uninterrupted_output(
     spark: Any, tmp_path_factory: pytest.TempPathFactory, job: str, point: str, batch: int
 ) -> None:
+    folder = tmp_path_factory.mktemp(f"{job}-{point}-{batch}")
+    [landing] = kill_and_restart(spark, folder, job, [(point, batch)])
+    assert landing.point == point, landing.describe()
+
+
+@pytest.mark.faults
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="docs/reliability.md, known gap: the last micro-batch")
+def test_a_job_killed_after_its_end_of_input_committed_loses_what_its_last_micro_batch_fires(
+    spark: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    job, point, batch = KNOWN_LOSS
     folder = tmp_path_factory.mktemp(f"{job}-{point}-{batch}")
     [landing] = kill_and_restart(spark, folder, job, [(point, batch)])
     assert landing.point == point, landing.describe()
