@@ -280,8 +280,9 @@ REPEATS: frozenset[str] = frozenset(
 (each file's reason there says what): the full tier (``--all``, what CI runs) runs them, ``--ci`` does not. Every
 scenario of the conformance and composite-trigger files still runs on the local runner and the operator harness in
 the quick tier; what ``--ci`` leaves out is those scenarios' Spark runs beyond one per family. Measured: these files'
-further tests took 979 of the 3,412 worker-seconds of a full run's Spark phase here. CI ran ``--ci`` until its
-time showed room for them (883 s at stop 54; ``--all`` 1,185 s in a fresh clone here the same day)."""
+further tests took 736 of the 2,468 worker-seconds of a full run's Spark phase here on 2026-11-30 (``--durations=0``).
+CI ran ``--ci`` until its time showed room for them (883 and 1,016 s at stops 54 and 55); ``.ci/run`` with ``--all``
+took 1,311 s in a fresh clone here the same day, its Spark phase 1,092 s."""
 
 SLOWEST_FIRST: tuple[str, ...] = (
     "tests/spark/test_crash_points.py",
