@@ -64,8 +64,18 @@ class Target:
         return (self.at_least is None or value >= self.at_least) and (self.at_most is None or value <= self.at_most)
 
 
+PER_KEY_SUFFIX = ", time per key"
+"""How ``workload.Case.name`` ends for a case with event time per key, which no target here names (the JSON has no
+other field that tells it from the stream-time case of the same window, keys and function)."""
+
+
+def stream_time_cases(measured: dict[str, Any]) -> list[dict[str, Any]]:
+    """The suite's cases whose event time is the stream's (the targets' cases)."""
+    return [found for found in measured.get("suite", {}).get("cases", []) if not found["name"].endswith(PER_KEY_SUFFIX)]
+
+
 def case(measured: dict[str, Any], window: str, keys: int, function: str, field: str) -> float | None:
-    for found in measured.get("suite", {}).get("cases", []):
+    for found in stream_time_cases(measured):
         if (found["window"], found["keys"], found["function"]) == (window, keys, function) and found["identical"]:
             return float(found[field])
     return None
@@ -139,6 +149,12 @@ TARGETS = [
     Target("reduce(lambda), tumbling, 10,000 keys >= 80,000 ev/s", rate("reduce"), 80_000, unit="ev/s"),
     Target("user AggregateFunction, tumbling, 10,000 keys >= 80,000 ev/s", rate("aggregate"), 80_000, unit="ev/s"),
     Target(
+        "(issue 45) reduce(lambda) / a Python AggregateFunction, tumbling, 10,000 keys >= 50,000 ev/s each",
+        lambda m: rate("reduce")(m) + rate("aggregate")(m),
+        50_000,
+        unit="ev/s",
+    ),
+    Target(
         "README pipeline on Spark < 15 s wall, session start included", startup("readme_wall_s"), at_most=15, unit="s"
     ),
     Target("the demo's first micro-batch < 5 s", startup("demo_first_batch_s"), at_most=5, unit="s"),
@@ -181,7 +197,7 @@ def per_core(measured: dict[str, Any]) -> list[str]:
     for window, nexmark in NEXMARK_PER_CORE.items():
         figures = [
             (found["keys"], found["panes_events_per_s"] / cores)
-            for found in measured.get("suite", {}).get("cases", [])
+            for found in stream_time_cases(measured)
             if found["window"] == window and found["function"] == "count_sum" and found.get("size_ms") == 10_000
         ]
         shown = ", ".join(f"{rate:,.0f} at {keys:,} keys" for keys, rate in figures) or "not run"
