@@ -16,13 +16,18 @@ from panes.windowing import CountEvictor, EventTimeSessionWindows, TumblingEvent
 STRATEGY = WatermarkStrategy.for_bounded_out_of_orderness(5_000).with_timestamp_assigner("ts")
 
 
-def columnar_lines(build: Any) -> list[str]:
+def explained(build: Any) -> list[str]:
+    """The lines of ``panes explain`` for a job of watermarked clicks that ``build`` takes on to a file sink."""
     env = StreamEnvironment()
     stream = env.from_files("clicks", schema="user STRING, page STRING, ts BIGINT").assign_timestamps_and_watermarks(
         STRATEGY
     )
     build(stream).sink_to_files("out")
-    return [line.split("on Spark: ", 1)[1] for line in explain(env.plan()).splitlines() if "|    on Spark: " in line]
+    return explain(env.plan()).splitlines()
+
+
+def columnar_lines(build: Any) -> list[str]:
+    return [line.split("on Spark: ", 1)[1] for line in explained(build) if "|    on Spark: " in line]
 
 
 def test_the_documented_idiom_runs_on_columns() -> None:
@@ -102,12 +107,7 @@ def test_a_process_batch_window_says_how_often_it_calls_the_function() -> None:
 
 
 def stage_lines(build: Any) -> list[str]:
-    env = StreamEnvironment()
-    stream = env.from_files("clicks", schema="user STRING, page STRING, ts BIGINT").assign_timestamps_and_watermarks(
-        STRATEGY
-    )
-    build(stream).sink_to_files("out")
-    return [line.split(": ", 1)[1] for line in explain(env.plan()).splitlines() if ". keyed step " in line]
+    return [line.split(": ", 1)[1] for line in explained(build) if ". keyed step " in line]
 
 
 def test_the_spark_stage_says_whether_a_python_function_is_called_per_pane() -> None:
