@@ -88,18 +88,12 @@ FULL = [
     ("branching", "between", 4),
     ("branching", "between", 5),
     ("branching", "batch", 6),
+    ("branching", "between", 6),
 ]
-"""21 crash points: every kind on every job, at early, middle and late micro-batches (a job runs micro-batches 0
+"""22 crash points: every kind on every job, at early, middle and late micro-batches (a job runs micro-batches 0
 to 7: its 6 lists, the end of input, and Spark's last, which fires what the end of input's watermark closes).
-None is between micro-batches 6 and 7: a job killed there and restarted ends without running micro-batch 7, and
-what it fires is lost (``branching``: ``u0``'s window ``[3000, 4000)`` and others; found when the points moved to
-8 micro-batches, not fixed here)."""
-
-
-KNOWN_LOSS = ("branching", "between", 6)
-"""The point :data:`FULL` leaves out (``docs/reliability.md``, "Known gap"): a restart after the end of input's
-micro-batch committed runs no micro-batch more, so what Spark's last one fires is lost. Its test expects that
-failure (``-m faults``), and fails once the gap is fixed, to be moved into :data:`FULL` then."""
+``branching`` between micro-batches 6 and 7 is a restart after the end of input committed: Spark alone would plan
+nothing more and lose what micro-batch 7 fires; panes delivers the end of input again (``panes.spark.end_again``)."""
 
 
 @dataclass(frozen=True)
@@ -195,17 +189,6 @@ def test_a_job_killed_at_crash_points_in_turn_restarts_to_the_uninterrupted_outp
 def test_a_job_killed_at_a_crash_point_restarts_to_the_uninterrupted_output(
     spark: Any, tmp_path_factory: pytest.TempPathFactory, job: str, point: str, batch: int
 ) -> None:
-    folder = tmp_path_factory.mktemp(f"{job}-{point}-{batch}")
-    [landing] = kill_and_restart(spark, folder, job, [(point, batch)])
-    assert landing.point == point, landing.describe()
-
-
-@pytest.mark.faults
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="docs/reliability.md, known gap: the last micro-batch")
-def test_a_job_killed_after_its_end_of_input_committed_loses_what_its_last_micro_batch_fires(
-    spark: Any, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    job, point, batch = KNOWN_LOSS
     folder = tmp_path_factory.mktemp(f"{job}-{point}-{batch}")
     [landing] = kill_and_restart(spark, folder, job, [(point, batch)])
     assert landing.point == point, landing.describe()

@@ -39,7 +39,7 @@ import os
 import re
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
@@ -61,10 +61,13 @@ FILES = (
 @dataclass(frozen=True)
 class Reading:
     """How a streaming query reads in-memory micro-batches: from Parquet files in ``folder`` (a local path), or
-    (``folder`` ``None``) through panes' Python data source; ``reason`` says why, for people."""
+    (``folder`` ``None``) through panes' Python data source; ``reason`` says why, for people. ``ends``: how many
+    times each source delivers its end of input, each in a micro-batch of its own (1, and one more per restart that
+    found the micro-batch after it lost: ``end_again``)."""
 
     folder: str | None
     reason: str
+    ends: int = 1
 
     def describe(self) -> str:
         """The reading for people: from files (their folder), or through the data source, and why."""
@@ -99,14 +102,16 @@ def source_reading(query: Reading, uid: str) -> Reading:
         return query
     folder = os.path.join(query.folder, folder_name(uid))
     if _has_files(folder):
-        return Reading(folder, FILES)  # the checkpoint's offsets are the file source's: it stays on files
+        return replace(query, folder=folder)  # the checkpoint's offsets are the file source's: it stays on files
     checkpoint = os.path.dirname(os.path.dirname(query.folder))
     if _planned_batches(checkpoint):
-        return Reading(None, "the checkpoint's micro-batches were read by panes' Python data source (its offsets)")
+        reason = "the checkpoint's micro-batches were read by panes' Python data source (its offsets)"
+        return replace(query, folder=None, reason=reason)
     held = crash_hook.held_points() & set(crash_hook.SOURCE_POINTS)
     if held:
-        return Reading(None, f"a crash hook holds the data source's point {', '.join(sorted(held))}")
-    return Reading(folder, FILES)
+        reason = f"a crash hook holds the data source's point {', '.join(sorted(held))}"
+        return replace(query, folder=None, reason=reason)
+    return replace(query, folder=folder)
 
 
 def explained() -> str:

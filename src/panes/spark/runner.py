@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from panes.datastream.execution import ExecutionConfig, JobExecutionResult
@@ -38,10 +39,11 @@ from panes.datastream.sources import DataFrameSource
 from panes.operators.metrics import OperatorMetrics
 from panes.spark import crash_hook
 from panes.spark.direct import PanesFiles, options, writes_directly
+from panes.spark.end_again import EndDeliveries, end_deliveries, mark
 from panes.spark.failures import carrying, interruptible, was_interrupted, with_carried
 from panes.spark.kafka.sink import run_name
 from panes.spark.metrics import BatchProgress, JobMetrics
-from panes.spark.micro_batch_files import NOT_STARTED, Reading, query_reading
+from panes.spark.micro_batch_files import NOT_STARTED, Reading, folder_name, query_reading
 from panes.spark.rescaling import (
     check_committed,
     control_folder,
@@ -58,7 +60,7 @@ from panes.spark.restarts import (
     restored_fingerprint,
     store_fingerprint,
 )
-from panes.spark.session import create_session, is_connect, observed_metrics_kept, warm_python_workers
+from panes.spark.session import create_session, driver_path, is_connect, observed_metrics_kept, warm_python_workers
 from panes.spark.sinks import SinkTarget, SinkWriter
 from panes.spark.sources import dataframe_type, reads_as_stream
 from panes.spark.translate import Translation, Translator, shard_count
@@ -360,6 +362,9 @@ class SparkRunner:
         generation = generation_of(stored)
         changed = shards_changed(stored, plan, lambda t: shard_count(t, config.parallelism, shards))
         new_generation = generation + 1 if changed else generation
+        # in-memory micro-batches as files in the checkpoint where this process can write them
+        reading = query_reading(self.spark, checkpoint, self._trigger(plan))
+        ends = EndDeliveries(1) if owns else self._end_deliveries(plan, checkpoint)
         translation = self._translate(
             plan,
             config,
@@ -370,8 +375,7 @@ class SparkRunner:
             # a window whose state the checkpoint holds element by element stays so (a newer panes may run it
             # on columns): it goes on from that state
             element_by_element=element_by_element_steps(stored),
-            # in-memory micro-batches as files in the checkpoint where this process can write them
-            micro_batches=query_reading(self.spark, checkpoint, self._trigger(plan)),
+            micro_batches=replace(reading, ends=ends.count),
         )
         own_fingerprint = query_fingerprint(plan, translation, shards, config.max_parallelism, new_generation)
         check_checkpoint(checkpoint, stored, own_fingerprint)
@@ -423,6 +427,9 @@ class SparkRunner:
         # built and checked; stored before Spark can commit a batch of it (see ``restarts``), also in a temporary
         # checkpoint, which an interrupted job keeps to resume from
         store_fingerprint(self.spark, checkpoint, own_fingerprint)
+        local = driver_path(self.spark, checkpoint)
+        if local is not None:
+            mark(local, ends)
         translation.write_micro_batch_files()
         job = SparkJob(stream.start(), checkpoint, owns, self.spark, writer if staged else None, self.on_progress)
         job.writer = writer
@@ -434,6 +441,23 @@ class SparkRunner:
         )
         job.micro_batch_readings = translation.micro_batch_readings
         return job
+
+    def _end_deliveries(self, plan: Plan, checkpoint: str) -> EndDeliveries:
+        """How many times the micro-batch sources of ``plan`` deliver their end of input on ``checkpoint``: once more
+        on a restart that found the micro-batch after the last one lost (``end_again``); a plan with another
+        source, or a micro-batch source without its end of input, delivers it as given."""
+        from panes.datastream.sources import MicroBatchSource
+
+        sources = [t for t in plan if t.kind == "source"]
+        if not self._finite(plan) or not all(t.source.end_of_input for t in sources):  # type: ignore[attr-defined]
+            return EndDeliveries(1)
+        uids = operator_uids(plan)
+        lists = {
+            folder_name(uids[t.id]): len(t.source.batches)  # type: ignore[attr-defined]
+            for t in sources
+            if isinstance(t.source, MicroBatchSource)  # type: ignore[attr-defined]
+        }
+        return end_deliveries(driver_path(self.spark, checkpoint), lists)
 
     def _query_name(self, job_name: str) -> str | None:
         """The Spark query's name: ``query_name``, else the job's name, spaces made underscores."""

@@ -140,8 +140,8 @@ def offset_control_rows(offset: Any) -> int:
 
 
 class _MicroBatchReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    """Offsets count lists (``b``); each ``latestOffset`` releases one more, so each list is one micro-batch.
-    An offset also says how many control rows (``layout.END`` sentinels, ``layout.CLOCK`` rows) the lists
+    """Offsets count lists (``b``) of all ``n``; each ``latestOffset`` releases one more, so each list is one
+    micro-batch. An offset also says how many control rows (``layout.END`` sentinels, ``layout.CLOCK`` rows) the lists
     before it hold (``c``), so the records a micro-batch read are Spark's ``numInputRows`` less the difference
     (see ``offset_control_rows``). The payloads stay in the process that plans the micro-batches: a pickled
     reader (the one in Spark's read function) leaves them out, and each partition carries its own."""
@@ -157,7 +157,7 @@ class _MicroBatchReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return {**self.__dict__, "payloads": []}
 
     def _offset(self, index: int) -> dict[str, int]:
-        return {"b": index, "c": self.control_before[index]}
+        return {"b": index, "c": self.control_before[index], "n": self.count}
 
     def initialOffset(self) -> dict[str, int]:
         return self._offset(0)
@@ -167,7 +167,9 @@ class _MicroBatchReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def latestOffset(self, start: dict[str, int], limit: Any) -> dict[str, int]:
         crash_hook.reached("between", start["b"] - 1)  # micro-batch b - 1 committed; offsets of b not written
-        return self._offset(min(start["b"] + 1, self.count))
+        if start["b"] >= self.count:
+            return start  # every list read (a restart's run may have fewer: ``end_again``)
+        return self._offset(start["b"] + 1)
 
     def partitions(self, start: dict[str, int], end: dict[str, int]) -> list[InputPartition]:
         return [_BatchPartition(i, self.payloads[i]) for i in range(start["b"], end["b"])]
@@ -190,9 +192,12 @@ def _records(elements: Any, channel: Channel, record_type: RecordType | None, fi
     return records
 
 
-def micro_batch_parts(source: MicroBatchSource, channel: Channel, codes: ChannelCodes) -> list[list[pa.RecordBatch]]:
+def micro_batch_parts(
+    source: MicroBatchSource, channel: Channel, codes: ChannelCodes, ends: int = 1
+) -> list[list[pa.RecordBatch]]:
     """The record batches (panes' layout of ``channel``) of each micro-batch of ``source``: one per list (its
-    records, then its clock row with processing times), then the end-of-input sentinel's with ``end_of_input``."""
+    records, then its clock row with processing times), then with ``end_of_input`` the end-of-input sentinel's,
+    ``ends`` times (a restart may deliver it again: ``end_again``)."""
     layout = Layout(codes, [channel])
     record_type = codes.types[codes.code[channel]]
     times = source.processing_times
@@ -213,7 +218,7 @@ def micro_batch_parts(source: MicroBatchSource, channel: Channel, codes: Channel
         parts = [layout.row(ch=END, seq=channel[0], ph=1)]
         if times:
             parts.append(layout.row(ch=CLOCK, ts=times[-1], seq=0, ph=1))
-        batches.append(parts)
+        batches.extend([parts] * ends)
     return batches
 
 
@@ -223,7 +228,7 @@ def micro_batch_rows(
     """A streaming DataFrame delivering ``source``'s lists one per micro-batch (plus the sentinel batch), read as
     ``reading`` says (``micro_batch_files``); with files, also the files to write before the query starts."""
     layout = Layout(codes, [channel])
-    batches = micro_batch_parts(source, channel, codes)
+    batches = micro_batch_parts(source, channel, codes, reading.ends)
     if reading.folder is not None:
         control_before = [0]
         for parts in batches:
