@@ -202,6 +202,9 @@ QUICK_SPARK_BY_FILE: dict[str, dict[str, str]] = {
     "tests/spark/test_two_jobs.py": {
         "test_a_second_job_under_a_running_jobs_name_is_refused_saying_how_to_name_it": "two jobs in one session: names",
     },
+    "tests/spark/test_threads.py": {
+        "test_a_job_started_from_another_thread_writes_what_it_writes_from_the_main_thread[file_sink]": "a job started from another thread: panes' Python data sources found in its session",
+    },
     "tests/test_old_checkpoints.py": {
         "test_a_spark_checkpoint_of_state_format_4_is_refused_and_left_as_it_was": "a checkpoint of an older state format",
     },
@@ -248,6 +251,7 @@ FULL_ONLY: dict[str, str] = {
     "tests/spark/test_state_log.py": "the element-by-element window's state log repeats the columnar one's layout rule",
     "tests/spark/test_streaming_stop.py": "one job stopped by Ctrl-C, resumed and stopped by SIGTERM, then resumed to the end: three JVMs of its own (about 1.5 min)",
     "tests/spark/test_task_slots.py": "local[8] and the no-keeper run each start a JVM of their own over 9 micro-batches of 1,500 rows",
+    "tests/spark/test_threads.py": "the ListSink variant writes through foreachBatch, which resolves no data source by name; the quick file-sink variant runs the same job from a thread through panes' own data source",
     "tests/spark/test_time_range.py": "windows at the edges of Spark's timestamps over many micro-batches",
     "tests/spark/test_timer_scenarios_spark.py": "the first timer scenario repeats the second's rules with more keys (a minute)",
     "tests/spark/test_timers_and_watermarks.py": "random timer registrations across many micro-batches (1.5 min) repeat the timer scenarios the quick tier checks against Flink on Spark, and watermark forwarding between keyed steps the chained keyed steps of tests/spark/test_spark_pipelines.py (CI)",

@@ -60,7 +60,14 @@ from panes.spark.restarts import (
     restored_fingerprint,
     store_fingerprint,
 )
-from panes.spark.session import create_session, driver_path, is_connect, observed_metrics_kept, warm_python_workers
+from panes.spark.session import (
+    create_session,
+    driver_path,
+    is_connect,
+    observed_metrics_kept,
+    register_data_source,
+    warm_python_workers,
+)
 from panes.spark.sinks import SinkTarget, SinkWriter
 from panes.spark.sources import dataframe_type, reads_as_stream
 from panes.spark.translate import Translation, Translator, shard_count
@@ -403,7 +410,7 @@ class SparkRunner:
         writer.run = run_name(checkpoint)
         if writes_directly(writer.targets):
             # every sink is a file the query's own tasks can write: one job per micro-batch
-            self.spark.dataSource.register(PanesFiles)
+            register_data_source(self.spark, PanesFiles)
             stream = translation.df.writeStream.format("panes_files").options(**options(writer.targets, writer.codes))
             # (the writer unpacks the last keyed step's payloads itself: no extra Python stage)
             staged = None

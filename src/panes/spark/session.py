@@ -292,3 +292,27 @@ def driver_path(spark: Any, path: str) -> str | None:
 def is_connect(spark: Any) -> bool:
     """Whether ``spark`` is a Spark Connect client session."""
     return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def register_data_source(spark: Any, source: type) -> None:
+    """Register the Python data source class ``source`` on ``spark`` so that ``format(source.name())`` finds it
+    when called from this thread, whichever thread it is.
+
+    Spark keeps a Python data source in the session it is registered on, but a classic session's
+    ``DataSource.lookupDataSource`` (what ``writeStream.start`` resolves its format with) looks it up in the
+    JVM thread's *active* session, which is thread-local: PySpark pins each Python thread to a JVM thread of
+    its own, and only the thread that built the session (or one that used ``createDataFrame``) has one. From
+    any other thread the name was not found (``DATA_SOURCE_NOT_FOUND``) although it was registered. So
+    ``spark`` becomes this thread's active session too, as building it made it on its own thread; every panes
+    data source is registered through here, readers too, so that reading and writing resolve in one session.
+    Over Spark Connect the server resolves names in the client's own session: only the registration is needed
+    there. Spark's errors (a class that is not a ``DataSource``) propagate."""
+    spark.dataSource.register(source)
+    if not is_connect(spark):
+        _make_active_on_this_thread(spark)
+
+
+def _make_active_on_this_thread(spark: Any) -> None:
+    """Make the classic session ``spark`` the active session of the JVM thread serving the calling thread."""
+    session_class = getattr(spark._jvm, "org.apache.spark.sql.classic.SparkSession")
+    session_class.setActiveSession(spark._jsparkSession)

@@ -50,6 +50,7 @@ from panes.elements import StreamRecord
 from panes.spark import crash_hook
 from panes.spark.layout import CLOCK, END, ChannelCodes, Layout, Record, pack, unpack
 from panes.spark.micro_batch_files import NOT_STARTED, MicroBatchFiles, Reading, file_rows
+from panes.spark.session import register_data_source
 from panes.types import RecordType
 
 
@@ -236,7 +237,7 @@ def micro_batch_rows(
         files = MicroBatchFiles(reading.folder, batches, layout.schema, tuple(control_before))
         return file_rows(spark, reading.folder, layout.ddl()), files
     payloads = [pack(parts, layout.schema) for parts in batches]
-    spark.dataSource.register(PanesMicroBatches)
+    register_data_source(spark, PanesMicroBatches)
     frame = (
         spark.readStream.format("panes_micro_batches")
         .option("batches", _encode_batches(payloads))

@@ -79,6 +79,7 @@ def kafka_input(spark: Any, source: KafkaSource) -> Any:
 def python_dataframe(spark: Any, source: KafkaSource, start: Any, stop: Any) -> Any:
     """The DataFrame of ``source`` read by panes' Python data source (streaming unless bounded)."""
     from panes.spark.kafka.python_source import SPEC_OPTION, PanesKafka, ReadSpec, encode_spec
+    from panes.spark.session import register_data_source
 
     def position(offsets: Any) -> dict[str, dict[str, int]]:
         found: dict[str, dict[str, int]] = {}
@@ -95,6 +96,6 @@ def python_dataframe(spark: Any, source: KafkaSource, start: Any, stop: Any) -> 
         source.what(),
         source.client_id_prefix or source.group_id or "KafkaSource",
     )
-    spark.dataSource.register(PanesKafka)
+    register_data_source(spark, PanesKafka)
     reader = spark.read if source.is_bounded() else spark.readStream
     return reader.format("panes_kafka").option(SPEC_OPTION, encode_spec(spec)).load()
