@@ -201,3 +201,30 @@ def test_a_lost_keeper_costs_a_restore_not_a_wrong_answer(parent: Any) -> None:
         assert last.done["restores"] == 0 and results(last, made, counts) == [1]
     finally:
         worker.close()
+
+
+@linux
+def test_a_shard_without_state_runs_in_the_worker_while_its_keeper_starts(parent: Any) -> None:
+    from panes.spark import keeper_client
+
+    made, layout, source, counts = definition()
+    blob = cloudpickle.dumps(made)
+    log = Log()
+    worker = Keepers(parent.pid)
+    try:
+        first = log.call([payload(layout, source, [("a", 1)])], LONG_MIN)
+        # the keeper is started, and a call without state does not wait for it: it runs in the worker
+        with pytest.raises(KeeperUnavailable, match="is starting"):
+            worker.run(0, made.uid, blob, first, log.read, wait=False)
+        assert keeper_pids(parent.pid)
+        here = keeper_client.run_shard(None, made.uid, blob, first, log.read)
+        assert here.done["restores"] == 0 and log.reads == 0
+        log.commit(here)
+        # a call with state waits for the keeper, which restores what the worker committed once, then keeps it
+        later = worker.run(0, made.uid, blob, log.call([payload(layout, source, [("a", 2)], 2)], 50), log.read)
+        assert later.done["restores"] == 1 and log.reads == 1 and results(later, made, counts) == [2]
+        log.commit(later)
+        last = worker.run(0, made.uid, blob, log.call([], 100), log.read, wait=False)
+        assert last.done["restores"] == 0 and log.reads == 1 and results(last, made, counts) == []
+    finally:
+        worker.close()

@@ -169,8 +169,10 @@ def _watch(parent: int) -> None:
 
 def main(argv: list[str]) -> None:
     """``python -m panes.spark.keeper PARENT SLOT``: detach (double fork, so no worker has to reap it), bind
-    the slot's address (another keeper bound it first: exit) and serve until ``PARENT`` is gone, with the
-    garbage collector settled for a long-lived process (``panes.garbage.settle_process``)."""
+    the slot's address (another keeper bound it first: exit), import what shard calls run, then listen and serve
+    until ``PARENT`` is gone, with the garbage collector settled for a long-lived process
+    (``panes.garbage.settle_process``). It listens only once it can answer at once: until then a worker's
+    connection is refused, and a call of a shard without state runs in the worker (``keeper_client``)."""
     parent, slot = int(argv[0]), int(argv[1])
     if os.fork() > 0:
         os._exit(0)
@@ -180,10 +182,10 @@ def main(argv: list[str]) -> None:
         listener.bind(address(parent, slot))
     except OSError:
         os._exit(0)
-    listener.listen(64)
     threading.Thread(target=_watch, args=(parent,), daemon=True).start()
     keeper = Keeper()  # imports what shard calls run
     settle_process()
+    listener.listen(64)
     keeper.serve(listener)
 
 

@@ -4,6 +4,11 @@
 and falls back to running it in this worker (``shard.LiveShards``, restoring from the state store) when no
 keeper can be reached: keepers are off (``PANES_SHARD_KEEPERS=0``, or not Linux), one did not start in time, or
 one was lost in the middle of a call. A call is always answered from the committed state, wherever it ran.
+
+A shard with no state yet (its first call, not a rescaled one) does not wait for a keeper that is starting: it runs
+in this worker meanwhile, and the keeper takes it over at a later call, restoring the little that call committed.
+So a query's first micro-batch does not wait for the keepers' start (a new interpreter importing panes, most of a
+second); a shard with state to restore waits for its keeper, so that the restore is paid once.
 """
 
 from __future__ import annotations
@@ -45,6 +50,8 @@ class Keepers:
     def __init__(self, parent: int | None = None) -> None:
         self._connections: dict[int, socket.socket] = {}
         self._failed: set[int] = set()
+        self._started: dict[int, float] = {}
+        """When this worker started the keeper of a slot that was not listening yet (``time.monotonic``)."""
         self.parent = parent
 
     def run(
@@ -54,10 +61,12 @@ class Keepers:
         definition: bytes,
         call: ShardCall,
         read_log: Callable[[], list[bytes]],
+        wait: bool = True,
     ) -> ShardOutcome:
         """``call`` in the keeper of ``slot`` (see ``keeper`` for the exchange); the step's code raising there
-        raises here; ``KeeperUnavailable`` when the keeper cannot be reached or is lost."""
-        conn = self._connection(slot)
+        raises here; ``KeeperUnavailable`` when the keeper cannot be reached or is lost, or (``wait`` false) is
+        still starting."""
+        conn = self._connection(slot, wait)
         try:
             send(conn, ("call", uid, call))
             while True:
@@ -83,7 +92,10 @@ class Keepers:
 
         raise rebuilt_exception(reply[1]) from KeeperTraceback(f"in the shard keeper of slot {slot}:\n{reply[2]}")
 
-    def _connection(self, slot: int) -> socket.socket:
+    def _connection(self, slot: int, wait: bool) -> socket.socket:
+        """The connection to the keeper of ``slot``, which this worker starts when it is not listening; a keeper
+        that is starting is waited for up to :data:`START_SECONDS` since its start, or (``wait`` false) answers
+        ``KeeperUnavailable`` at once."""
         conn = self._connections.get(slot)
         if conn is not None:
             return conn
@@ -93,16 +105,21 @@ class Keepers:
         name = address(parent, slot)
         conn = _connect(name)
         if conn is None:
-            _start(parent, slot)
-            deadline = time.monotonic() + START_SECONDS
+            if slot not in self._started:
+                _start(parent, slot)
+                self._started[slot] = time.monotonic()
+            deadline = self._started[slot] + START_SECONDS
             pause = 0.01
-            while conn is None and time.monotonic() < deadline:
+            while conn is None and wait and time.monotonic() < deadline:
                 time.sleep(pause)
                 pause = min(pause * 2, 0.2)
                 conn = _connect(name)
+            if conn is None and time.monotonic() < deadline:
+                raise KeeperUnavailable(f"the shard keeper of slot {slot} is starting")
         if conn is None:
             self._failed.add(slot)
             raise KeeperUnavailable(f"the shard keeper of slot {slot} did not start within {START_SECONDS:.0f} s")
+        self._started.pop(slot, None)
         self._connections[slot] = conn
         return conn
 
@@ -149,12 +166,17 @@ def run_shard(
     slot: int | None, uid: str, definition: bytes, call: ShardCall, read_log: Callable[[], list[bytes]]
 ) -> ShardOutcome:
     """``call`` in the keeper of ``slot`` (``None``: keepers off), else in this worker (module docstring), where
-    the garbage collector runs as in a keeper (``panes.garbage``)."""
+    the garbage collector runs as in a keeper (``panes.garbage``). A shard without state yet does not wait for a
+    keeper that is starting."""
     if slot is not None:
         try:
-            return _KEEPERS.run(slot, uid, definition, call, read_log)
+            stateless = call.version is None and not call.pieces
+            outcome = _KEEPERS.run(slot, uid, definition, call, read_log, wait=not stateless)
         except KeeperUnavailable:
             pass
+        else:
+            _HERE.forget(uid, call.shard)  # run here while its keeper started: the keeper holds it now
+            return outcome
     local = _DEFINITIONS.get(uid)
     if local is None:
         local = _DEFINITIONS[uid] = load_definition(definition)
