@@ -173,58 +173,73 @@ def test_a_keeper_keeps_a_shard_alive_for_every_worker_and_ends_with_its_daemon(
     )
 
 
+class OneShard:
+    """One shard of :func:`definition`'s step, its state store's log, and the calls a Python worker of an executor
+    (the process ``parent``) sends through :class:`Keepers` or runs itself."""
+
+    def __init__(self, parent: int) -> None:
+        self.made, self.layout, self.source, self.counts = definition()
+        self.blob = cloudpickle.dumps(self.made)
+        self.log = Log()
+        self.worker = Keepers(parent)
+
+    def call(self, elements: list[tuple[str, int]], first_seq: int, watermark: int) -> ShardCall:
+        return self.log.call([payload(self.layout, self.source, elements, first_seq)] if elements else [], watermark)
+
+    def in_keeper(self, call: ShardCall, wait: bool = True) -> ShardOutcome:
+        return self.worker.run(0, self.made.uid, self.blob, call, self.log.read, wait=wait)
+
+    def in_worker(self, call: ShardCall) -> ShardOutcome:
+        """What a worker does when no keeper takes the call: it runs here, from the committed state."""
+        from panes.spark import keeper_client
+
+        return keeper_client.run_shard(None, self.made.uid, self.blob, call, self.log.read)
+
+    def results(self, outcome: ShardOutcome) -> list[Any]:
+        return results(outcome, self.made, self.counts)
+
+
 @linux
 def test_a_lost_keeper_costs_a_restore_not_a_wrong_answer(parent: Any) -> None:
-    from panes.spark import keeper_client
-
-    made, layout, source, counts = definition()
-    blob = cloudpickle.dumps(made)
-    log = Log()
-    worker = Keepers(parent.pid)
+    shard = OneShard(parent.pid)
     try:
-        log.commit(worker.run(0, made.uid, blob, log.call([payload(layout, source, [("a", 1)])], LONG_MIN), log.read))
+        shard.log.commit(shard.in_keeper(shard.call([("a", 1)], 1, LONG_MIN)))
         (keeper,) = keeper_pids(parent.pid)
         os.kill(keeper, signal.SIGKILL)
         assert wait_for(lambda: not keeper_pids(parent.pid) and not listening(address(parent.pid, 0)))
-        call = log.call([payload(layout, source, [("a", 2)], 2)], 50)
+        call = shard.call([("a", 2)], 2, 50)
         with pytest.raises(KeeperUnavailable):
-            worker.run(0, made.uid, blob, call, log.read)
-        # what a worker does then: the call runs here, from the committed state
-        here = keeper_client.run_shard(None, made.uid, blob, call, log.read)
-        assert here.done["restores"] == 1 and results(here, made, counts) == [2]
-        log.commit(here)
+            shard.in_keeper(call)
+        here = shard.in_worker(call)
+        assert here.done["restores"] == 1 and shard.results(here) == [2]
+        shard.log.commit(here)
         # the next call starts a new keeper, which restores once and then keeps the shard
-        later = worker.run(0, made.uid, blob, log.call([payload(layout, source, [("a", 60)], 3)], 50), log.read)
+        later = shard.in_keeper(shard.call([("a", 60)], 3, 50))
         assert later.done["restores"] == 1
-        log.commit(later)
-        last = worker.run(0, made.uid, blob, log.call([], 100), log.read)
-        assert last.done["restores"] == 0 and results(last, made, counts) == [1]
+        shard.log.commit(later)
+        last = shard.in_keeper(shard.call([], 4, 100))
+        assert last.done["restores"] == 0 and shard.results(last) == [1]
     finally:
-        worker.close()
+        shard.worker.close()
 
 
 @linux
 def test_a_shard_without_state_runs_in_the_worker_while_its_keeper_starts(parent: Any) -> None:
-    from panes.spark import keeper_client
-
-    made, layout, source, counts = definition()
-    blob = cloudpickle.dumps(made)
-    log = Log()
-    worker = Keepers(parent.pid)
+    shard = OneShard(parent.pid)
     try:
-        first = log.call([payload(layout, source, [("a", 1)])], LONG_MIN)
+        first = shard.call([("a", 1)], 1, LONG_MIN)
         # the keeper is started, and a call without state does not wait for it: it runs in the worker
         with pytest.raises(KeeperUnavailable, match="is starting"):
-            worker.run(0, made.uid, blob, first, log.read, wait=False)
+            shard.in_keeper(first, wait=False)
         assert keeper_pids(parent.pid)
-        here = keeper_client.run_shard(None, made.uid, blob, first, log.read)
-        assert here.done["restores"] == 0 and log.reads == 0
-        log.commit(here)
+        here = shard.in_worker(first)
+        assert here.done["restores"] == 0 and shard.log.reads == 0
+        shard.log.commit(here)
         # a call with state waits for the keeper, which restores what the worker committed once, then keeps it
-        later = worker.run(0, made.uid, blob, log.call([payload(layout, source, [("a", 2)], 2)], 50), log.read)
-        assert later.done["restores"] == 1 and log.reads == 1 and results(later, made, counts) == [2]
-        log.commit(later)
-        last = worker.run(0, made.uid, blob, log.call([], 100), log.read, wait=False)
-        assert last.done["restores"] == 0 and log.reads == 1 and results(last, made, counts) == []
+        later = shard.in_keeper(shard.call([("a", 2)], 2, 50))
+        assert later.done["restores"] == 1 and shard.log.reads == 1 and shard.results(later) == [2]
+        shard.log.commit(later)
+        last = shard.in_keeper(shard.call([], 3, 100), wait=False)
+        assert last.done["restores"] == 0 and shard.log.reads == 1 and shard.results(last) == []
     finally:
-        worker.close()
+        shard.worker.close()
