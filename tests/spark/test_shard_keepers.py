@@ -18,7 +18,7 @@ from panes.datastream import StreamEnvironment
 from panes.errors import UserFunctionError
 from panes.functions import Count
 from panes.spark.keeper import address
-from panes.spark.keeper_client import Keepers, KeeperUnavailable, _connect
+from panes.spark.keeper_client import Keepers, KeeperStarting, KeeperUnavailable, _connect
 from panes.spark.layout import ChannelCodes, Layout, Record, channel_mask, pack, read_records, unpack
 from panes.spark.linear import linearize
 from panes.spark.shard.definition import ShardDefinition
@@ -89,6 +89,26 @@ class Log:
 
     def call(self, payloads: list[bytes], watermark: int) -> ShardCall:
         return ShardCall(0, payloads, watermark, 0, self.version, self.stored, self.snapshot)
+
+
+def test_an_adopted_operator_serves_only_the_version_it_was_given_if_the_store_committed_it() -> None:
+    shards, other = LiveShards(), LiveShards()
+    made, layout, source, counts = definition()
+    log = Log()
+    first = other.run(made, log.call([payload(layout, source, [("a", 1)])], LONG_MIN), log.read)
+    assert shards.adopt(made, 0, first.version, [first.entry])  # what a keeper does with a worker's seed
+    assert not shards.adopt(made, 0, first.version, [first.entry])  # held already
+    log.commit(first)
+    second = shards.run(made, log.call([payload(layout, source, [("a", 3)], 3)], 100), log.read)
+    assert second.done["restores"] == 0 and log.reads == 0 and results(second, made, counts) == [2]
+    # a seed whose call's state the store never committed (its batch failed): the next call restores instead
+    log.commit(second)
+    elsewhere = Log()
+    stale = LiveShards().run(made, elsewhere.call([payload(layout, source, [("b", 200)], 4)], 100), elsewhere.read)
+    shards.forget(made.uid, 0)
+    assert shards.adopt(made, 0, stale.version, [stale.entry])
+    again = shards.run(made, log.call([payload(layout, source, [("b", 200)], 4)], 100), log.read)
+    assert again.done["restores"] == 1 and log.reads == 1
 
 
 def test_the_live_operator_serves_only_the_committed_version() -> None:
@@ -229,17 +249,16 @@ def test_a_shard_without_state_runs_in_the_worker_while_its_keeper_starts(parent
     try:
         first = shard.call([("a", 1)], 1, LONG_MIN)
         # the keeper is started, and a call without state does not wait for it: it runs in the worker
-        with pytest.raises(KeeperUnavailable, match="is starting"):
+        with pytest.raises(KeeperStarting, match="is starting"):
             shard.in_keeper(first, wait=False)
         assert keeper_pids(parent.pid)
         here = shard.in_worker(first)
-        assert here.done["restores"] == 0 and shard.log.reads == 0
+        assert here.snapshot and here.done["restores"] == 0 and shard.log.reads == 0
+        # which hands the keeper what the call wrote: the keeper holds the shard at that version
+        assert shard.worker.seed(0, shard.made.uid, shard.blob, 0, here.version, [here.entry])
+        assert not shard.worker.seed(0, shard.made.uid, shard.blob, 0, here.version, [here.entry])  # held already
         shard.log.commit(here)
-        # a call with state waits for the keeper, which restores what the worker committed once, then keeps it
-        later = shard.in_keeper(shard.call([("a", 2)], 2, 50))
-        assert later.done["restores"] == 1 and shard.log.reads == 1 and shard.results(later) == [2]
-        shard.log.commit(later)
-        last = shard.in_keeper(shard.call([], 3, 100), wait=False)
-        assert last.done["restores"] == 0 and shard.log.reads == 1 and shard.results(last) == []
+        later = shard.in_keeper(shard.call([("a", 2)], 2, 50), wait=False)
+        assert later.done["restores"] == 0 and shard.log.reads == 0 and shard.results(later) == [2]
     finally:
         shard.worker.close()

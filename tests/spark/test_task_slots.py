@@ -1,8 +1,8 @@
 """More task slots than two: on ``local[8]`` (8 shuffle partitions, 16 shards) the job whose state grows every
 micro-batch (``tests.spark.slots_job``) gives the local runner's results, and its shards' operators stay alive in
-their slots' shard keepers: no call after a shard's first two rebuilds its operator from the state store (the second
-only where the first ran in its worker while the keeper started), though Spark hands the tasks to any of its eight
-Python workers. (``-m deploy`` runs the same on a standalone cluster of
+their slots' shard keepers: no call after a shard's first rebuilds its operator from the state store (but, at most
+once, the second where the first ran in its worker while the keeper started and the hand-over came late), though
+Spark hands the tasks to any of its eight Python workers. (``-m deploy`` runs the same on a standalone cluster of
 two workers with four cores each: ``tests/deploy/test_standalone_cluster.py``.)"""
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ def spark_results(output: Path) -> dict[str, list[tuple[Any, ...]]]:
 def check_state_stayed(metrics: dict[str, dict[str, int]], shards: int) -> None:
     """Every keyed step's calls found their operator alive, but each shard's first (which has nothing to restore;
     a shard called before its state committed restores nothing either) and, at most once per shard, the call after
-    a first one that ran in its worker while the slot's keeper started (``keeper_client``)."""
+    a first one that ran in its worker while the slot's keeper started, when it reaches the keeper before the
+    worker handed the shard over (``keeper_client``)."""
     for name, step in metrics.items():
         if step.get("shard_calls"):
             assert step["shard_calls"] > 2 * shards, (name, step)  # every shard called in most micro-batches

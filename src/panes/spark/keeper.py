@@ -19,7 +19,10 @@ Messages are pickled tuples, each framed by its length (8 bytes, big-endian). A 
 ``("call", uid, ShardCall)``; the keeper answers ``("ok", ShardOutcome)``, or first asks for what it lacks:
 ``("definition?",)`` (the worker sends ``("definition", uid, bytes)``: the step, pickled on the driver) and
 ``("log?",)`` (the worker sends ``("log", entries)``: the shard's stored log). A failure of the step's code
-answers ``("error", pickled exception state, traceback text)`` and drops the shard's live operator.
+answers ``("error", pickled exception state, traceback text)`` and drops the shard's live operator. A worker that
+ran a shard's first call itself while the keeper started hands the shard over with ``("seed", uid, shard, version,
+entries)`` (the log that call wrote): the keeper restores it then, off the next call's path, and answers
+``("ok", adopted)`` (``LiveShards.adopt``).
 """
 
 from __future__ import annotations
@@ -33,9 +36,12 @@ import sys
 import threading
 import time
 import traceback
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from panes.garbage import settle_process
+
+if TYPE_CHECKING:
+    from panes.spark.shard.definition import ShardDefinition
 
 _HEADER = struct.Struct(">Q")
 WATCH_SECONDS = 1.0
@@ -75,7 +81,6 @@ class Keeper:
     """Serves shard calls on a listening socket (see the module docstring)."""
 
     def __init__(self) -> None:
-        from panes.spark.shard.definition import ShardDefinition
         from panes.spark.shard.runtime import LiveShards
 
         self.shards = LiveShards()
@@ -95,6 +100,17 @@ class Keeper:
             except (EOFError, ConnectionError):
                 return
 
+    def definition(self, conn: socket.socket, uid: str) -> ShardDefinition:
+        """The step ``uid``'s definition, asked of the worker on ``conn`` the first time."""
+        from panes.spark.shard.definition import load_definition
+
+        definition = self.definitions.get(uid)
+        if definition is None:
+            send(conn, ("definition?",))
+            _, uid, blob = receive(conn)
+            definition = self.definitions[uid] = load_definition(blob)
+        return definition
+
     def handle(self, conn: socket.socket, message: Any) -> None:
         from panes.spark.shard.definition import load_definition
 
@@ -103,14 +119,17 @@ class Keeper:
             _, uid, blob = message
             self.definitions[uid] = load_definition(blob)
             return
+        if kind == "seed":
+            _, uid, shard, version, entries = message
+            definition = self.definition(conn, uid)
+            with self.lock:
+                adopted = self.shards.adopt(definition, shard, version, entries)
+            send(conn, ("ok", adopted))
+            return
         if kind != "call":
             raise ValueError(f"unknown message {kind!r}")
         _, uid, call = message
-        definition = self.definitions.get(uid)
-        if definition is None:
-            send(conn, ("definition?",))
-            kind, uid, blob = receive(conn)
-            definition = self.definitions[uid] = load_definition(blob)
+        definition = self.definition(conn, uid)
 
         def read_log() -> list[bytes]:
             send(conn, ("log?",))

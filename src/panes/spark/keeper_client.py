@@ -6,9 +6,11 @@ keeper can be reached: keepers are off (``PANES_SHARD_KEEPERS=0``, or not Linux)
 one was lost in the middle of a call. A call is always answered from the committed state, wherever it ran.
 
 A shard with no state yet (its first call, not a rescaled one) does not wait for a keeper that is starting: it runs
-in this worker meanwhile, and the keeper takes it over at a later call, restoring the little that call committed.
-So a query's first micro-batch does not wait for the keepers' start (a new interpreter importing panes, most of a
-second); a shard with state to restore waits for its keeper, so that the restore is paid once.
+in this worker meanwhile, and a background thread hands the keeper what that call wrote once it listens
+(:meth:`Keepers.seed`), so that the keeper holds the shard at the next call without a restore on its path (if the
+next call comes first, the keeper restores it from the store then). So a query's first micro-batch does not wait
+for the keepers' start (a new interpreter importing panes, most of a second); a shard with state to restore waits
+for its keeper, so that the restore is made once.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 
@@ -33,6 +36,10 @@ START_SECONDS = 30.0
 
 class KeeperUnavailable(RuntimeError):
     """No keeper could run the call (it is not there, or it was lost during the call)."""
+
+
+class KeeperStarting(KeeperUnavailable):
+    """The keeper is starting, and the call was not to wait for it."""
 
 
 class KeeperTraceback(RuntimeError):
@@ -115,13 +122,39 @@ class Keepers:
                 pause = min(pause * 2, 0.2)
                 conn = _connect(name)
             if conn is None and time.monotonic() < deadline:
-                raise KeeperUnavailable(f"the shard keeper of slot {slot} is starting")
+                raise KeeperStarting(f"the shard keeper of slot {slot} is starting")
         if conn is None:
             self._failed.add(slot)
             raise KeeperUnavailable(f"the shard keeper of slot {slot} did not start within {START_SECONDS:.0f} s")
         self._started.pop(slot, None)
         self._connections[slot] = conn
         return conn
+
+    def seed(self, slot: int, uid: str, definition: bytes, shard: int, version: int, entries: list[bytes]) -> bool:
+        """Hand the keeper of ``slot`` shard ``shard`` of step ``uid``, which this worker ran while the keeper started:
+        ``entries`` is the log its call wrote under ``version`` (see ``keeper``). Waits for the keeper to listen, up
+        to :data:`START_SECONDS` since it was started, on a connection of its own (a background thread may call
+        this while the worker's task goes on). Whether the keeper adopted it (not when it holds the shard already,
+        or cannot be reached)."""
+        parent = os.getppid() if self.parent is None else self.parent
+        name = address(parent, slot)
+        deadline = self._started.get(slot, time.monotonic()) + START_SECONDS
+        conn = _connect(name)
+        while conn is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            conn = _connect(name)
+        if conn is None:
+            return False
+        with conn:
+            try:
+                send(conn, ("seed", uid, shard, version, entries))
+                reply = receive(conn)
+                if reply[0] == "definition?":
+                    send(conn, ("definition", uid, definition))
+                    reply = receive(conn)
+            except (EOFError, OSError):
+                return False
+        return reply[0] == "ok" and bool(reply[1])
 
     def close(self) -> None:
         for slot in list(self._connections):
@@ -168,10 +201,13 @@ def run_shard(
     """``call`` in the keeper of ``slot`` (``None``: keepers off), else in this worker (module docstring), where
     the garbage collector runs as in a keeper (``panes.garbage``). A shard without state yet does not wait for a
     keeper that is starting."""
+    starting = False
     if slot is not None:
         try:
             stateless = call.version is None and not call.pieces
             outcome = _KEEPERS.run(slot, uid, definition, call, read_log, wait=not stateless)
+        except KeeperStarting:
+            starting = True
         except KeeperUnavailable:
             pass
         else:
@@ -181,4 +217,10 @@ def run_shard(
     if local is None:
         local = _DEFINITIONS[uid] = load_definition(definition)
     with fewer_collections():
-        return _HERE.run(local, call, read_log)
+        outcome = _HERE.run(local, call, read_log)
+    if starting and outcome.snapshot:
+        # the keeper restores the shard from what this call wrote once it listens, off the next call's path
+        entries = [outcome.entry]
+        seeding = (slot, uid, definition, call.shard, outcome.version, entries)
+        threading.Thread(target=_KEEPERS.seed, args=seeding, name="panes-keeper-seed", daemon=True).start()
+    return outcome

@@ -149,6 +149,20 @@ class LiveShards:
         self._live[place] = _Live(outcome.version, host)
         return outcome
 
+    def adopt(self, definition: ShardDefinition, shard: int, version: int, entries: list[bytes]) -> bool:
+        """Hold shard ``shard`` of ``definition``'s step live at ``version``, restored from ``entries`` (the log the
+        call that wrote ``version`` left: a snapshot first), as if that call had run here; nothing when an operator
+        of the shard is live here already (it may be newer). Whether it was adopted. A later call uses it only if
+        ``version`` is the one the store committed, as any live operator (:meth:`run`)."""
+        self._drop_idle()
+        place = (definition.uid, shard)
+        if place in self._live:
+            return False
+        host = shard_host(definition, shard)
+        log.restore(host, entries)
+        self._live[place] = _Live(version, host)
+        return True
+
     def forget(self, uid: str, shard: int) -> None:
         self._live.pop((uid, shard), None)
 
