@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from panes.datastream import StreamEnvironment
+from panes.spark.metrics import ran_micro_batch
 from panes.spark.stages import spark_stages
 from panes.spark.watermarks import END_MS, SHIFT, progress_watermark, spark_instant_ms, to_spark_time
 from panes.time import LONG_MAX, LONG_MIN, format_instant
@@ -51,6 +52,15 @@ def test_spark_progress_markers() -> None:
     assert progress_watermark({"eventTime": {"watermark": "+294247-01-10T04:00:54.774Z"}}) == LONG_MAX
     with pytest.raises(ValueError, match="not an ISO-8601"):
         spark_instant_ms("yesterday")
+
+
+def test_a_trigger_that_ran_no_micro_batch_is_no_micro_batch() -> None:
+    # Spark's entries as it wrote them: a micro-batch it ran (Spark's last one, without input, moves nothing but
+    # the watermark), and an idle trigger (a finished job started again on its checkpoint): the next id, not run
+    ran = {"batchId": 4, "numInputRows": 0, "durationMs": {"addBatch": 310, "triggerExecution": 640}}
+    idle = {"batchId": 5, "numInputRows": 0, "durationMs": {"latestOffset": 1, "triggerExecution": 6}}
+    assert ran_micro_batch(ran) and not ran_micro_batch(idle)
+    assert not ran_micro_batch({"batchId": 0})
 
 
 def _window(stream: object) -> object:

@@ -351,6 +351,8 @@ def summary(result: Any, seconds: float, startup: float = 0.0) -> str:
         progress = details.get("progress") or []
         if progress:
             text += f", final watermark {format_instant(progress_watermark(progress[-1]))}"
+        else:
+            text += " (nothing new to read)"
     elif "records_read" in details:
         text += f", {details['records_read']} records read"
     return text

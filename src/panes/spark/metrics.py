@@ -171,6 +171,16 @@ def _field(progress: Any, name: str) -> Any:
     return progress.get(name) if hasattr(progress, "get") else getattr(progress, name, None)
 
 
+def ran_micro_batch(progress: Any) -> bool:
+    """Whether Spark's progress entry ``progress`` (an object or a mapping) is of a micro-batch Spark ran. A trigger
+    that found nothing to read and planned no micro-batch reports the id of the micro-batch it did not run, without
+    its time in the sink (``addBatch``): Spark does so after ``spark.sql.streaming.noDataProgressEventInterval``
+    (10 s) of idleness, and when an ``availableNow`` run finds nothing left (a finished job started again on its
+    checkpoint). Such an entry is no micro-batch: the one that later runs under that id reports its own."""
+    durations = _field(progress, "durationMs") or {}
+    return "addBatch" in durations
+
+
 def observed_values(row: Any) -> dict[str, Any]:
     """One observation of a progress entry as ``name -> value``: a ``Row`` of the named values (classic
     Spark) or a plain mapping, or Spark Connect's form, a ``Row`` (or, in its JSON, a mapping) of two fields

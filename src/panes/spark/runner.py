@@ -42,7 +42,7 @@ from panes.spark.direct import PanesFiles, options, writes_directly
 from panes.spark.end_again import EndDeliveries, end_deliveries, mark
 from panes.spark.failures import carrying, interruptible, was_interrupted, with_carried
 from panes.spark.kafka.sink import run_name
-from panes.spark.metrics import BatchProgress, JobMetrics
+from panes.spark.metrics import BatchProgress, JobMetrics, ran_micro_batch
 from panes.spark.micro_batch_files import NOT_STARTED, Reading, folder_name, query_reading
 from panes.spark.rescaling import (
     check_committed,
@@ -132,9 +132,10 @@ class SparkJob:
         (``panes.spark.micro_batch_files``)."""
 
     def progress(self) -> list[Any]:
-        """The query's progress so far (Spark's, one entry per micro-batch; its event-time watermark is shifted,
-        see ``panes.spark.watermarks``), with panes' counters added to :attr:`observed`."""
-        progress = sorted(self.query.recentProgress, key=lambda p: p["batchId"])
+        """The query's progress so far (Spark's, one entry per micro-batch it ran, ``ran_micro_batch``; its
+        event-time watermark is shifted, see ``panes.spark.watermarks``), with panes' counters added to
+        :attr:`observed`."""
+        progress = sorted(filter(ran_micro_batch, self.query.recentProgress), key=lambda p: p["batchId"])
         for entry in progress:
             if entry["batchId"] not in self._counted:
                 self._counted.add(entry["batchId"])
@@ -189,7 +190,8 @@ class SparkJob:
             self.query.stop()
         with contextlib.suppress(Exception):
             self.deliver()
-        batches = [p["batchId"] for p in self.query.recentProgress] if self.query is not None else []
+        ran = filter(ran_micro_batch, self.query.recentProgress) if self.query is not None else []
+        batches = [p["batchId"] for p in ran]
         self._owns_checkpoint = False
         return JobStopped(self.checkpoint, max(batches) if batches else None)
 
