@@ -32,9 +32,6 @@ QUICK_SPARK_BY_FILE: dict[str, dict[str, str]] = {
     "tests/postgres/test_jdbc_spark.py": {
         "test_upserts_and_retractions_from_spark_tasks_leave_the_local_runners_table": "the JDBC sink's transactions, written by Spark tasks",
     },
-    "tests/spark/test_end_again.py": {
-        "test_a_restart_after_the_end_of_input_committed_fires_what_the_last_micro_batch_fires[files]": "a finite job restarted after its end of input committed",
-    },
     "tests/spark/test_event_time_per_key_runners.py": {
         "test_each_key_gets_what_flink_gives_for_its_elements_alone[06_quiet_keys_close_their_windows-spark]": "event time per key, with quiet keys closing their windows at given processing times",
     },
@@ -231,7 +228,7 @@ FULL_ONLY: dict[str, str] = {
     "tests/spark/test_connect_in_ci.py": "starts a Spark Connect server (a JVM of its own, about 1.5 min)",
     "tests/spark/test_connected_keyed.py": "connected keyed streams run in the quick tier through the two-input scenario in BATCH and the interval join",
     "tests/spark/test_crash_points.py": "each point kills a job run in its own JVM and restarts it (the default three jobs 77-89, 26-32 and 27-29 s alone on two cores, the first paying the shared session's warm-up; the first run of the branching job also loses its executor Python and goes on); the quick tier restarts from checkpoints without a kill (restart fingerprints, a sink schema kept across a restart)",
-    "tests/spark/test_end_again.py": "through panes' data source, the restart after the end of input repeats the quick case read from files (each case three Spark queries, 20-30 s)",
+    "tests/spark/test_end_again.py": "three Spark queries per reading (20-35 s each) on the restart path the quick restart from files takes (tests/spark/test_micro_batch_files.py), with the end of input delivered again",
     "tests/spark/test_event_time_per_key_runners.py": "each per-key scenario is a streaming query of many micro-batches (10-40 s) repeating on other windows the per-key path of the quick one (quiet keys); every scenario, the keyed-timer one included, runs on the harness (restored and rescaled at every step) and the local runner in the quick tier",
     "tests/spark/test_event_time_per_key_downstream.py": "a streaming and a bounded Spark job (half a minute): the watermark a window after a per-key window gets on Spark",
     "tests/spark/test_finite_jobs.py": "the other step kinds repeat the end-of-input path the two quick ones take",
