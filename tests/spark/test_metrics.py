@@ -88,3 +88,55 @@ def test_progress_figures_of_a_file_source_are_records_errors_and_results(spark:
     line = progress_line(batches[-1], totals)
     assert line.endswith(f"so far 1 open panes, {LATE} late rows to late outputs, {BAD_LINES} error rows"), line
     assert result.details["source_errors"] == {SOURCE: BAD_LINES}
+
+
+def test_a_trigger_that_found_nothing_to_read_costs_the_next_micro_batch_none_of_its_counts(
+    spark: Any, tmp_path: Any
+) -> None:
+    """Spark reports a trigger that found nothing to read under the id of the micro-batch it did not run (here on
+    every such trigger: ``noDataProgressEventInterval`` 0, 10 s by default); the micro-batch that later runs under
+    that id is counted all the same (``metrics.ran_micro_batch``)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from panes.spark import SparkRunner
+    from panes.spark.metrics import ran_micro_batch
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    pq.write_table(pa.table({"k": ["a", "b", "a"]}), folder / "0.parquet")
+    spark.conf.set("spark.sql.streaming.noDataProgressEventInterval", "0")
+    runner = SparkRunner(spark, num_shards=1, trigger="continuous", quiet=True)
+    env = StreamEnvironment(runner)
+    sink = ListSink()
+    env.from_files(str(folder), schema="k STRING", streaming=True).map(lambda row: row["k"]).sink_to(sink)
+    job = runner.start(env.plan(), env.config(), "idle triggers")
+    try:
+        job.process_all_available()
+        idle = next((p for p in _progress_until(job, lambda p: not ran_micro_batch(p))), None)
+        assert idle is not None, "Spark reported no trigger that found nothing to read"
+        pq.write_table(pa.table({"k": ["c", "d"]}), folder / "1.parquet")
+        job.process_all_available()
+        ran = [p for p in job.progress() if p["batchId"] == idle["batchId"]]
+        assert ran and all(ran_micro_batch(p) for p in ran)  # the micro-batch that ran under the idle one's id
+        assert sorted(sink.values) == ["a", "a", "b", "c", "d"]
+        assert job.metrics()["Map"].records_in == 5
+    finally:
+        spark.conf.unset("spark.sql.streaming.noDataProgressEventInterval")
+        job.stop()
+        job.cleanup()
+
+
+def _progress_until(job: Any, found: Any, seconds: float = 30.0) -> Any:
+    """Spark's progress entries of ``job``'s query (every trigger's, not only the micro-batches panes counts), as
+    they come, until one is ``found`` or ``seconds`` passed."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        entries = list(job.query.recentProgress)
+        hit = [p for p in entries if found(p)]
+        if hit:
+            yield hit[0]
+            return
+        job.query.awaitTermination(0.05)
