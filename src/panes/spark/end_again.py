@@ -34,6 +34,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import unquote, urlparse
 
+from panes.spark.micro_batch_files import log_offset
+
 FOLDER = os.path.join("panes", "end-again")
 """Where in the checkpoint the markers are: a file per restart that delivered the end of input again, named after
 the micro-batch that delivers it."""
@@ -121,8 +123,8 @@ def _ended_sources(checkpoint: str, offsets: list[str], delivered: Mapping[str, 
             ended += int(str(offset["b"])) >= int(str(offset["n"]))
             continue
         name = _file_source_folder(os.path.join(checkpoint, "sources", str(index)))
-        if name is not None and name in delivered and "logOffset" in offset:
-            ended += int(str(offset["logOffset"])) >= delivered[name] - 1
+        if name is not None and name in delivered:
+            ended += log_offset(line) >= delivered[name] - 1
     return ended
 
 

@@ -116,11 +116,8 @@ class Keepers:
                 _start(parent, slot)
                 self._started[slot] = time.monotonic()
             deadline = self._started[slot] + START_SECONDS
-            pause = 0.01
-            while conn is None and wait and time.monotonic() < deadline:
-                time.sleep(pause)
-                pause = min(pause * 2, 0.2)
-                conn = _connect(name)
+            if wait:
+                conn = _await_listening(name, deadline)
             if conn is None and time.monotonic() < deadline:
                 raise KeeperStarting(f"the shard keeper of slot {slot} is starting")
         if conn is None:
@@ -138,11 +135,7 @@ class Keepers:
         or cannot be reached)."""
         parent = os.getppid() if self.parent is None else self.parent
         name = address(parent, slot)
-        deadline = self._started.get(slot, time.monotonic()) + START_SECONDS
-        conn = _connect(name)
-        while conn is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-            conn = _connect(name)
+        conn = _await_listening(name, self._started.get(slot, time.monotonic()) + START_SECONDS)
         if conn is None:
             return False
         with conn:
@@ -173,6 +166,18 @@ def _connect(name: str) -> socket.socket | None:
     except (ConnectionRefusedError, FileNotFoundError):
         conn.close()
         return None
+    return conn
+
+
+def _await_listening(name: str, deadline: float) -> socket.socket | None:
+    """A connection to the keeper at ``name`` once it listens, trying again with growing pauses (10 ms to 0.2 s)
+    until ``deadline`` (``time.monotonic``); ``None`` when it did not listen by then."""
+    conn = _connect(name)
+    pause = 0.01
+    while conn is None and time.monotonic() < deadline:
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
+        conn = _connect(name)
     return conn
 
 

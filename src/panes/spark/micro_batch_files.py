@@ -209,14 +209,15 @@ def control_rows_read(source: Any, controls: Mapping[str, Sequence[int]]) -> int
     for folder, before in controls.items():
         if str(description).endswith(folder + "]"):
             last = len(before) - 1
-            start = min(_log_offset(_field(source, "startOffset")) + 1, last)
-            end = min(_log_offset(_field(source, "endOffset")) + 1, last)
+            start = min(log_offset(_field(source, "startOffset")) + 1, last)
+            end = min(log_offset(_field(source, "endOffset")) + 1, last)
             return before[end] - before[start]
     return 0
 
 
-def _log_offset(offset: Any) -> int:
-    """The ``logOffset`` of a file source's offset (a JSON text or a mapping); -1 for none."""
+def log_offset(offset: Any) -> int:
+    """The ``logOffset`` of a file source's offset (a JSON text, as in Spark's offsets log, or a mapping); -1 for
+    none (another source's offset, or ``-``: a source that read nothing yet)."""
     if isinstance(offset, str):
         try:
             offset = json.loads(offset)

@@ -373,7 +373,8 @@ class SparkRunner:
         new_generation = generation + 1 if changed else generation
         # in-memory micro-batches as files in the checkpoint where this process can write them
         reading = query_reading(self.spark, checkpoint, self._trigger(plan))
-        ends = EndDeliveries(1) if owns else self._end_deliveries(plan, checkpoint)
+        local = driver_path(self.spark, checkpoint)  # None: the end-of-input logs cannot be read here
+        ends = EndDeliveries(1) if owns else self._end_deliveries(plan, local)
         translation = self._translate(
             plan,
             config,
@@ -436,7 +437,6 @@ class SparkRunner:
         # built and checked; stored before Spark can commit a batch of it (see ``restarts``), also in a temporary
         # checkpoint, which an interrupted job keeps to resume from
         store_fingerprint(self.spark, checkpoint, own_fingerprint)
-        local = driver_path(self.spark, checkpoint)
         if local is not None:
             mark(local, ends)
         translation.write_micro_batch_files()
@@ -451,8 +451,9 @@ class SparkRunner:
         job.micro_batch_readings = translation.micro_batch_readings
         return job
 
-    def _end_deliveries(self, plan: Plan, checkpoint: str) -> EndDeliveries:
-        """How many times the micro-batch sources of ``plan`` deliver their end of input on ``checkpoint``: once more
+    def _end_deliveries(self, plan: Plan, checkpoint: str | None) -> EndDeliveries:
+        """How many times the micro-batch sources of ``plan`` deliver their end of input on ``checkpoint`` (a path
+        of this machine; ``None``: elsewhere, once): once more
         on a restart that found the micro-batch after the last one lost (``end_again``); a plan with another
         source, or a micro-batch source without its end of input, delivers it as given."""
         from panes.datastream.sources import MicroBatchSource
@@ -466,7 +467,7 @@ class SparkRunner:
             for t in sources
             if isinstance(t.source, MicroBatchSource)  # type: ignore[attr-defined]
         }
-        return end_deliveries(driver_path(self.spark, checkpoint), lists)
+        return end_deliveries(checkpoint, lists)
 
     def _query_name(self, job_name: str) -> str | None:
         """The Spark query's name: ``query_name``, else the job's name, spaces made underscores."""
